@@ -1,0 +1,75 @@
+// Command probe is a profiling-first hot-path analyzer for Go servers.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"probe/fixtures/site"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the run failed: unreachable target, failed checks, …
+	exitUsage = 2 // bad command line
+)
+
+// usageError is a bad command line: exit status 2, one line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+const usage = `usage: probe <command> [flags]
+
+commands:
+  fixture serve    serve the reference target (a notes site) on loopback
+
+Run 'probe <command> -h' for its flags.
+`
+
+func main() {
+	site.RunQueryWorkerIfChild() // load-time mode guards Jsonnet in re-executed workers
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "probe: %s\n", ue.msg)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "probe: %v\n", err)
+		return exitError
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageError{"no command given"}
+	}
+	switch args[0] {
+	case "fixture":
+		return runFixture(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return usageError{fmt.Sprintf("unknown command %q (see probe --help)", args[0])}
+}
