@@ -1,0 +1,295 @@
+// Package h1 is a lean HTTP/1.1 client for the load path: one kept-alive
+// connection, requests serialised once, replies read into reused buffers.
+// net/http's client costs about 1.6 times wrk's CPU per request (see
+// docs/BENCHMARKS.md); the generator must not be what the user measures.
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Request is a prepared request: its bytes are built once and sent as is.
+type Request struct {
+	Method string
+	Path   string // path and query, as sent
+	Header []Field
+	Body   []byte
+	raw    []byte
+	host   string
+}
+
+// Field is one header line.
+type Field struct{ Name, Value string }
+
+// NewRequest prepares a request; Host is filled in by the connection.
+func NewRequest(method, path string, body []byte, header ...Field) *Request {
+	return &Request{Method: method, Path: path, Body: body, Header: header}
+}
+
+func (r *Request) bytes(host string) []byte {
+	if r.raw != nil && r.host == host {
+		return r.raw
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", r.Method, r.Path, host)
+	for _, f := range r.Header {
+		fmt.Fprintf(&b, "%s: %s\r\n", f.Name, f.Value)
+	}
+	if r.Body != nil || r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH" {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(r.Body))
+	}
+	b.WriteString("\r\n")
+	b.Write(r.Body)
+	r.raw, r.host = b.Bytes(), host
+	return r.raw
+}
+
+// Response is a reply. Body and the header block are reused by the next
+// request on the same connection: copy what must outlive it.
+type Response struct {
+	Status    int
+	Body      []byte // as received: still compressed if Content-Encoding says so
+	WireBytes int    // status line, headers and body as they crossed the wire
+	header    []byte // the raw header block
+	close     bool
+}
+
+// Header returns the first value of the named header (case-insensitive), or "".
+func (r *Response) Header(name string) string {
+	for h := r.header; len(h) > 0; {
+		i := bytes.Index(h, crlf)
+		if i < 0 {
+			i = len(h)
+		}
+		line := h[:i]
+		h = h[min(len(h), i+2):]
+		if c := bytes.IndexByte(line, ':'); c == len(name) && asciiEqualFold(line[:c], name) {
+			return string(bytes.TrimSpace(line[c+1:]))
+		}
+	}
+	return ""
+}
+
+var crlf = []byte("\r\n")
+
+// Conn is one client's connection to one host, dialled on first use and
+// again only when the server closes it.
+type Conn struct {
+	Addr    string // host:port
+	Timeout time.Duration
+	Opened  int // connections dialled, for churn
+	nc      net.Conn
+	br      *bufio.Reader
+}
+
+// ErrClosed marks a connection the server closed before replying.
+var ErrClosed = errors.New("connection closed by server")
+
+// Do sends req and reads the reply into resp. A kept-alive connection that
+// the server closed while idle is dialled again once.
+func (c *Conn) Do(req *Request, resp *Response) error {
+	fresh := c.nc == nil
+	if err := c.roundTrip(req, resp); err != nil {
+		c.Close()
+		if fresh || !errors.Is(err, ErrClosed) {
+			return err
+		}
+		if err := c.roundTrip(req, resp); err != nil {
+			c.Close()
+			return err
+		}
+	}
+	if resp.close {
+		c.Close()
+	}
+	return nil
+}
+
+func (c *Conn) roundTrip(req *Request, resp *Response) error {
+	if c.nc == nil {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		nc, err := d.Dial("tcp", c.Addr)
+		if err != nil {
+			return err
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c.nc, c.br, c.Opened = nc, bufio.NewReaderSize(nc, 32<<10), c.Opened+1
+	}
+	if c.Timeout > 0 {
+		c.nc.SetDeadline(time.Now().Add(c.Timeout))
+	}
+	if _, err := c.nc.Write(req.bytes(c.Addr)); err != nil {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return readResponse(c.br, req.Method == "HEAD", resp)
+}
+
+// Close drops the connection; the next Do dials again.
+func (c *Conn) Close() {
+	if c.nc != nil {
+		c.nc.Close()
+		c.nc, c.br = nil, nil
+	}
+}
+
+func readResponse(br *bufio.Reader, head bool, resp *Response) error {
+	resp.header = resp.header[:0]
+	resp.Body = resp.Body[:0]
+	resp.close = false
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		if err == io.EOF && len(line) == 0 {
+			return ErrClosed
+		}
+		return fmt.Errorf("reading status line: %w", err)
+	}
+	wire := len(line)
+	// "HTTP/1.1 200 OK\r\n"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return fmt.Errorf("malformed status line %q", bytes.TrimSpace(line))
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return fmt.Errorf("malformed status line %q", bytes.TrimSpace(line))
+	}
+	resp.Status = status
+	http10 := line[7] == '0'
+	contentLength, chunked := -1, false
+	connClose := http10
+	for {
+		line, err = br.ReadSlice('\n')
+		if err != nil {
+			return fmt.Errorf("reading headers: %w", err)
+		}
+		wire += len(line)
+		l := bytes.TrimRight(line, "\r\n")
+		if len(l) == 0 {
+			break
+		}
+		resp.header = append(append(resp.header, l...), crlf...)
+		c := bytes.IndexByte(l, ':')
+		if c < 0 {
+			continue
+		}
+		name, value := l[:c], bytes.TrimSpace(l[c+1:])
+		switch {
+		case asciiEqualFold(name, "Content-Length"):
+			if contentLength, err = strconv.Atoi(string(value)); err != nil || contentLength < 0 {
+				return fmt.Errorf("bad Content-Length %q", value)
+			}
+		case asciiEqualFold(name, "Transfer-Encoding"):
+			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+		case asciiEqualFold(name, "Connection"):
+			if asciiEqualFold(value, "close") {
+				connClose = true
+			} else if asciiEqualFold(value, "keep-alive") {
+				connClose = false
+			}
+		}
+	}
+	resp.close = connClose
+	switch {
+	case head || status == 204 || status == 304 || status/100 == 1:
+	case chunked:
+		n, err := readChunked(br, resp)
+		wire += n
+		if err != nil {
+			return err
+		}
+	case contentLength >= 0:
+		resp.Body = grow(resp.Body, contentLength)
+		if _, err := io.ReadFull(br, resp.Body); err != nil {
+			return fmt.Errorf("reading body: %w", err)
+		}
+		wire += contentLength
+	default: // body until close
+		var b bytes.Buffer
+		n, err := b.ReadFrom(br)
+		if err != nil {
+			return fmt.Errorf("reading body: %w", err)
+		}
+		resp.Body = append(resp.Body, b.Bytes()...)
+		wire += int(n)
+		resp.close = true
+	}
+	resp.WireBytes = wire
+	return nil
+}
+
+func readChunked(br *bufio.Reader, resp *Response) (int, error) {
+	wire := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return wire, fmt.Errorf("reading chunk size: %w", err)
+		}
+		wire += len(line)
+		sz := bytes.TrimSpace(line)
+		if i := bytes.IndexByte(sz, ';'); i >= 0 {
+			sz = sz[:i]
+		}
+		n, err := strconv.ParseUint(string(sz), 16, 31)
+		if err != nil {
+			return wire, fmt.Errorf("bad chunk size %q", sz)
+		}
+		if n == 0 {
+			for { // trailers until the empty line
+				line, err := br.ReadSlice('\n')
+				if err != nil {
+					return wire, fmt.Errorf("reading trailers: %w", err)
+				}
+				wire += len(line)
+				if len(bytes.TrimSpace(line)) == 0 {
+					return wire, nil
+				}
+			}
+		}
+		start := len(resp.Body)
+		resp.Body = grow(resp.Body, start+int(n))
+		if _, err := io.ReadFull(br, resp.Body[start:]); err != nil {
+			return wire, fmt.Errorf("reading chunk: %w", err)
+		}
+		if _, err := br.Discard(2); err != nil {
+			return wire, fmt.Errorf("reading chunk end: %w", err)
+		}
+		wire += int(n) + 2
+	}
+}
+
+// grow returns b resized to n, reusing its array when it is big enough.
+func grow(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	nb := make([]byte, n, max(n, 2*cap(b)))
+	copy(nb, b)
+	return nb
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
