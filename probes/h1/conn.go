@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -87,6 +88,16 @@ type Conn struct {
 	Opened  int // connections dialled, for churn
 	nc      net.Conn
 	br      *bufio.Reader
+	mu      sync.Mutex // guards nc against Interrupt from another goroutine
+}
+
+// Interrupt makes a request in flight on c return now (the run is ending).
+func (c *Conn) Interrupt() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nc != nil {
+		c.nc.SetDeadline(time.Unix(1, 0))
+	}
 }
 
 // ErrClosed marks a connection the server closed before replying.
@@ -122,7 +133,9 @@ func (c *Conn) roundTrip(req *Request, resp *Response) error {
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
+		c.mu.Lock()
 		c.nc, c.br, c.Opened = nc, bufio.NewReaderSize(nc, 32<<10), c.Opened+1
+		c.mu.Unlock()
 	}
 	if c.Timeout > 0 {
 		c.nc.SetDeadline(time.Now().Add(c.Timeout))
@@ -135,6 +148,8 @@ func (c *Conn) roundTrip(req *Request, resp *Response) error {
 
 // Close drops the connection; the next Do dials again.
 func (c *Conn) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.nc != nil {
 		c.nc.Close()
 		c.nc, c.br = nil, nil

@@ -1,0 +1,226 @@
+package probes
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"probe/probes/h1"
+)
+
+// Client is one virtual client: one kept-alive connection and what it
+// measured. Clients are not shared between goroutines; the engine merges
+// their records at the end.
+type Client struct {
+	target    *Target
+	conn      h1.Conn
+	resp      h1.Response
+	rec       *recorder
+	measuring *atomic.Bool
+	live      *liveCounters
+}
+
+// liveCounters feed the progress line.
+type liveCounters struct{ requests, errors atomic.Int64 }
+
+// recorder is one client's share of the Run, merged at the end.
+type recorder struct {
+	ops     map[string]*OpStats
+	order   []string
+	errors  map[string]int64
+	digests map[string]map[uint64]int64
+	checked map[uint64]checked // reply digest → the check's verdict on those bytes
+	wire    int64
+	decoded int64
+	seed    maphash.Seed
+}
+
+type checked struct {
+	err     error
+	decoded int
+}
+
+func newClient(t *Target, timeout time.Duration, seed maphash.Seed, measuring *atomic.Bool, live *liveCounters) *Client {
+	return &Client{
+		target: t,
+		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout},
+		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]map[uint64]int64{},
+			checked: map[uint64]checked{}, seed: seed},
+		measuring: measuring, live: live,
+	}
+}
+
+// Target is the server this client loads.
+func (c *Client) Target() *Target { return c.target }
+
+// Do sends call now and records it when the window is open (or always, for
+// set-up calls made from NewSession).
+func (c *Client) Do(call Call) (*Reply, error) {
+	return c.do(call, time.Time{}, true)
+}
+
+// do sends call; intended is when the open loop meant to send it (zero: now).
+func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
+	sent := time.Now()
+	if intended.IsZero() {
+		intended = sent
+	}
+	err := c.conn.Do(call.Req, &c.resp)
+	done := time.Now()
+	var reply *Reply
+	if err == nil {
+		reply, err = c.verify(call)
+	}
+	if !setup && !c.measuring.Load() {
+		return reply, err
+	}
+	op := c.rec.op(call.Op, setup)
+	op.Calls++
+	op.Latency.RecordValue(max(1, done.Sub(intended).Microseconds()))
+	op.Service.RecordValue(max(1, done.Sub(sent).Microseconds()))
+	if !setup {
+		c.live.requests.Add(1)
+	}
+	if err != nil {
+		op.Errors++
+		c.rec.errors[errorReason(call.Op, err)]++
+		if !setup {
+			c.live.errors.Add(1)
+		}
+	}
+	return reply, err
+}
+
+// verify checks the reply. Bytes already checked for this operation are not
+// decoded and parsed again: the same bytes get the same verdict, and the
+// generator must not pay for what the target did not do.
+func (c *Client) verify(call Call) (*Reply, error) {
+	r := &c.resp
+	var h maphash.Hash
+	h.SetSeed(c.rec.seed)
+	h.WriteString(call.Op)
+	fmt.Fprintf(&h, "\x00%d\x00%s\x00", r.Status, r.Header("Content-Encoding"))
+	h.Write(r.Body)
+	sum := h.Sum64()
+	if c.measuring.Load() {
+		c.rec.wire += int64(r.WireBytes)
+		d := c.rec.digests[call.Key]
+		if d == nil {
+			d = map[uint64]int64{}
+			c.rec.digests[call.Key] = d
+		}
+		d[sum]++
+	}
+	reply := &Reply{Status: r.Status, Header: r.Header, Body: r.Body}
+	if v, ok := c.rec.checked[sum]; ok {
+		c.countDecoded(v.decoded)
+		return reply, v.err
+	}
+	v := checked{decoded: len(r.Body)}
+	if strings.EqualFold(r.Header("Content-Encoding"), "gzip") {
+		zr, err := gzip.NewReader(bytes.NewReader(r.Body))
+		if err == nil {
+			var out bytes.Buffer
+			_, err = io.Copy(&out, zr)
+			reply.Body = out.Bytes()
+		}
+		if err != nil {
+			v.err = fmt.Errorf("gzip body does not decode: %v", err)
+		}
+		v.decoded = len(reply.Body)
+	}
+	if v.err == nil {
+		v.err = checkReply(call, reply)
+	}
+	if len(c.rec.checked) < 100_000 { // bounded: a varying reply is checked every time
+		c.rec.checked[sum] = v
+	}
+	c.countDecoded(v.decoded)
+	return reply, v.err
+}
+
+func (c *Client) countDecoded(n int) {
+	if c.measuring.Load() {
+		c.rec.decoded += int64(n)
+	}
+}
+
+func checkReply(call Call, r *Reply) error {
+	if call.Check != nil {
+		return call.Check(r)
+	}
+	if r.Status/100 != 2 {
+		return fmt.Errorf("status %d", r.Status)
+	}
+	return nil
+}
+
+func (r *recorder) op(name string, setup bool) *OpStats {
+	op, ok := r.ops[name]
+	if !ok {
+		op = &OpStats{Name: name, Setup: setup, Latency: newHistogram(), Service: newHistogram()}
+		r.ops[name] = op
+		r.order = append(r.order, name)
+	}
+	return op
+}
+
+// errorReason names an error stably enough to be tallied.
+func errorReason(op string, err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, h1.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "connection closed by server"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	msg := err.Error()
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return op + ": " + msg
+}
+
+// mergeInto adds the client's records to run.
+func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[string]map[uint64]int64) {
+	for _, name := range r.order {
+		src := r.ops[name]
+		dst, ok := index[name]
+		if !ok {
+			dst = &OpStats{Name: name, Setup: src.Setup, Latency: newHistogram(), Service: newHistogram()}
+			index[name] = dst
+			run.Ops = append(run.Ops, dst)
+		}
+		dst.Calls += src.Calls
+		dst.Errors += src.Errors
+		dst.Latency.Merge(src.Latency)
+		dst.Service.Merge(src.Service)
+	}
+	for k, n := range r.errors {
+		run.Errors[k] += n
+	}
+	for key, set := range r.digests {
+		d := digests[key]
+		if d == nil {
+			d = map[uint64]int64{}
+			digests[key] = d
+		}
+		for sum, n := range set {
+			d[sum] += n
+		}
+	}
+	run.WireBytes += r.wire
+	run.Decoded += r.decoded
+}

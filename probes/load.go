@@ -1,0 +1,270 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// LoadOptions say how hard and how long to load.
+type LoadOptions struct {
+	Concurrency int           // virtual clients, each with one connection (default 32)
+	Rate        float64       // > 0: open loop at this many requests per second
+	Duration    time.Duration // measured window (default 10s)
+	Warmup      time.Duration // before the window; not recorded
+	Timeout     time.Duration // one request (default 30s)
+	// Progress, when set, is called about once a second with live counts.
+	Progress func(Progress)
+}
+
+// Progress is the live state of a run, for the progress line.
+type Progress struct {
+	Elapsed          time.Duration
+	Warmup           bool
+	Requests, Errors int64
+	RPS              float64 // over the last interval
+}
+
+// ErrTargetExited is the cause of a run cut short because the target's
+// process ended.
+var ErrTargetExited = errors.New("target exited")
+
+// RunLoad drives ml against t and returns what it measured. It ends early,
+// keeping what it measured, when ctx is cancelled (Ctrl-C) or the target's
+// process exits; Run.Ended says why. The error is for runs that could not
+// start (an unreachable target, a failed Prepare).
+func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run, error) {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 32
+	}
+	if o.Duration <= 0 {
+		o.Duration = 10 * time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if t.Child != nil {
+		go func() {
+			select {
+			case <-t.Child.Exited():
+				cancel(fmt.Errorf("%w: %s", ErrTargetExited, t.Child.ExitReason()))
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	seed := maphash.MakeSeed()
+	measuring := &atomic.Bool{}
+	live := &liveCounters{}
+	setup := newClient(t, o.Timeout, seed, measuring, live)
+	if err := ml.Prepare(ctx, t, setup); err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return nil, cause
+		}
+		return nil, fmt.Errorf("%s: %w", ml.Name(), err)
+	}
+	setup.conn.Close()
+
+	run := &Run{Microload: ml.Name(), Target: t.URL.String(), Mode: "closed", Concurrency: o.Concurrency,
+		Rate: o.Rate, Errors: map[string]int64{}, Clients: o.Concurrency, CPUs: availableCPUs()}
+	if o.Rate > 0 {
+		run.Mode = "open"
+	}
+	clients := make([]*Client, o.Concurrency)
+	for i := range clients {
+		clients[i] = newClient(t, o.Timeout, seed, measuring, live)
+	}
+
+	var sampler *procSampler
+	if t.Child != nil {
+		sampler = startProcSampler(t.Child.PID(), 500*time.Millisecond)
+	}
+	start := time.Now()
+	measureFrom := start.Add(o.Warmup)
+	end := measureFrom.Add(o.Duration)
+	var cpuAtStart, machineAtStart cpuSnapshot
+	var targetCPUAtStart time.Duration
+	window := time.AfterFunc(o.Warmup, func() {
+		cpuAtStart, machineAtStart = snapshotCPU()
+		if sampler != nil {
+			targetCPUAtStart = sampler.cpuNow()
+		}
+		measuring.Store(true)
+	})
+	defer window.Stop()
+
+	stopProgress := startProgress(o.Progress, start, o.Warmup, live)
+	var wg sync.WaitGroup
+	var sessionErr atomic.Pointer[error]
+	var next atomic.Int64 // open loop: index of the next intended send
+	interval := time.Duration(0)
+	if o.Rate > 0 {
+		interval = time.Duration(float64(time.Second) / o.Rate)
+	}
+	for id, c := range clients {
+		wg.Go(func() {
+			sess, err := ml.NewSession(ctx, c, id)
+			if err != nil {
+				sessionErr.CompareAndSwap(nil, &err)
+				return
+			}
+			for i := 0; ; i++ {
+				if ctx.Err() != nil {
+					return
+				}
+				if !time.Now().Before(end) {
+					return
+				}
+				var intended time.Time
+				if interval > 0 {
+					k := next.Add(1) - 1
+					intended = start.Add(time.Duration(k) * interval)
+					if !intended.Before(end) {
+						return
+					}
+					if d := time.Until(intended); d > 0 {
+						select {
+						case <-time.After(d):
+						case <-ctx.Done():
+							return
+						}
+					}
+				}
+				c.do(sess.Next(i), intended, false)
+			}
+		})
+	}
+	// Close connections on cancellation so that blocked requests return.
+	stopInterrupt := context.AfterFunc(ctx, func() {
+		for _, c := range clients {
+			c.conn.Interrupt()
+		}
+	})
+	wg.Wait()
+	stopInterrupt()
+	stopped := time.Now()
+	stopProgress()
+	measuring.Store(false)
+	window.Stop()
+
+	if cause := context.Cause(ctx); cause != nil {
+		run.Ended = cause.Error()
+		kind := "ended-early"
+		switch {
+		case errors.Is(cause, context.Canceled):
+			run.Ended, kind = "interrupted", "interrupted"
+		case errors.Is(cause, ErrTargetExited):
+			kind = "target-exited"
+		}
+		run.Warn(kind, "the run ended early ("+run.Ended+"); the figures cover what was measured until then")
+	}
+	if errp := sessionErr.Load(); errp != nil && run.Ended == "" {
+		run.Ended = "session set-up failed: " + (*errp).Error()
+		run.Warn("session-failed", "a client could not set up its session ("+(*errp).Error()+"); it sent nothing")
+	}
+	run.Start = measureFrom
+	if stopped.After(measureFrom) {
+		if stopped.After(end) {
+			stopped = end
+		}
+		run.Duration = stopped.Sub(measureFrom)
+		cpuAtEnd, machineAtEnd := snapshotCPU()
+		run.GeneratorCPU = cpuAtEnd.self - cpuAtStart.self
+		var targetCPU time.Duration
+		if sampler != nil {
+			targetCPU = sampler.cpuNow() - targetCPUAtStart
+		}
+		busy := machineAtEnd.machineBusy - machineAtStart.machineBusy
+		others := busy - run.GeneratorCPU - targetCPU
+		if t.Child == nil {
+			others = 0 // a remote or unknown target: its CPU is not separable from the others'
+		}
+		run.OthersCPU = max(0, others.Seconds()/run.Duration.Seconds())
+	}
+	if sampler != nil {
+		run.TargetProc = sampler.stop()
+		if run.TargetProc != nil {
+			run.TargetProc.CPU -= targetCPUAtStart
+		}
+	}
+
+	index := map[string]*OpStats{}
+	digests := map[string]map[uint64]int64{}
+	for _, c := range clients {
+		c.rec.mergeInto(run, index, digests)
+		run.ConnsOpened += c.conn.Opened
+		c.conn.Close()
+	}
+	for key, set := range digests {
+		var n int64
+		for _, count := range set {
+			n += count
+		}
+		run.Digests = append(run.Digests, Digest{Key: key, Requests: n, Distinct: len(set)})
+	}
+	sort.Slice(run.Digests, func(i, j int) bool { return run.Digests[i].Key < run.Digests[j].Key })
+	judge(run, o)
+	return run, nil
+}
+
+// judge adds the warnings a reader needs to trust the figures.
+func judge(run *Run, o LoadOptions) {
+	if run.Duration <= 0 {
+		return
+	}
+	genCores := run.GeneratorCPU.Seconds() / run.Duration.Seconds()
+	if run.CPUs > 0 && genCores >= 0.85*float64(run.CPUs) {
+		run.Warn("generator-bound", fmt.Sprintf("probe used %.2f of its %d CPUs: the load generator, not the target, may be the limit", genCores, run.CPUs))
+	} else if tp := run.TargetProc; tp != nil && run.CPUs > 0 {
+		targetCores := tp.CPU.Seconds() / run.Duration.Seconds()
+		if genCores > targetCores && genCores+targetCores+run.OthersCPU > 0.85*float64(numCPU()) {
+			run.Warn("generator-bound", fmt.Sprintf("probe used %.2f cores and the target %.2f on a saturated machine: the generator may be the limit (try --pin)", genCores, targetCores))
+		}
+	}
+	if run.OthersCPU > 0.25 {
+		run.Warn("machine-busy", fmt.Sprintf("other processes used %.2f cores during the run: figures may be noisy", run.OthersCPU))
+	}
+	if o.Rate > 0 {
+		calls, _ := run.Requests()
+		want := o.Rate * run.Duration.Seconds()
+		if want > 0 && float64(calls) < 0.95*want {
+			run.Warn("rate-not-kept", fmt.Sprintf("sent %d of the %.0f requests the rate asked for: more clients (--concurrency) or a faster target are needed; latencies count the wait", calls, want))
+		}
+	}
+	if run.Clients > 0 && run.ConnsOpened > 2*run.Clients {
+		run.Warn("connection-churn", fmt.Sprintf("%d connections opened for %d clients: the target closes kept-alive connections", run.ConnsOpened, run.Clients))
+	}
+}
+
+func startProgress(f func(Progress), start time.Time, warmup time.Duration, live *liveCounters) (stop func()) {
+	if f == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var lastN int64
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				n := live.requests.Load()
+				f(Progress{Elapsed: now.Sub(start), Warmup: now.Sub(start) < warmup, Requests: n, Errors: live.errors.Load(),
+					RPS: float64(n-lastN) / now.Sub(last).Seconds()})
+				lastN, last = n, now
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}

@@ -1,0 +1,304 @@
+package probes
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if n, err := strconv.Atoi(os.Getenv("PROBE_TEST_DIE_AFTER")); err == nil {
+		serveThenDie(n) // a target that dies mid-run, in its own process
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func serveThenDie(n int) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		os.Exit(2)
+	}
+	fmt.Printf("listening on http://%s\n", ln.Addr())
+	var served atomic.Int64
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == int64(n) {
+			fmt.Fprintln(os.Stderr, "panic: served enough")
+			os.Exit(2)
+		}
+		w.Write([]byte("ok"))
+	}))
+}
+
+func targetOf(t *testing.T, srv *httptest.Server) *Target {
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Target{URL: u}
+}
+
+// countingServer counts the connections it accepts.
+func countingServer(h http.Handler) (*httptest.Server, *atomic.Int64) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	return srv, &conns
+}
+
+func TestCoordinatedOmissionCorrection(t *testing.T) {
+	// The server stalls once, for a second, early in the window.
+	var stalled atomic.Bool
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(start) > 700*time.Millisecond && stalled.CompareAndSwap(false, true) {
+			time.Sleep(time.Second)
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+		LoadOptions{Concurrency: 1, Rate: 200, Duration: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, errs := run.Requests()
+	if errs != 0 || calls < 400 {
+		t.Fatalf("%d calls, %d errors", calls, errs)
+	}
+	op := run.Ops[0]
+	corrected := op.Latency.ValueAtQuantile(99)
+	service := op.Service.ValueAtQuantile(99)
+	// About 200 sends were due during the stall: a third of the run... at
+	// least 6% of the requests waited up to a second.
+	if corrected < 300_000 {
+		t.Errorf("corrected p99 %d µs: the stall is missing from the percentiles", corrected)
+	}
+	if service > 100_000 {
+		t.Errorf("service-time p99 %d µs: only one request was slow on the server", service)
+	}
+	if op.Service.Max() < 900_000 {
+		t.Errorf("service max %d µs: the stalled request itself was not seen", op.Service.Max())
+	}
+}
+
+func TestOpenLoopSaysWhenRateIsNotKept(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+	}))
+	defer srv.Close()
+	// One client at 20 ms a request can send 50/s, not 500/s.
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Rate: 500, Duration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasWarning(run, "rate-not-kept") {
+		t.Errorf("warnings %v: want rate-not-kept", run.Warnings)
+	}
+}
+
+func hasWarning(run *Run, kind string) bool {
+	for _, w := range run.Warnings {
+		if w.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func TestOneConnectionPerClient(t *testing.T) {
+	srv, conns := countingServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
+	defer srv.Close()
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 4, Duration: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := run.Requests()
+	if calls < 100 {
+		t.Fatalf("only %d calls", calls)
+	}
+	if run.ConnsOpened != 4 || conns.Load() != 4 {
+		t.Errorf("connections: probe counted %d, server accepted %d; want 4 for 4 clients", run.ConnsOpened, conns.Load())
+	}
+	if hasWarning(run, "connection-churn") {
+		t.Error("churn warning without churn")
+	}
+}
+
+func TestConnectionChurnIsReported(t *testing.T) {
+	srv, conns := countingServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.Write([]byte("bye"))
+	}))
+	defer srv.Close()
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, errs := run.Requests()
+	if errs != 0 || int64(run.ConnsOpened) < calls || conns.Load() < calls {
+		t.Errorf("%d calls, %d errors, %d connections opened (server saw %d)", calls, errs, run.ConnsOpened, conns.Load())
+	}
+	if !hasWarning(run, "connection-churn") {
+		t.Errorf("warnings %v", run.Warnings)
+	}
+}
+
+func TestCheckFailuresAreCountedByReason(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) % 4 {
+		case 0:
+			w.WriteHeader(500)
+		case 1:
+			w.Header().Set("Content-Type", "application/xml")
+			w.Write([]byte("<urlset><url><loc>http://x/a</loc></url></urlset>"))
+		case 2:
+			w.Header().Set("Content-Type", "application/xml")
+			w.Write([]byte("<urlset></urlset>"))
+		case 3:
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html>"))
+		}
+	}))
+	defer srv.Close()
+	run, err := RunLoad(context.Background(), Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
+	if err != nil {
+		// Prepare may have drawn a failing reply; then the run did not start.
+		if !strings.Contains(err.Error(), "sitemap") {
+			t.Fatal(err)
+		}
+		t.Skip("prepare drew a failing reply")
+	}
+	calls, errs := run.Requests()
+	if calls < 20 || errs < calls/2 {
+		t.Fatalf("%d calls, %d errors: want three in four failing", calls, errs)
+	}
+	want := []string{"status 500", "sitemap lists no URLs", `content type "text/html"`}
+	for _, w := range want {
+		found := false
+		for reason := range run.Errors {
+			if strings.Contains(reason, w) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no error reason with %q in %v", w, run.Errors)
+		}
+	}
+}
+
+func TestReplyDigestsPerKey(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("k") == "varies" {
+			fmt.Fprintf(w, "reply %d", n.Add(1))
+			return
+		}
+		fmt.Fprintf(w, "same for %s", r.URL.Query().Get("k"))
+	}))
+	defer srv.Close()
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/x", Param: "k", Values: []string{"a", "b", "varies"}},
+		targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Digest{}
+	for _, d := range run.Digests {
+		got[d.Key] = d
+	}
+	if got["k=a"].Distinct != 1 || got["k=b"].Distinct != 1 || got["k=a"].Requests < 10 {
+		t.Errorf("invariant keys: %+v", run.Digests)
+	}
+	if d := got["k=varies"]; d.Distinct != int(d.Requests) || d.Requests < 10 {
+		t.Errorf("varying key: %+v", d)
+	}
+}
+
+func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(400*time.Millisecond, cancel)
+	began := time.Now()
+	run, err := RunLoad(ctx, &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(began) > 10*time.Second {
+		t.Errorf("the run took %s to stop", time.Since(began))
+	}
+	calls, _ := run.Requests()
+	if run.Ended != "interrupted" || calls == 0 || run.Duration <= 0 || run.Duration > 5*time.Second {
+		t.Errorf("ended %q, %d calls over %s", run.Ended, calls, run.Duration)
+	}
+	if !hasWarning(run, "interrupted") {
+		t.Errorf("warnings %v", run.Warnings)
+	}
+}
+
+func TestInterruptUnblocksStalledRequests(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	began := time.Now()
+	if _, err := RunLoad(ctx, &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("a stalled target held the interrupted run for %s", d)
+	}
+}
+
+func TestTargetDyingMidRun(t *testing.T) {
+	child, err := StartChild(context.Background(), []string{os.Args[0], "-test.run=^$"}, []string{"PROBE_TEST_DIE_AFTER=300"}, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Stop()
+	u, _ := url.Parse(child.URL)
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u, Child: child}, LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := run.Requests()
+	if !strings.Contains(run.Ended, "target exited") || !strings.Contains(run.Ended, "panic: served enough") || calls < 250 {
+		t.Errorf("ended %q after %d calls", run.Ended, calls)
+	}
+	if !hasWarning(run, "target-exited") {
+		t.Errorf("warnings %v", run.Warnings)
+	}
+	if run.TargetProc == nil || run.TargetProc.Samples == 0 {
+		t.Errorf("target process not sampled: %+v", run.TargetProc)
+	}
+}
+
+func TestUnreachableTarget(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	u, _ := url.Parse("http://" + addr)
+	_, err := RunLoad(context.Background(), Sitemap{}, &Target{URL: u}, LoadOptions{Duration: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("err %v", err)
+	}
+}

@@ -1,0 +1,211 @@
+package probes
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// clockTick is USER_HZ, the unit of /proc's CPU times (100 on Linux).
+const clockTick = 100
+
+type cpuSnapshot struct {
+	self        time.Duration // this process, user + system
+	machineBusy time.Duration // all CPUs, non-idle
+}
+
+func snapshotCPU() (self, machine cpuSnapshot) {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	self.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	machine.machineBusy = machineBusy()
+	return self, machine
+}
+
+// machineBusy sums the non-idle time of all CPUs from /proc/stat.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	f := strings.Fields(string(line))
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest times are already in user
+			continue
+		}
+		busy += n
+	}
+	return time.Duration(busy) * time.Second / clockTick
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+// availableCPUs is how many CPUs this process may run on.
+func availableCPUs() int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 {
+		return set.Count()
+	}
+	return runtime.NumCPU()
+}
+
+type procSample struct {
+	cpu     time.Duration
+	rss     int64
+	threads int
+	fds     int
+}
+
+func readProc(pid int) (procSample, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procSample{}, err
+	}
+	// The command name may hold spaces: fields start after its ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procSample{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22 {
+		return procSample{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	threads, _ := strconv.Atoi(f[17])
+	rssPages, _ := strconv.ParseInt(f[21], 10, 64)
+	s := procSample{cpu: time.Duration(utime+stime) * time.Second / clockTick, threads: threads, rss: rssPages * int64(os.Getpagesize())}
+	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+		s.fds = len(ents)
+	}
+	return s, nil
+}
+
+// procSampler samples a process's saturation signals during a run (seed 003).
+type procSampler struct {
+	pid   int
+	mu    sync.Mutex
+	stats ProcStats
+	last  procSample
+	ok    bool
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func startProcSampler(pid int, every time.Duration) *procSampler {
+	p := &procSampler{pid: pid, done: make(chan struct{})}
+	p.sample()
+	p.wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+				p.sample()
+			}
+		}
+	})
+	return p
+}
+
+func (p *procSampler) sample() {
+	s, err := readProc(p.pid)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last, p.ok = s, true
+	p.stats.Samples++
+	p.stats.MaxRSS = max(p.stats.MaxRSS, s.rss)
+	p.stats.MaxThreads = max(p.stats.MaxThreads, s.threads)
+	p.stats.MaxFDs = max(p.stats.MaxFDs, s.fds)
+}
+
+// cpuNow samples now and returns the process's CPU time so far.
+func (p *procSampler) cpuNow() time.Duration {
+	p.sample()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last.cpu
+}
+
+func (p *procSampler) stop() *ProcStats {
+	close(p.done)
+	p.wg.Wait()
+	p.sample()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.ok {
+		return nil
+	}
+	st := p.stats
+	st.PID, st.CPU = p.pid, p.last.cpu
+	return &st
+}
+
+// Pin places this process on the CPUs but the first and pid on the first,
+// so that generator and target do not take each other's CPU time (seed 002).
+// It returns false where the machine has fewer than two CPUs.
+func Pin(pid int) (bool, error) {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		return false, err
+	}
+	var cpus []int
+	for i := 0; i < 1024 && len(cpus) < all.Count(); i++ {
+		if all.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	if len(cpus) < 2 {
+		return false, nil
+	}
+	var target, gen unix.CPUSet
+	target.Set(cpus[0])
+	for _, c := range cpus[1:] {
+		gen.Set(c)
+	}
+	if err := setAffinityAllThreads(pid, &target); err != nil {
+		return false, fmt.Errorf("pin target: %v", err)
+	}
+	if err := setAffinityAllThreads(os.Getpid(), &gen); err != nil {
+		return false, fmt.Errorf("pin probe: %v", err)
+	}
+	return true, nil
+}
+
+// setAffinityAllThreads applies set to every thread of pid: sched_setaffinity
+// acts on one thread, and threads made later inherit their creator's set.
+func setAffinityAllThreads(pid int, set *unix.CPUSet) error {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
+			return err
+		}
+	}
+	return nil
+}

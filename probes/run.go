@@ -1,0 +1,133 @@
+package probes
+
+import (
+	"sort"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Run is what one microload measured: the load engine's output and the
+// analyzers' and reports' input. Latencies are in microseconds.
+type Run struct {
+	Microload   string
+	Target      string
+	Mode        string // "closed" (N clients) or "open" (fixed rate)
+	Concurrency int
+	Rate        float64 // requests per second asked for, open loop
+	Start       time.Time
+	Duration    time.Duration // the measured window, warm-up excluded
+	Ops         []*OpStats    // in order of first use
+	Errors      map[string]int64
+	Clients     int
+	ConnsOpened int
+	WireBytes   int64
+	Decoded     int64 // bytes after Content-Encoding was undone
+	Digests     []Digest
+	GeneratorCPU time.Duration // probe's own CPU over the measured window
+	CPUs        int           // CPUs probe could run on
+	TargetProc  *ProcStats    // when the target is a local process
+	OthersCPU   float64       // cores used by other processes of the machine
+	Warnings    []Warning
+	Ended       string // empty when the run completed; else why it ended early
+}
+
+// OpStats are one operation's figures.
+type OpStats struct {
+	Name    string
+	Setup   bool // session set-up: not part of the measured throughput
+	Calls   int64
+	Errors  int64
+	Latency *hdrhistogram.Histogram // from the intended send time (open loop: corrected for coordinated omission)
+	Service *hdrhistogram.Histogram // from the actual send time
+}
+
+// Digest is how many distinct replies one request key got.
+type Digest struct {
+	Key      string
+	Requests int64
+	Distinct int
+}
+
+// Warning is something the reader must know to trust the figures.
+type Warning struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// ProcStats summarise a local process sampled during the run.
+type ProcStats struct {
+	PID        int
+	CPU        time.Duration
+	MaxRSS     int64
+	MaxThreads int
+	MaxFDs     int
+	Samples    int
+}
+
+func newHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)
+}
+
+// Latency merges the measured (non-set-up) operations.
+func (r *Run) Latency() *hdrhistogram.Histogram {
+	h := newHistogram()
+	for _, op := range r.Ops {
+		if !op.Setup {
+			h.Merge(op.Latency)
+		}
+	}
+	return h
+}
+
+// Requests counts measured calls, errors included.
+func (r *Run) Requests() (calls, errors int64) {
+	for _, op := range r.Ops {
+		if !op.Setup {
+			calls += op.Calls
+			errors += op.Errors
+		}
+	}
+	return calls, errors
+}
+
+// RPS is measured calls per second of the window.
+func (r *Run) RPS() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	calls, _ := r.Requests()
+	return float64(calls) / r.Duration.Seconds()
+}
+
+// CPUPerRequest is probe's own CPU per measured call.
+func (r *Run) CPUPerRequest() time.Duration {
+	calls, _ := r.Requests()
+	if calls == 0 {
+		return 0
+	}
+	return r.GeneratorCPU / time.Duration(calls)
+}
+
+// ErrorReasons lists error reasons, most frequent first.
+func (r *Run) ErrorReasons() []string {
+	reasons := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		reasons = append(reasons, k)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		a, b := r.Errors[reasons[i]], r.Errors[reasons[j]]
+		return a > b || a == b && reasons[i] < reasons[j]
+	})
+	return reasons
+}
+
+// Warn adds a warning once per kind.
+func (r *Run) Warn(kind, msg string) {
+	for _, w := range r.Warnings {
+		if w.Kind == kind {
+			return
+		}
+	}
+	r.Warnings = append(r.Warnings, Warning{Kind: kind, Message: msg})
+}
