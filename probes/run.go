@@ -10,26 +10,26 @@ import (
 // Run is what one microload measured: the load engine's output and the
 // analyzers' and reports' input. Latencies are in microseconds.
 type Run struct {
-	Microload   string
-	Target      string
-	Mode        string // "closed" (N clients) or "open" (fixed rate)
-	Concurrency int
-	Rate        float64 // requests per second asked for, open loop
-	Start       time.Time
-	Duration    time.Duration // the measured window, warm-up excluded
-	Ops         []*OpStats    // in order of first use
-	Errors      map[string]int64
-	Clients     int
-	ConnsOpened int
-	WireBytes   int64
-	Decoded     int64 // bytes after Content-Encoding was undone
-	Digests     []Digest
+	Microload    string
+	Target       string
+	Mode         string // "closed" (N clients) or "open" (fixed rate)
+	Concurrency  int
+	Rate         float64 // requests per second asked for, open loop
+	Start        time.Time
+	Duration     time.Duration // the measured window, warm-up excluded
+	Ops          []*OpStats    // in order of first use
+	Errors       map[string]int64
+	Clients      int
+	ConnsOpened  int
+	WireBytes    int64
+	Decoded      int64 // bytes after Content-Encoding was undone
+	Digests      []Digest
 	GeneratorCPU time.Duration // probe's own CPU over the measured window
-	CPUs        int           // CPUs probe could run on
-	TargetProc  *ProcStats    // when the target is a local process
-	OthersCPU   float64       // cores used by other processes of the machine
-	Warnings    []Warning
-	Ended       string // empty when the run completed; else why it ended early
+	CPUs         int           // CPUs probe could run on
+	TargetProc   *ProcStats    // when the target is a local process
+	OthersCPU    float64       // cores used by other processes of the machine
+	Warnings     []Warning
+	Ended        string // empty when the run completed; else why it ended early
 }
 
 // OpStats are one operation's figures.

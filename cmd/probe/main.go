@@ -16,9 +16,10 @@ import (
 
 // Exit codes.
 const (
-	exitOK    = 0
-	exitError = 1 // the run failed: unreachable target, failed checks, …
-	exitUsage = 2 // bad command line
+	exitOK          = 0
+	exitError       = 1   // the run failed: unreachable target, failed checks, a target that died
+	exitUsage       = 2   // bad command line
+	exitInterrupted = 130 // Ctrl-C; what was measured is written
 )
 
 // usageError is a bad command line: exit status 2, one line.
@@ -29,6 +30,10 @@ func (e usageError) Error() string { return e.msg }
 const usage = `usage: probe <command> [flags]
 
 commands:
+  toolslist | sitemap | search | notequery | feed | page
+                   load one kind of request against the target (default: the fixture)
+  all              every fixture microload in turn, one report
+  http --path P    any endpoint of any server (--param name=v1,v2,… varies a query parameter)
   fixture serve    serve the reference target (a notes site) on loopback
 
 Run 'probe <command> -h' for its flags.
@@ -45,11 +50,15 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, args, stdout, stderr)
 	var ue usageError
+	var ie interruptedError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "probe: %v\n", err)
+		return exitInterrupted
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "probe: %s\n", ue.msg)
 		return exitUsage
@@ -67,6 +76,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch args[0] {
 	case "fixture":
 		return runFixture(ctx, args[1:], stdout, stderr)
+	case "all", "http", "toolslist", "sitemap", "search", "notequery", "feed", "page":
+		return runLoad(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

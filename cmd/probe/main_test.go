@@ -78,8 +78,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestFixtureServePrintsURLAndServes(t *testing.T) {
 	for _, mode := range []string{"per-request", "load-time"} {
@@ -87,7 +91,9 @@ func TestFixtureServePrintsURLAndServes(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var out, errb syncBuffer
 			done := make(chan int)
-			go func() { done <- run(ctx, []string{"fixture", "serve", "--addr", "127.0.0.1:0", "--notes", "30", "--mode", mode}, &out, &errb) }()
+			go func() {
+				done <- run(ctx, []string{"fixture", "serve", "--addr", "127.0.0.1:0", "--notes", "30", "--mode", mode}, &out, &errb)
+			}()
 			var url string
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 				if s := out.String(); strings.HasPrefix(s, "listening on http://") && strings.HasSuffix(s, "\n") {

@@ -1,0 +1,213 @@
+// Package report turns runs, findings and crashes into report.json (the
+// schema in DESIGN.md), report.md and the terminal table. It formats; it
+// does not measure.
+package report
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"probe/probes"
+)
+
+// Report is report.json. Fields up to Warnings are DESIGN.md's contract; the
+// rest add what a reader needs to trust the figures.
+type Report struct {
+	Microload string           `json:"microload"`
+	Target    string           `json:"target"`
+	Mode      string           `json:"mode"`
+	DurationS float64          `json:"duration_s"`
+	Latency   Latency          `json:"latency"`
+	Findings  []Finding        `json:"findings"`
+	Crashes   []Crash          `json:"crashes"`
+	Warnings  []probes.Warning `json:"warnings"`
+
+	Concurrency   int              `json:"concurrency,omitempty"`
+	Rate          float64          `json:"rate,omitempty"`
+	Operations    []Operation      `json:"operations"`
+	Errors        map[string]int64 `json:"errors"`
+	Connections   Connections      `json:"connections"`
+	Bytes         Bytes            `json:"bytes"`
+	Digests       []probes.Digest  `json:"-"`
+	ReplyDigests  []Digest         `json:"reply_digests"`
+	Generator     Generator        `json:"generator"`
+	TargetProcess *Process         `json:"target_process,omitempty"`
+	Machine       Machine          `json:"machine"`
+	Ended         string           `json:"ended,omitempty"`
+	Runs          []*Report        `json:"runs,omitempty"` // probe all: one report per microload
+
+	latency *hdrhistogram.Histogram
+	ops     map[string]*hdrhistogram.Histogram
+}
+
+// Latency summarises the measured operations (session set-up excluded).
+type Latency struct {
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	RPS      float64 `json:"rps"`
+	P50      float64 `json:"p50_ms"`
+	P95      float64 `json:"p95_ms"`
+	P99      float64 `json:"p99_ms"`
+	Max      float64 `json:"max_ms"`
+}
+
+// Finding is one analyzer result (DESIGN.md).
+type Finding struct {
+	Rule       string   `json:"rule"`
+	Class      string   `json:"class"`
+	Severity   string   `json:"severity"`
+	CPUShare   float64  `json:"cpu_share"`
+	AllocShare float64  `json:"alloc_share"`
+	Frames     []string `json:"frames"`
+	Endpoint   string   `json:"endpoint"`
+	Evidence   string   `json:"evidence"`
+	Suggestion string   `json:"suggestion"`
+}
+
+// Crash is one input that killed the target (DESIGN.md).
+type Crash struct {
+	Class    string `json:"class"`
+	Input    string `json:"input"`
+	Endpoint string `json:"endpoint"`
+	Evidence string `json:"evidence"`
+}
+
+// Operation is one row of the table.
+type Operation struct {
+	Op         string  `json:"op"`
+	Setup      bool    `json:"setup,omitempty"`
+	Calls      int64   `json:"calls"`
+	Errors     int64   `json:"errors"`
+	RPS        float64 `json:"rps"`
+	P50        float64 `json:"p50_ms"`
+	P95        float64 `json:"p95_ms"`
+	P99        float64 `json:"p99_ms"`
+	Max        float64 `json:"max_ms"`
+	ServiceP99 float64 `json:"service_p99_ms"` // from the actual send time; differs from p99 in the open loop
+}
+
+type Connections struct {
+	Clients int `json:"clients"`
+	Opened  int `json:"opened"`
+}
+
+type Bytes struct {
+	Wire    int64 `json:"wire"`
+	Decoded int64 `json:"decoded"`
+}
+
+// Digest: how many distinct replies a request key got.
+type Digest struct {
+	Key      string `json:"key"`
+	Requests int64  `json:"requests"`
+	Distinct int    `json:"distinct"`
+}
+
+type Generator struct {
+	CPUSeconds      float64 `json:"cpu_s"`
+	CPUPerRequestUS float64 `json:"cpu_per_req_us"`
+	CPUs            int     `json:"cpus"`
+}
+
+type Process struct {
+	PID        int     `json:"pid"`
+	CPUSeconds float64 `json:"cpu_s"`
+	CPUCores   float64 `json:"cpu_cores"`
+	MaxRSS     int64   `json:"max_rss_bytes"`
+	MaxThreads int     `json:"max_threads"`
+	MaxFDs     int     `json:"max_fds"`
+}
+
+type Machine struct {
+	OthersCPUCores float64 `json:"others_cpu_cores"`
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+func summarise(h *hdrhistogram.Histogram, calls, errors int64, d time.Duration) Latency {
+	l := Latency{Requests: calls, Errors: errors}
+	if d > 0 {
+		l.RPS = float64(calls) / d.Seconds()
+	}
+	if h.TotalCount() > 0 {
+		l.P50, l.P95, l.P99, l.Max = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(95)), ms(h.ValueAtQuantile(99)), ms(h.Max())
+	}
+	return l
+}
+
+// FromRun builds the report of one microload's run.
+func FromRun(run *probes.Run) *Report {
+	calls, errs := run.Requests()
+	r := &Report{
+		Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
+		Findings: []Finding{}, Crashes: []Crash{}, Warnings: append([]probes.Warning{}, run.Warnings...),
+		Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
+		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
+		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
+		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,
+			CPUs: run.CPUs},
+		Machine: Machine{OthersCPUCores: run.OthersCPU}, Ended: run.Ended, Digests: run.Digests,
+		latency: run.Latency(), ops: map[string]*hdrhistogram.Histogram{},
+	}
+	r.Latency = summarise(r.latency, calls, errs, run.Duration)
+	for _, op := range run.Ops {
+		row := Operation{Op: op.Name, Setup: op.Setup, Calls: op.Calls, Errors: op.Errors}
+		l := summarise(op.Latency, op.Calls, op.Errors, run.Duration)
+		row.P50, row.P95, row.P99, row.Max = l.P50, l.P95, l.P99, l.Max
+		if !op.Setup {
+			row.RPS = l.RPS
+		}
+		row.ServiceP99 = ms(op.Service.ValueAtQuantile(99))
+		r.ops[op.Name] = op.Latency
+		r.Operations = append(r.Operations, row)
+	}
+	for _, d := range run.Digests {
+		r.ReplyDigests = append(r.ReplyDigests, Digest{Key: d.Key, Requests: d.Requests, Distinct: d.Distinct})
+	}
+	if tp := run.TargetProc; tp != nil {
+		r.TargetProcess = &Process{PID: tp.PID, CPUSeconds: tp.CPU.Seconds(), MaxRSS: tp.MaxRSS, MaxThreads: tp.MaxThreads, MaxFDs: tp.MaxFDs}
+		if run.Duration > 0 {
+			r.TargetProcess.CPUCores = tp.CPU.Seconds() / run.Duration.Seconds()
+		}
+	}
+	if r.Errors == nil {
+		r.Errors = map[string]int64{}
+	}
+	return r
+}
+
+// Combine makes the report of `probe all` from the microloads' reports.
+func Combine(target string, reports []*Report) *Report {
+	all := &Report{Microload: "all", Target: target, Findings: []Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{},
+		Errors: map[string]int64{}, Runs: reports, latency: hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)}
+	var calls, errs int64
+	var d time.Duration
+	for _, r := range reports {
+		all.Mode = r.Mode
+		all.DurationS += r.DurationS
+		d += time.Duration(r.DurationS * float64(time.Second))
+		calls += r.Latency.Requests
+		errs += r.Latency.Errors
+		all.latency.Merge(r.latency)
+		all.Findings = append(all.Findings, r.Findings...)
+		all.Crashes = append(all.Crashes, r.Crashes...)
+		for _, w := range r.Warnings {
+			all.Warnings = append(all.Warnings, probes.Warning{Kind: w.Kind, Message: r.Microload + ": " + w.Message})
+		}
+		for k, n := range r.Errors {
+			all.Errors[r.Microload+": "+k] += n
+		}
+		if r.Ended != "" && all.Ended == "" {
+			all.Ended = r.Microload + ": " + r.Ended
+		}
+	}
+	all.Latency = summarise(all.latency, calls, errs, d)
+	return all
+}
+
+// Failed says whether the run should exit non-zero: failed checks, or a run
+// that ended early.
+func (r *Report) Failed() bool {
+	return r.Latency.Errors > 0 || r.Ended != ""
+}
