@@ -23,6 +23,8 @@ type Client struct {
 	target    *Target
 	conn      h1.Conn
 	resp      h1.Response
+	reply     Reply                    // reused: a Reply lives until the next call
+	header    func(name string) string // c.resp.Header, bound once
 	rec       *recorder
 	measuring *atomic.Bool
 	live      *liveCounters
@@ -49,13 +51,15 @@ type checked struct {
 }
 
 func newClient(t *Target, timeout time.Duration, seed maphash.Seed, measuring *atomic.Bool, live *liveCounters) *Client {
-	return &Client{
+	c := &Client{
 		target: t,
 		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout},
 		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]map[uint64]int64{},
 			checked: map[uint64]checked{}, seed: seed},
 		measuring: measuring, live: live,
 	}
+	c.header = c.resp.Header
+	return c
 }
 
 // Target is the server this client loads.
@@ -104,10 +108,14 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 // generator must not pay for what the target did not do.
 func (c *Client) verify(call Call) (*Reply, error) {
 	r := &c.resp
+	encoding := r.Header("Content-Encoding")
 	var h maphash.Hash
 	h.SetSeed(c.rec.seed)
 	h.WriteString(call.Op)
-	fmt.Fprintf(&h, "\x00%d\x00%s\x00", r.Status, r.Header("Content-Encoding"))
+	h.WriteByte(0)
+	h.WriteString(encoding)
+	h.WriteByte(byte(r.Status >> 8))
+	h.WriteByte(byte(r.Status))
 	h.Write(r.Body)
 	sum := h.Sum64()
 	if c.measuring.Load() {
@@ -119,13 +127,14 @@ func (c *Client) verify(call Call) (*Reply, error) {
 		}
 		d[sum]++
 	}
-	reply := &Reply{Status: r.Status, Header: r.Header, Body: r.Body}
+	reply := &c.reply
+	*reply = Reply{Status: r.Status, Header: c.header, Body: r.Body}
 	if v, ok := c.rec.checked[sum]; ok {
 		c.countDecoded(v.decoded)
 		return reply, v.err
 	}
 	v := checked{decoded: len(r.Body)}
-	if strings.EqualFold(r.Header("Content-Encoding"), "gzip") {
+	if strings.EqualFold(encoding, "gzip") {
 		zr, err := gzip.NewReader(bytes.NewReader(r.Body))
 		if err == nil {
 			var out bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"probe/fixtures/site"
@@ -43,6 +44,17 @@ func main() {
 	site.RunQueryWorkerIfChild() // load-time mode guards Jsonnet in re-executed workers
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// PROBE_CPUPROFILE=FILE profiles probe itself: the generator's own cost
+	// is a figure this tool must keep low.
+	if f := os.Getenv("PROBE_CPUPROFILE"); f != "" {
+		if out, err := os.Create(f); err == nil {
+			pprof.StartCPUProfile(out)
+			code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			out.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +19,13 @@ import (
 
 func TestMain(m *testing.M) {
 	site.RunQueryWorkerIfChild()
+	// probe starts the fixture by running its own binary with "fixture
+	// serve": here the test binary stands in for it.
+	if len(os.Args) > 1 && os.Args[1] == "fixture" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# probe's closed loop against wrk and vegeta, side by side: the same trivial
+# loopback server (100-byte reply) pinned to CPU 0, each generator pinned to
+# CPU 1, 32 connections, runs interleaved. Prints a Markdown table and puts
+# it into docs/BENCHMARKS.md between the loadgen markers.
+# Usage: bench/loadgen.sh [rounds] [seconds]   (default 3 rounds of 10 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+secs=${2:-10}
+conns=32
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+
+command -v wrk > /dev/null || { apt-get update -qq && apt-get install -y -qq wrk > /dev/null; }
+GOBIN="$tmp" go install github.com/tsenart/vegeta/v12@v12.13.0
+go build -o "$tmp/probe" ./cmd/probe
+go build -o "$tmp/server" ./bench/trivialserver
+
+taskset -c 0 "$tmp/server" > "$tmp/server.out" &
+for _ in $(seq 50); do grep -q listening "$tmp/server.out" 2>/dev/null && break; sleep 0.1; done
+url=$(sed -n 's/listening on //p' "$tmp/server.out")
+
+# cpu_of CMD…: runs CMD pinned to CPU 1 and prints its user+system seconds.
+cpu_of() {
+  bash -c 'taskset -c 1 "$@" > /dev/null; times' _ "$@" | tail -1 |
+    awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.3f\n", u[1]*60 + u[2] + s[1]*60 + s[2] }'
+}
+
+declare -A rps cpu
+for r in $(seq "$rounds"); do
+  # wrk
+  c=$(cpu_of sh -c "wrk -t1 -c$conns -d${secs}s $url > $tmp/wrk.txt")
+  n=$(awk '/requests in/ { print $1 }' "$tmp/wrk.txt")
+  rps[wrk]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[wrk]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
+  # vegeta: as fast as it can with 32 workers over kept-alive connections
+  c=$(cpu_of sh -c "echo 'GET $url/' | $tmp/vegeta attack -rate=0 -max-workers=$conns -workers=$conns -connections=$conns -duration=${secs}s | $tmp/vegeta report -type=json > $tmp/vegeta.json")
+  n=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$tmp/vegeta.json")
+  rps[vegeta]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[vegeta]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
+  # probe's closed loop
+  taskset -c 1 "$tmp/probe" http --target "$url" --path / --concurrency $conns --duration "${secs}s" --warmup 0s --json --out "$tmp/p" > "$tmp/probe.json" 2> /dev/null
+  rps[probe]+="$(sed -n 's/.*"rps": \([0-9.]*\).*/\1/p' "$tmp/probe.json" | head -1 | awk '{ printf "%.0f", $1 }') "
+  cpu[probe]+="$(sed -n 's/.*"cpu_per_req_us": \([0-9.]*\).*/\1/p' "$tmp/probe.json" | awk '{ printf "%.2f", $1 }') "
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
+table=$(
+  echo "| generator | req/s (median of $rounds) | CPU µs per request | probe's throughput as a ratio |"
+  echo "|---|---:|---:|---:|"
+  p=$(echo "${rps[probe]}" | median)
+  for g in wrk vegeta probe; do
+    m=$(echo "${rps[$g]}" | median)
+    echo "| $g | $m | $(echo "${cpu[$g]}" | median) | $(awk -v p="$p" -v m="$m" 'BEGIN { printf "%.2f×", p/m }') |"
+  done
+  echo
+  echo "Runs (req/s): wrk ${rps[wrk]}· vegeta ${rps[vegeta]}· probe ${rps[probe]}"
+)
+echo "$table"
+doc=docs/BENCHMARKS.md
+if grep -q '<!-- loadgen:begin -->' "$doc" 2> /dev/null; then
+  awk -v t="$table" '/<!-- loadgen:begin -->/ { print; print t; skip = 1; next } /<!-- loadgen:end -->/ { skip = 0 } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
+fi

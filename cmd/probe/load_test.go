@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadBadInput(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"searh"}, exitUsage, `unknown command "searh"`},
+		{[]string{"http"}, exitUsage, "--path is required"},
+		{[]string{"http", "--path", "/x", "--param", "novalues"}, exitUsage, "want name=v1,v2"},
+		{[]string{"http", "--path", "/x", "--header", "no colon"}, exitUsage, "want Name:value"},
+		{[]string{"http", "--path", "x"}, exitUsage, "must start with /"},
+		{[]string{"sitemap", "--target", "not a url"}, exitUsage, "is not a URL"},
+		{[]string{"sitemap", "--target", "https://127.0.0.1:1"}, exitUsage, "only http://"},
+		{[]string{"sitemap", "--concurrency", "0"}, exitUsage, "--concurrency must be positive"},
+		{[]string{"sitemap", "--duration", "soon"}, exitUsage, "invalid value"},
+		{[]string{"sitemap", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
+		{[]string{"sitemap", "--target", closed, "--duration", "1s"}, exitError, "connection refused"},
+	} {
+		code, stdout, stderr := runProbe(t, context.Background(), append(tc.args, "--out", t.TempDir())...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr)
+		}
+		oneLine(t, stderr, tc.want)
+		if stdout != "" {
+			t.Errorf("%v: stdout %q", tc.args, stdout)
+		}
+	}
+}
+
+func TestHTTPJSONKeepsStdoutClean(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "item %s", r.URL.Query().Get("id"))
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	code, stdout, stderr := runProbe(t, context.Background(), "http", "--target", srv.URL, "--path", "/items?x=1",
+		"--param", "id=1,2,3", "--header", "X-Probe: yes", "--duration", "500ms", "--warmup", "100ms", "--concurrency", "2", "--json", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Microload    string
+		Latency      struct{ Requests, Errors int64 }
+		Operations   []struct{ Op string }
+		ReplyDigests []struct {
+			Key      string
+			Distinct int
+		} `json:"reply_digests"`
+		Connections struct{ Clients, Opened int }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not report.json alone: %v\n%s", err, stdout)
+	}
+	if rep.Microload != "http" || rep.Latency.Requests < 10 || rep.Latency.Errors != 0 || len(rep.ReplyDigests) != 3 || rep.Connections.Opened != 2 {
+		t.Errorf("report: %+v", rep)
+	}
+	if !strings.Contains(stderr, "GET /items") {
+		t.Errorf("the table should go to stderr with --json: %q", stderr)
+	}
+	for _, f := range []string{"report.json", "report.md", "latency.hgrm"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestFailedChecksExitNonZero(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	defer srv.Close()
+	code, _, stderr := runProbe(t, context.Background(), "http", "--target", srv.URL, "--path", "/", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+	if code != exitError {
+		t.Errorf("exit %d", code)
+	}
+	oneLine(t, stderr, "failed their checks")
+}
+
+func TestCtrlCWritesWhatWasMeasured(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	out := t.TempDir()
+	code, _, stderr := runProbe(t, ctx, "http", "--target", srv.URL, "--path", "/", "--duration", "1m", "--warmup", "200ms", "--out", out)
+	if code != exitInterrupted {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	oneLine(t, stderr, "interrupted: what was measured is in")
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Ended   string
+		Latency struct{ Requests int64 }
+	}
+	json.Unmarshal(b, &rep)
+	if rep.Ended != "interrupted" || rep.Latency.Requests == 0 {
+		t.Errorf("report after Ctrl-C: %s", b)
+	}
+}
+
+// TestAllAgainstTheFixture starts the fixture as probe does (this test
+// binary stands in for the probe binary) and runs every microload briefly.
+func TestAllAgainstTheFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runProbe(t, context.Background(), "all", "--notes", "60", "--duration", "1s", "--warmup", "200ms",
+		"--concurrency", "4", "--json", "--out", out)
+	if code != exitError { // the fixture's broken feed fails its checks, as it should
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Microload string
+		Runs      []struct {
+			Microload     string
+			Latency       struct{ Requests, Errors int64 }
+			Errors        map[string]int64
+			TargetProcess *struct{ PID int } `json:"target_process"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(rep.Runs) != 6 {
+		t.Fatalf("%d microloads ran: %s", len(rep.Runs), stderr)
+	}
+	for _, r := range rep.Runs {
+		if r.Latency.Requests == 0 || r.TargetProcess == nil {
+			t.Errorf("%s: %+v", r.Microload, r)
+		}
+		wantErrors := r.Microload == "feed"
+		if (r.Latency.Errors > 0) != wantErrors {
+			t.Errorf("%s: %d errors %v", r.Microload, r.Latency.Errors, r.Errors)
+		}
+		if wantErrors {
+			if _, ok := r.Errors["GET /feeds/podcast.xml: empty feed body"]; !ok {
+				t.Errorf("feed errors: %v", r.Errors)
+			}
+		}
+	}
+}
