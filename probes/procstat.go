@@ -84,15 +84,52 @@ func readProc(pid int) (procSample, error) {
 	if len(f) < 22 {
 		return procSample{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	// utime, stime, and cutime, cstime: children the process has waited for.
+	var ticks int64
+	for _, k := range []int{11, 12, 13, 14} {
+		n, _ := strconv.ParseInt(f[k], 10, 64)
+		ticks += n
+	}
 	threads, _ := strconv.Atoi(f[17])
 	rssPages, _ := strconv.ParseInt(f[21], 10, 64)
-	s := procSample{cpu: time.Duration(utime+stime) * time.Second / clockTick, threads: threads, rss: rssPages * int64(os.Getpagesize())}
+	s := procSample{cpu: time.Duration(ticks+liveChildrenTicks(pid)) * time.Second / clockTick, threads: threads, rss: rssPages * int64(os.Getpagesize())}
 	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 		s.fds = len(ents)
 	}
 	return s, nil
+}
+
+// liveChildrenTicks sums the CPU of pid's running children (a server's
+// worker processes are part of the target's cost, not "other processes").
+func liveChildrenTicks(pid int) int64 {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var ticks int64
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 15 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		for _, k := range []int{11, 12, 13, 14} {
+			n, _ := strconv.ParseInt(f[k], 10, 64)
+			ticks += n
+		}
+	}
+	return ticks
 }
 
 // procSampler samples a process's saturation signals during a run (seed 003).
