@@ -91,14 +91,15 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	end := measureFrom.Add(o.Duration)
 	var cpuAtStart, machineAtStart cpuSnapshot
 	var targetCPUAtStart time.Duration
+	opened := make(chan struct{})
 	window := time.AfterFunc(o.Warmup, func() {
 		cpuAtStart, machineAtStart = snapshotCPU()
 		if sampler != nil {
 			targetCPUAtStart = sampler.cpuNow()
 		}
 		measuring.Store(true)
+		close(opened)
 	})
-	defer window.Stop()
 
 	stopProgress := startProgress(o.Progress, start, o.Warmup, live)
 	var wg sync.WaitGroup
@@ -152,7 +153,10 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	stopped := time.Now()
 	stopProgress()
 	measuring.Store(false)
-	window.Stop()
+	windowOpened := !window.Stop()
+	if windowOpened {
+		<-opened // the snapshots taken when the window opened are complete
+	}
 
 	if cause := context.Cause(ctx); cause != nil {
 		run.Ended = cause.Error()
@@ -170,7 +174,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		run.Warn("session-failed", "a client could not set up its session ("+(*errp).Error()+"); it sent nothing")
 	}
 	run.Start = measureFrom
-	if stopped.After(measureFrom) {
+	if windowOpened {
 		if stopped.After(end) {
 			stopped = end
 		}
@@ -186,7 +190,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		if t.Child == nil {
 			others = 0 // a remote or unknown target: its CPU is not separable from the others'
 		}
-		run.OthersCPU = max(0, others.Seconds()/run.Duration.Seconds())
+		if run.Duration > 0 {
+			run.OthersCPU = max(0, others.Seconds()/run.Duration.Seconds())
+		}
 	}
 	if sampler != nil {
 		run.TargetProc = sampler.stop()
