@@ -46,10 +46,15 @@ type Latency struct {
 	Requests int64   `json:"requests"`
 	Errors   int64   `json:"errors"`
 	RPS      float64 `json:"rps"`
-	P50      float64 `json:"p50_ms"`
-	P95      float64 `json:"p95_ms"`
-	P99      float64 `json:"p99_ms"`
-	Max      float64 `json:"max_ms"`
+	Percentiles
+}
+
+// Percentiles of a latency distribution, in milliseconds.
+type Percentiles struct {
+	P50 float64 `json:"p50_ms"`
+	P95 float64 `json:"p95_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
 }
 
 // Finding is one analyzer result (DESIGN.md).
@@ -75,15 +80,12 @@ type Crash struct {
 
 // Operation is one row of the table.
 type Operation struct {
-	Op         string  `json:"op"`
-	Setup      bool    `json:"setup,omitempty"`
-	Calls      int64   `json:"calls"`
-	Errors     int64   `json:"errors"`
-	RPS        float64 `json:"rps"`
-	P50        float64 `json:"p50_ms"`
-	P95        float64 `json:"p95_ms"`
-	P99        float64 `json:"p99_ms"`
-	Max        float64 `json:"max_ms"`
+	Op     string  `json:"op"`
+	Setup  bool    `json:"setup,omitempty"`
+	Calls  int64   `json:"calls"`
+	Errors int64   `json:"errors"`
+	RPS    float64 `json:"rps"`
+	Percentiles
 	ServiceP99 float64 `json:"service_p99_ms"` // from the actual send time; differs from p99 in the open loop
 }
 
@@ -152,9 +154,8 @@ func FromRun(run *probes.Run) *Report {
 	}
 	r.Latency = summarise(r.latency, calls, errs, run.Duration)
 	for _, op := range run.Ops {
-		row := Operation{Op: op.Name, Setup: op.Setup, Calls: op.Calls, Errors: op.Errors}
 		l := summarise(op.Latency, op.Calls, op.Errors, run.Duration)
-		row.P50, row.P95, row.P99, row.Max = l.P50, l.P95, l.P99, l.Max
+		row := Operation{Op: op.Name, Setup: op.Setup, Calls: op.Calls, Errors: op.Errors, Percentiles: l.Percentiles}
 		if !op.Setup {
 			row.RPS = l.RPS
 		}
