@@ -147,6 +147,20 @@ func StartChild(ctx context.Context, argv []string, env []string, wait time.Dura
 	}
 }
 
+// Exit describes how the process ended; nil while it runs.
+func (c *Child) Exit() *Exit {
+	select {
+	case <-c.exited:
+	default:
+		return nil
+	}
+	status := "exit status 0"
+	if c.waitErr != nil {
+		status = c.waitErr.Error()
+	}
+	return &Exit{Status: status, Stderr: c.Stderr.Head()}
+}
+
 // PID is the child's process id.
 func (c *Child) PID() int { return c.cmd.Process.Pid }
 

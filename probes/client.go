@@ -86,6 +86,9 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 	if !setup && !c.measuring.Load() {
 		return reply, err
 	}
+	if err != nil && c.targetGone(err) {
+		return reply, err // not a failed request: the run is ending with the target
+	}
 	op := c.rec.op(call.Op, setup)
 	op.Calls++
 	op.Latency.RecordValue(max(1, done.Sub(intended).Microseconds()))
@@ -101,6 +104,20 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 		}
 	}
 	return reply, err
+}
+
+// targetGone tells a refused connection to a target process that has died
+// (the run ends on it) from a failed request.
+func (c *Client) targetGone(err error) bool {
+	if c.target.Child == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	select {
+	case <-c.target.Child.Exited():
+		return true
+	case <-time.After(200 * time.Millisecond):
+		return false
+	}
 }
 
 // verify checks the reply. Bytes already checked for this operation are not

@@ -166,6 +166,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 			run.Ended, kind = "interrupted", "interrupted"
 		case errors.Is(cause, ErrTargetExited):
 			kind = "target-exited"
+			run.TargetExit = t.Child.Exit()
 		}
 		run.Warn(kind, "the run ended early ("+run.Ended+"); the figures cover what was measured until then")
 	}

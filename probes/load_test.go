@@ -287,6 +287,9 @@ func TestTargetDyingMidRun(t *testing.T) {
 	if !hasWarning(run, "target-exited") {
 		t.Errorf("warnings %v", run.Warnings)
 	}
+	if run.TargetExit == nil || !strings.Contains(run.TargetExit.Stderr, "panic: served enough") {
+		t.Errorf("target exit: %+v", run.TargetExit)
+	}
 	if run.TargetProc == nil || run.TargetProc.Samples == 0 {
 		t.Errorf("target process not sampled: %+v", run.TargetProc)
 	}

@@ -30,6 +30,14 @@ type Run struct {
 	OthersCPU    float64       // cores used by other processes of the machine
 	Warnings     []Warning
 	Ended        string // empty when the run completed; else why it ended early
+	TargetExit   *Exit  // how the target's process ended, when it died during the run
+}
+
+// Exit is how a target process ended: its status as os/exec says it and the
+// start of its stderr, for crash classification.
+type Exit struct {
+	Status string
+	Stderr string
 }
 
 // OpStats are one operation's figures.

@@ -4,10 +4,12 @@
 package report
 
 import (
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"probe/analyzers"
 	"probe/probes"
 )
 
@@ -175,7 +177,34 @@ func FromRun(run *probes.Run) *Report {
 	if r.Errors == nil {
 		r.Errors = map[string]int64{}
 	}
+	if e := run.TargetExit; e != nil {
+		r.Crashes = append(r.Crashes, crashOf(run, e))
+	}
 	return r
+}
+
+// crashOf classifies a target that died under a microload's load.
+func crashOf(run *probes.Run, e *probes.Exit) Crash {
+	var ops []string
+	for _, op := range run.Ops {
+		if !op.Setup {
+			ops = append(ops, op.Name)
+		}
+	}
+	c := Crash{Class: "unknown", Input: "the " + run.Microload + " load (the input that killed it is not isolated: see probe fuzz)",
+		Endpoint: strings.Join(ops, ", "), Evidence: e.Status}
+	if cl, ok := analyzers.ClassifyExit(e.Status, e.Stderr); ok {
+		c.Class, c.Evidence = cl.Class, e.Status+": "+cl.Evidence
+	}
+	if head := firstLines(e.Stderr, 5); head != "" {
+		c.Evidence += "\n" + head
+	}
+	return c
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
+	return strings.Join(lines[:min(len(lines), n)], "\n")
 }
 
 // Combine makes the report of `probe all` from the microloads' reports.

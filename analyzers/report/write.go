@@ -52,6 +52,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, reason := range sortedErrors(r.Errors) {
 		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], reason)
 	}
+	for _, c := range r.Crashes {
+		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)
 	}
@@ -143,6 +146,12 @@ func (r *Report) Markdown() string {
 				break
 			}
 			fmt.Fprintf(&b, "| `%s` | %d | %d |\n", strings.ReplaceAll(d.Key, "|", `\|`), d.Requests, d.Distinct)
+		}
+	}
+	if len(r.Crashes) > 0 {
+		b.WriteString("\n## Crashes\n\n")
+		for _, c := range r.Crashes {
+			fmt.Fprintf(&b, "- **%s** during %s (%s)\n\n```\n%s\n```\n", c.Class, c.Endpoint, c.Input, c.Evidence)
 		}
 	}
 	if len(r.Warnings) > 0 {

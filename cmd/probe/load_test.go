@@ -160,3 +160,36 @@ func TestAllAgainstTheFixture(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetKilledByItsLoad is seed 002's story end to end: one stored query
+// with a deep recursion kills the per-request fixture; the report keeps what
+// was measured and classifies the death.
+func TestTargetKilledByItsLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture and waits for a 1 GB stack to overflow")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runProbe(t, context.Background(), "http", "--path", "/q/link-walk", "--param", "depth=5,200000",
+		"--notes", "60", "--duration", "60s", "--warmup", "0s", "--concurrency", "1", "--json", "--out", out)
+	if code != exitError {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if last := strings.TrimSpace(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:]); !strings.HasPrefix(last, "probe: the run ended early (target exited: exit status 2: fatal error: stack overflow)") {
+		t.Errorf("last line %q", last)
+	}
+	var rep struct {
+		Ended    string
+		Latency  struct{ Requests, Errors int64 }
+		Crashes  []struct{ Class, Endpoint, Evidence string }
+		Warnings []struct{ Kind string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashes) != 1 || rep.Crashes[0].Class != "stack-overflow" || !strings.Contains(rep.Crashes[0].Evidence, "fatal error: stack overflow") {
+		t.Errorf("crashes %+v", rep.Crashes)
+	}
+	if rep.Latency.Requests == 0 || rep.Latency.Errors > 1 || !strings.Contains(rep.Ended, "target exited") {
+		t.Errorf("ended %q after %d requests, %d errors", rep.Ended, rep.Latency.Requests, rep.Latency.Errors)
+	}
+}

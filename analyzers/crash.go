@@ -1,0 +1,68 @@
+// Package analyzers turns what a run saw into findings and crash classes.
+package analyzers
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Crash classes (DESIGN.md).
+const (
+	StackOverflow      = "stack-overflow"
+	OutOfMemory        = "out-of-memory"
+	ConcurrentMapWrite = "concurrent-map-write"
+	Panic              = "panic"
+	Hang               = "hang"
+	Deadlock           = "deadlock"
+)
+
+// crashSignatures map the lines by which the Go runtime names a death to a
+// class, most specific first: a stack overflow also prints "runtime:" lines,
+// and every fatal error prints goroutine traces.
+var crashSignatures = []struct {
+	class string
+	line  *regexp.Regexp
+}{
+	{StackOverflow, regexp.MustCompile(`^fatal error: stack overflow`)},
+	{OutOfMemory, regexp.MustCompile(`^fatal error: (runtime: )?out of memory`)},
+	{ConcurrentMapWrite, regexp.MustCompile(`^fatal error: concurrent map (writes|read and map write|iteration and map write)`)},
+	{Deadlock, regexp.MustCompile(`^fatal error: all goroutines are asleep - deadlock`)},
+	{StackOverflow, regexp.MustCompile(`^runtime: goroutine stack exceeds`)},
+	{OutOfMemory, regexp.MustCompile(`^runtime: out of memory`)},
+	{Panic, regexp.MustCompile(`^panic: |^fatal error: |http: panic serving`)},
+}
+
+// Classification is why a Go process died (or, for a recovered panic, erred).
+type Classification struct {
+	Class    string
+	Evidence string // the line that names it, or how the process ended
+}
+
+// ClassifyExit classifies a dead process from its exit status (as
+// os/exec reports it, e.g. "exit status 2", "signal: killed") and the start
+// of its stderr. ok is false when nothing says why it ended.
+func ClassifyExit(status, stderr string) (c Classification, ok bool) {
+	lines := strings.Split(stderr, "\n")
+	for _, sig := range crashSignatures {
+		for _, l := range lines {
+			l = strings.TrimSpace(l)
+			if i := strings.Index(l, "http: panic serving"); i > 0 {
+				l = l[i:] // net/http prefixes its log lines with a time
+			}
+			if sig.line.MatchString(l) {
+				return Classification{Class: sig.class, Evidence: l}, true
+			}
+		}
+	}
+	// Killed without a word from the Go runtime: the kernel's OOM killer or
+	// a memory cap enforced from outside.
+	if strings.Contains(status, "signal: killed") {
+		return Classification{Class: OutOfMemory, Evidence: status + " without a Go error (the kernel's OOM killer or a memory cap)"}, true
+	}
+	return Classification{}, false
+}
+
+// ClassifyHang is the class of a live process that stopped answering.
+func ClassifyHang(evidence string) Classification {
+	return Classification{Class: Hang, Evidence: evidence}
+}

@@ -1,0 +1,60 @@
+package analyzers
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The classifier is tested on real deaths: this test binary, run again as
+// a child, dies each way.
+func TestMain(m *testing.M) {
+	if how := os.Getenv("ANALYZERS_DIE"); how != "" {
+		die(how)
+	}
+	os.Exit(m.Run())
+}
+
+func TestClassifyRealDeaths(t *testing.T) {
+	for _, tc := range []struct{ how, class string }{
+		{"stack-overflow", StackOverflow},
+		{"concurrent-map-write", ConcurrentMapWrite},
+		{"deadlock", Deadlock},
+		{"panic", Panic},
+		{"out-of-memory", OutOfMemory},
+	} {
+		t.Run(tc.how, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "ANALYZERS_DIE="+tc.how)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if err == nil {
+				t.Fatal("the child lived")
+			}
+			c, ok := ClassifyExit(err.Error(), stderr.String())
+			if !ok || c.Class != tc.class {
+				t.Errorf("classified %q (%v) from %s:\n%.400s", c.Class, ok, err, stderr.String())
+			}
+			if c.Evidence == "" {
+				t.Error("no evidence")
+			}
+		})
+	}
+}
+
+func TestClassifyText(t *testing.T) {
+	for _, tc := range []struct{ status, stderr, class string }{
+		{"exit status 2", "2026/11/30 05:00:00 http: panic serving 127.0.0.1:5555: boom\ngoroutine 7 [running]:", Panic},
+		{"signal: killed", "", OutOfMemory},
+		{"exit status 2", "runtime: goroutine stack exceeds 1000000000-byte limit\nruntime: sp=…\nfatal error: stack overflow", StackOverflow},
+	} {
+		if c, ok := ClassifyExit(tc.status, tc.stderr); !ok || c.Class != tc.class {
+			t.Errorf("%q %q: %q", tc.status, tc.stderr, c.Class)
+		}
+	}
+	if _, ok := ClassifyExit("exit status 0", "bye\n"); ok {
+		t.Error("a clean exit was classified")
+	}
+}
