@@ -20,6 +20,8 @@ type LoadOptions struct {
 	Timeout     time.Duration // one request (default 30s)
 	// Progress, when set, is called about once a second with live counts.
 	Progress func(Progress)
+	// Profile, when set, profiles the target during the measured window.
+	Profile *ProfileOptions
 }
 
 // Progress is the live state of a run, for the progress line.
@@ -77,6 +79,12 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	if o.Rate > 0 {
 		run.Mode = "open"
 	}
+	if o.Profile != nil {
+		if err := CheckPprof(ctx, o.Profile.PprofURL); err != nil {
+			run.Warn("no-pprof", fmt.Sprintf("the target serves no profiles (%v): the run goes on without them", err))
+			o.Profile = nil
+		}
+	}
 	clients := make([]*Client, o.Concurrency)
 	for i := range clients {
 		clients[i] = newClient(t, o.Timeout, seed, measuring, live)
@@ -91,11 +99,17 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	end := measureFrom.Add(o.Duration)
 	var cpuAtStart, machineAtStart cpuSnapshot
 	var targetCPUAtStart time.Duration
+	var logLinesAtStart, logBytesAtStart int64
 	opened := make(chan struct{})
+	captured := make(chan *Profiles, 1)
 	window := time.AfterFunc(o.Warmup, func() {
 		cpuAtStart, machineAtStart = snapshotCPU()
 		if sampler != nil {
 			targetCPUAtStart = sampler.cpuNow()
+			logLinesAtStart, logBytesAtStart = t.Child.Stderr.Counts()
+		}
+		if o.Profile != nil {
+			go func() { captured <- captureProfiles(ctx, *o.Profile, o.Duration) }()
 		}
 		measuring.Store(true)
 		close(opened)
@@ -156,6 +170,12 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	windowOpened := !window.Stop()
 	if windowOpened {
 		<-opened // the snapshots taken when the window opened are complete
+		if o.Profile != nil {
+			run.Profiles = <-captured
+			for _, w := range run.Profiles.Warnings {
+				run.Warn(w.Kind, w.Message)
+			}
+		}
 	}
 
 	if cause := context.Cause(ctx); cause != nil {
@@ -193,6 +213,10 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		}
 		if run.Duration > 0 {
 			run.OthersCPU = max(0, others.Seconds()/run.Duration.Seconds())
+		}
+		if t.Child != nil {
+			lines, bytes := t.Child.Stderr.Counts()
+			run.LogLines, run.LogBytes = lines-logLinesAtStart, bytes-logBytesAtStart
 		}
 	}
 	if sampler != nil {

@@ -31,6 +31,9 @@ type Run struct {
 	Warnings     []Warning
 	Ended        string // empty when the run completed; else why it ended early
 	TargetExit   *Exit  // how the target's process ended, when it died during the run
+	Profiles     *Profiles
+	LogLines     int64 // lines the target (a child) wrote to stderr during the window
+	LogBytes     int64
 }
 
 // Exit is how a target process ended: its status as os/exec says it and the

@@ -4,6 +4,8 @@
 package report
 
 import (
+	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,31 +18,34 @@ import (
 // Report is report.json. Fields up to Warnings are DESIGN.md's contract; the
 // rest add what a reader needs to trust the figures.
 type Report struct {
-	Microload string           `json:"microload"`
-	Target    string           `json:"target"`
-	Mode      string           `json:"mode"`
-	DurationS float64          `json:"duration_s"`
-	Latency   Latency          `json:"latency"`
-	Findings  []Finding        `json:"findings"`
-	Crashes   []Crash          `json:"crashes"`
-	Warnings  []probes.Warning `json:"warnings"`
+	Microload string              `json:"microload"`
+	Target    string              `json:"target"`
+	Mode      string              `json:"mode"`
+	DurationS float64             `json:"duration_s"`
+	Latency   Latency             `json:"latency"`
+	Findings  []analyzers.Finding `json:"findings"`
+	Crashes   []Crash             `json:"crashes"`
+	Warnings  []probes.Warning    `json:"warnings"`
 
-	Concurrency   int              `json:"concurrency,omitempty"`
-	Rate          float64          `json:"rate,omitempty"`
-	Operations    []Operation      `json:"operations"`
-	Errors        map[string]int64 `json:"errors"`
-	Connections   Connections      `json:"connections"`
-	Bytes         Bytes            `json:"bytes"`
-	Digests       []probes.Digest  `json:"-"`
-	ReplyDigests  []Digest         `json:"reply_digests"`
-	Generator     Generator        `json:"generator"`
-	TargetProcess *Process         `json:"target_process,omitempty"`
-	Machine       Machine          `json:"machine"`
-	Ended         string           `json:"ended,omitempty"`
-	Runs          []*Report        `json:"runs,omitempty"` // probe all: one report per microload
+	Concurrency   int                       `json:"concurrency,omitempty"`
+	Rate          float64                   `json:"rate,omitempty"`
+	Operations    []Operation               `json:"operations"`
+	Errors        map[string]int64          `json:"errors"`
+	Connections   Connections               `json:"connections"`
+	Bytes         Bytes                     `json:"bytes"`
+	Digests       []probes.Digest           `json:"-"`
+	ReplyDigests  []Digest                  `json:"reply_digests"`
+	Generator     Generator                 `json:"generator"`
+	TargetProcess *Process                  `json:"target_process,omitempty"`
+	Machine       Machine                   `json:"machine"`
+	Ended         string                    `json:"ended,omitempty"`
+	Runs          []*Report                 `json:"runs,omitempty"`     // probe all: one report per microload
+	Timeline      []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a --profile run
+	ProfileFiles  []string                  `json:"profile_files,omitempty"`
 
-	latency *hdrhistogram.Histogram
-	ops     map[string]*hdrhistogram.Histogram
+	latency  *hdrhistogram.Histogram
+	ops      map[string]*hdrhistogram.Histogram
+	profiles map[string][]byte // file name → bytes, written with the report
 }
 
 // Latency summarises the measured operations (session set-up excluded).
@@ -57,19 +62,6 @@ type Percentiles struct {
 	P95 float64 `json:"p95_ms"`
 	P99 float64 `json:"p99_ms"`
 	Max float64 `json:"max_ms"`
-}
-
-// Finding is one analyzer result (DESIGN.md).
-type Finding struct {
-	Rule       string   `json:"rule"`
-	Class      string   `json:"class"`
-	Severity   string   `json:"severity"`
-	CPUShare   float64  `json:"cpu_share"`
-	AllocShare float64  `json:"alloc_share"`
-	Frames     []string `json:"frames"`
-	Endpoint   string   `json:"endpoint"`
-	Evidence   string   `json:"evidence"`
-	Suggestion string   `json:"suggestion"`
 }
 
 // Crash is one input that killed the target (DESIGN.md).
@@ -145,7 +137,7 @@ func FromRun(run *probes.Run) *Report {
 	calls, errs := run.Requests()
 	r := &Report{
 		Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
-		Findings: []Finding{}, Crashes: []Crash{}, Warnings: append([]probes.Warning{}, run.Warnings...),
+		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: append([]probes.Warning{}, run.Warnings...),
 		Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
 		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
@@ -183,6 +175,41 @@ func FromRun(run *probes.Run) *Report {
 	return r
 }
 
+// AddProfiles analyses the run's profiles with rules and keeps them to be
+// written with the report.
+func (r *Report) AddProfiles(run *probes.Run, rules []analyzers.Rule) {
+	p := run.Profiles
+	if p == nil {
+		return
+	}
+	var ops []string
+	for _, op := range run.Ops {
+		if !op.Setup {
+			ops = append(ops, op.Name)
+		}
+	}
+	calls, _ := run.Requests()
+	ev := analyzers.Evidence{Endpoint: strings.Join(ops, ", "), Digests: run.Digests, Requests: calls,
+		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
+	if r.Findings = analyzers.Analyze(p.CPU, p.Allocs, ev, rules); r.Findings == nil {
+		r.Findings = []analyzers.Finding{}
+	}
+	r.Timeline = analyzers.Timeline(p.Windows, rules)
+	if tp := run.TargetProc; tp != nil && p.CPU != nil && p.CPU.DurationNanos > 0 {
+		profiled := analyzers.CPUTime(p.CPU)
+		if tp.CPU > 0 && profiled < tp.CPU/2 {
+			r.Warnings = append(r.Warnings, probes.Warning{Kind: "profile-partial", Message: fmt.Sprintf(
+				"the CPU profile covers %.1fs of the %.1fs of CPU the target's processes used: the rest ran in its child processes, which /debug/pprof does not see",
+				profiled.Seconds(), tp.CPU.Seconds())})
+		}
+	}
+	r.profiles = p.Raw
+	for name := range p.Raw {
+		r.ProfileFiles = append(r.ProfileFiles, name)
+	}
+	sort.Strings(r.ProfileFiles)
+}
+
 // crashOf classifies a target that died under a microload's load.
 func crashOf(run *probes.Run, e *probes.Exit) Crash {
 	var ops []string
@@ -209,7 +236,7 @@ func firstLines(s string, n int) string {
 
 // Combine makes the report of `probe all` from the microloads' reports.
 func Combine(target string, reports []*Report) *Report {
-	all := &Report{Microload: "all", Target: target, Findings: []Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{},
+	all := &Report{Microload: "all", Target: target, Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{},
 		Errors: map[string]int64{}, Runs: reports, latency: hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)}
 	var calls, errs int64
 	var d time.Duration

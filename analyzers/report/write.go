@@ -52,6 +52,10 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, reason := range sortedErrors(r.Errors) {
 		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], reason)
 	}
+	for i, f := range r.Findings {
+		fmt.Fprintf(w, "  %d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n     %s\n     at %s\n", i+1, f.Rule, f.Class, f.Severity,
+			100*f.CPUShare, 100*f.AllocShare, f.Endpoint, f.Suggestion, strings.Join(f.Frames[:min(3, len(f.Frames))], " ← "))
+	}
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
 	}
@@ -148,6 +152,26 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, "| `%s` | %d | %d |\n", strings.ReplaceAll(d.Key, "|", `\|`), d.Requests, d.Distinct)
 		}
 	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n## Findings\n\n")
+		for i, f := range r.Findings {
+			fmt.Fprintf(&b, "%d. **%s** (%s, %s) on %s: %.0f%% of CPU (%.0f%% of the CPU serving requests), %.0f%% of allocations.  \n   %s  \n   Evidence: %s  \n   Frames: `%s`\n",
+				i+1, f.Rule, f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, f.Suggestion, f.Evidence, strings.Join(f.Frames, "` ← `"))
+		}
+	}
+	if len(r.Timeline) > 0 {
+		b.WriteString("\n## CPU windows\n\n| window | top work |\n|---:|---|\n")
+		for _, w := range r.Timeline {
+			var parts []string
+			for _, t := range w.Top {
+				parts = append(parts, fmt.Sprintf("%s %.0f%%", t.Work, 100*t.Share))
+			}
+			fmt.Fprintf(&b, "| %d | %s |\n", w.Window, strings.Join(parts, ", "))
+		}
+	}
+	if len(r.ProfileFiles) > 0 {
+		fmt.Fprintf(&b, "\nProfiles (open with `go tool pprof` or any pprof viewer): %s\n", strings.Join(r.ProfileFiles, ", "))
+	}
 	if len(r.Crashes) > 0 {
 		b.WriteString("\n## Crashes\n\n")
 		for _, c := range r.Crashes {
@@ -184,6 +208,11 @@ func (r *Report) WriteFolder(dir string) error {
 	}
 	for _, sub := range r.Runs {
 		if err := sub.WriteFolder(filepath.Join(dir, sub.Microload)); err != nil {
+			return err
+		}
+	}
+	for name, raw := range r.profiles {
+		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"probe/analyzers"
 	"probe/analyzers/report"
 	"probe/fixtures"
 	"probe/probes"
@@ -20,11 +21,11 @@ import (
 
 // loadFlags are the common flags of the microload commands (DESIGN.md).
 type loadFlags struct {
-	target, pprof, out, fixtureMode, key string
-	profile, json, synthetic, pin        bool
-	duration, warmup, timeout            time.Duration
-	concurrency, notes                   int
-	rate                                 float64
+	target, pprof, out, fixtureMode, key, rules string
+	profile, json, synthetic, pin               bool
+	duration, warmup, timeout                   time.Duration
+	concurrency, notes                          int
+	rate                                        float64
 	// probe http
 	path, method, body, param string
 	headers                   []string
@@ -33,7 +34,8 @@ type loadFlags struct {
 func (f *loadFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.StringVar(&f.target, "target", "", "URL of the server to load (default: start the reference fixture as a child process)")
 	fs.StringVar(&f.pprof, "pprof", "", "URL of the target's /debug/pprof/ (default: TARGET/debug/pprof/)")
-	fs.BoolVar(&f.profile, "profile", false, "profile the target while the load runs")
+	fs.BoolVar(&f.profile, "profile", false, "profile the target while the load runs, and name the per-request work that could move to load time")
+	fs.StringVar(&f.rules, "rules", "", "more analyzer rules, a JSON or Jsonnet file (see analyzers/rules.json)")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured time per microload")
 	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "load before the measured time, not recorded")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for one reply")
@@ -120,6 +122,12 @@ func runLoad(ctx context.Context, name string, args []string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	rules := analyzers.DefaultRules()
+	if f.rules != "" {
+		if rules, err = analyzers.LoadRules(f.rules); err != nil {
+			return usageError{err.Error()}
+		}
+	}
 
 	target, warnings, cleanup, err := f.openTarget(ctx, stderr)
 	if err != nil {
@@ -127,6 +135,10 @@ func runLoad(ctx context.Context, name string, args []string, stdout, stderr io.
 	}
 	defer cleanup()
 
+	profiling, err := f.profileOptions(target)
+	if err != nil {
+		return err
+	}
 	progress := newProgressLine(stderr)
 	var reports []*report.Report
 	for _, ml := range loads {
@@ -135,7 +147,7 @@ func runLoad(ctx context.Context, name string, args []string, stdout, stderr io.
 		}
 		progress.name = ml.Name()
 		run, err := probes.RunLoad(ctx, ml, target, probes.LoadOptions{Concurrency: f.concurrency, Rate: f.rate,
-			Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Progress: progress.update})
+			Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Progress: progress.update, Profile: profiling})
 		progress.clear()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -146,7 +158,9 @@ func runLoad(ctx context.Context, name string, args []string, stdout, stderr io.
 		for _, w := range warnings {
 			run.Warn(w.Kind, w.Message)
 		}
-		reports = append(reports, report.FromRun(run))
+		rep := report.FromRun(run)
+		rep.AddProfiles(run, rules)
+		reports = append(reports, rep)
 		if run.Ended != "" && !errors.Is(ctx.Err(), context.Canceled) {
 			break // the target died: the next microload has nothing to load
 		}
@@ -221,10 +235,6 @@ func microloads(name string, f *loadFlags) ([]probes.Microload, error) {
 // openTarget parses --target, or starts the fixture as a child process.
 func (f *loadFlags) openTarget(ctx context.Context, stderr io.Writer) (*probes.Target, []probes.Warning, func(), error) {
 	var warnings []probes.Warning
-	if f.profile {
-		warnings = append(warnings, probes.Warning{Kind: "no-profiles",
-			Message: "--profile: continuous profiling is not built into this version yet; this run has no profiles"})
-	}
 	var header []h1.Field
 	if f.key != "" {
 		header = append(header, h1.Field{Name: "Authorization", Value: "Bearer " + f.key})
@@ -267,6 +277,28 @@ func (f *loadFlags) openTarget(ctx context.Context, stderr io.Writer) (*probes.T
 		}
 	}
 	return &probes.Target{URL: u, Header: header, Child: child}, warnings, func() { child.Stop() }, nil
+}
+
+// profileOptions says where the target's profiles are, for --profile.
+func (f *loadFlags) profileOptions(t *probes.Target) (*probes.ProfileOptions, error) {
+	if !f.profile {
+		return nil, nil
+	}
+	o := &probes.ProfileOptions{PprofURL: t.URL.JoinPath("/debug/pprof/"), FgprofURL: t.URL.JoinPath("/debug/fgprof")}
+	if f.pprof != "" {
+		u, err := url.Parse(f.pprof)
+		if err != nil || u.Host == "" {
+			return nil, usageError{fmt.Sprintf("--pprof %q is not a URL", f.pprof)}
+		}
+		if !strings.HasSuffix(u.Path, "/") {
+			u.Path += "/"
+		}
+		o.PprofURL = u
+		o.FgprofURL = u.JoinPath("../fgprof")
+	}
+	// Windows short enough to show change, long enough to hold samples.
+	o.Window = min(5*time.Second, max(time.Second, f.duration/2))
+	return o, nil
 }
 
 // progressLine is the live line on stderr: elapsed, requests, errors, rps.

@@ -1,0 +1,174 @@
+package probes
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// ProfileOptions turn on continuous profiling of the target during the
+// measured window, from its net/http/pprof endpoints (and fgprof's, when it
+// has one).
+type ProfileOptions struct {
+	PprofURL  *url.URL      // the target's /debug/pprof/ (trailing slash)
+	FgprofURL *url.URL      // the target's /debug/fgprof; nil: none
+	Window    time.Duration // length of one CPU window (default 5s)
+}
+
+// Profiles is what the target's profilers saw during the measured window.
+type Profiles struct {
+	CPU       *profile.Profile   // the windows merged
+	Windows   []*profile.Profile // consecutive CPU profiles, in order
+	Allocs    *profile.Profile   // allocations during the window (a delta profile)
+	Wall      *profile.Profile   // fgprof's wall-clock profile
+	Goroutine *profile.Profile   // goroutines at the end
+	Raw       map[string][]byte  // file name → bytes as fetched (gzipped protobuf)
+	Warnings  []Warning
+}
+
+// CheckPprof says why url cannot serve profiles, or nil.
+func CheckPprof(ctx context.Context, u *url.URL) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("profile")) {
+		return fmt.Errorf("%s answers %d without the pprof index", u, resp.StatusCode)
+	}
+	return nil
+}
+
+// captureProfiles profiles the target for d: consecutive CPU windows, the
+// allocation delta and the wall-clock profile at once, goroutines at the end.
+// A fetch that fails or times out is a warning; the load goes on.
+func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Profiles {
+	if o.Window <= 0 {
+		o.Window = 5 * time.Second
+	}
+	p := &Profiles{Raw: map[string][]byte{}}
+	var mu sync.Mutex
+	warn := func(kind, format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		p.Warnings = append(p.Warnings, Warning{Kind: kind, Message: fmt.Sprintf(format, args...)})
+	}
+	keep := func(name string, raw []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		p.Raw[name] = raw
+	}
+	secs := int(math.Max(1, math.Round(d.Seconds())))
+	var wg sync.WaitGroup
+	wg.Go(func() { // CPU windows, back to back
+		deadline := time.Now().Add(d)
+		for i := 0; ctx.Err() == nil; i++ {
+			left := time.Until(deadline)
+			w := min(o.Window, left)
+			if w < 500*time.Millisecond {
+				return
+			}
+			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", int(math.Max(1, math.Round(w.Seconds()))))
+			if err != nil {
+				warn("profile-fetch", "CPU window %d: %v", i+1, err)
+				return
+			}
+			keep(fmt.Sprintf("cpu-window-%02d.pb.gz", i+1), raw)
+			mu.Lock()
+			p.Windows = append(p.Windows, prof)
+			mu.Unlock()
+		}
+	})
+	wg.Go(func() {
+		prof, raw, err := fetchProfile(ctx, o.PprofURL, "allocs", secs)
+		if err != nil {
+			warn("profile-fetch", "allocations: %v", err)
+			return
+		}
+		keep("allocs.pb.gz", raw)
+		p.Allocs = prof
+	})
+	if o.FgprofURL != nil {
+		wg.Go(func() {
+			prof, raw, err := fetchProfile(ctx, o.FgprofURL, "", secs)
+			if err != nil {
+				if strings.Contains(err.Error(), "status 404") {
+					warn("no-fgprof", "the target has no /debug/fgprof: no wall-clock profile")
+				} else {
+					warn("profile-fetch", "wall-clock (fgprof): %v", err)
+				}
+				return
+			}
+			keep("wall.pb.gz", raw)
+			p.Wall = prof
+		})
+	}
+	wg.Wait()
+	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", 0); err == nil {
+		keep("goroutine.pb.gz", raw)
+		p.Goroutine = prof
+	}
+	if len(p.Windows) > 0 {
+		merged, err := profile.Merge(p.Windows)
+		if err != nil {
+			warn("profile-fetch", "merging CPU windows: %v", err)
+		} else {
+			p.CPU = merged
+			var b bytes.Buffer
+			if merged.Write(&b) == nil {
+				p.Raw["cpu.pb.gz"] = b.Bytes()
+			}
+		}
+	}
+	return p
+}
+
+// fetchProfile gets one profile; name is the pprof profile ("profile",
+// "allocs", …) or empty for fgprof's URL as given.
+func fetchProfile(ctx context.Context, base *url.URL, name string, seconds int) (*profile.Profile, []byte, error) {
+	u := *base
+	if name != "" {
+		u = *base.JoinPath(name)
+	}
+	q := u.Query()
+	if seconds > 0 {
+		q.Set("seconds", fmt.Sprint(seconds))
+	}
+	if name == "" {
+		q.Set("format", "pprof")
+	}
+	u.RawQuery = q.Encode()
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second+20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != 200 {
+		return nil, nil, fmt.Errorf("%s: status %d: %s", u.Path, resp.StatusCode, strings.TrimSpace(string(raw[:min(len(raw), 200)])))
+	}
+	prof, err := profile.ParseData(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", u.Path, err)
+	}
+	return prof, raw, nil
+}
