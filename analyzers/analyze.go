@@ -115,6 +115,10 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) []Finding 
 				f.Evidence += "; this work does not depend on the request"
 			case invariant:
 				f.Evidence += "; " + why
+			case ev.Digests == nil:
+				f.Class = "info"
+				f.Evidence += "; " + why + ", so probe does not claim this work can move to load time"
+				f.Suggestion = "If its result does not change between requests: " + strings.ToLower(r.Suggestion[:1]) + r.Suggestion[1:]
 			default:
 				f.Class = "info"
 				f.Evidence += "; " + why + ", so probe does not claim this work can move to load time"

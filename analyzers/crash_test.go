@@ -1,22 +1,18 @@
 package analyzers
 
 import (
-	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// The classifier is tested on real deaths: this test binary, run again as
-// a child, dies each way.
-func TestMain(m *testing.M) {
-	if how := os.Getenv("ANALYZERS_DIE"); how != "" {
-		die(how)
-	}
-	os.Exit(m.Run())
-}
-
+// The classifier is tested on real deaths of a purpose-built program.
 func TestClassifyRealDeaths(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "die")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/die").CombinedOutput(); err != nil {
+		t.Fatalf("building the dying program: %v\n%s", err, out)
+	}
 	for _, tc := range []struct{ how, class string }{
 		{"stack-overflow", StackOverflow},
 		{"concurrent-map-write", ConcurrentMapWrite},
@@ -25,8 +21,7 @@ func TestClassifyRealDeaths(t *testing.T) {
 		{"out-of-memory", OutOfMemory},
 	} {
 		t.Run(tc.how, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "ANALYZERS_DIE="+tc.how)
+			cmd := exec.Command(bin, tc.how)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			err := cmd.Run()

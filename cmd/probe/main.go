@@ -35,6 +35,8 @@ commands:
                    load one kind of request against the target (default: the fixture)
   all              every fixture microload in turn, one report
   http --path P    any endpoint of any server (--param name=v1,v2,… varies a query parameter)
+  analyze PROFILE… the analyzers on pprof profiles taken elsewhere
+                   (add --profile to a microload to profile the target while it runs)
   fixture serve    serve the reference target (a notes site) on loopback
 
 Run 'probe <command> -h' for its flags.
@@ -88,6 +90,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch args[0] {
 	case "fixture":
 		return runFixture(ctx, args[1:], stdout, stderr)
+	case "analyze":
+		return runAnalyze(args[1:], stdout, stderr)
 	case "all", "http", "toolslist", "sitemap", "search", "notequery", "feed", "page":
 		return runLoad(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":

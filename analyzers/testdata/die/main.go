@@ -1,6 +1,10 @@
-package analyzers
+// Command die ends itself the way its argument says: the crash classifier's
+// test builds it and classifies each death. It imports little, so that no
+// library goroutine hides a deadlock from the runtime.
+package main
 
 import (
+	"os"
 	"runtime/debug"
 	"sync"
 	"syscall"
@@ -16,9 +20,8 @@ func recurse(n int) int {
 	return recurse(n+1) + int(pad[0])
 }
 
-// die ends this process the way its name says.
-func die(how string) {
-	switch how {
+func main() {
+	switch os.Args[1] {
 	case "stack-overflow":
 		debug.SetMaxStack(8 << 20)
 		recurse(0)
