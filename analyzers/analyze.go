@@ -182,16 +182,17 @@ func byFrames(r *Rule, cpu []stack, cpuTotal int64, allocs []stack, allocTotal, 
 		if hasFrame(s, serving) {
 			reqPart += s.value
 		}
-		chain := callers(s.funcs[i:], 6)
+		chain := callers(s, i)
 		key := strings.Join(chain, "\n")
 		heaviest[key] += s.value
 		chains[key] = chain
 	}
+	cpuChains := len(chains) > 0
 	for _, s := range allocs {
 		if i := r.matchAt(s); i >= 0 {
 			allocPart += s.value
-			if cpuTotal == 0 {
-				chain := callers(s.funcs[i:], 6)
+			if !cpuChains { // no CPU sample shows the work: show where it allocates
+				chain := callers(s, i)
 				key := strings.Join(chain, "\n")
 				heaviest[key] += s.value
 				chains[key] = chain
@@ -208,18 +209,32 @@ func byFrames(r *Rule, cpu []stack, cpuTotal int64, allocs []stack, allocTotal, 
 	return f
 }
 
-// callers keeps the matched frame and its callers, without the runtime's
-// own frames and with at most n frames.
-func callers(funcs []string, n int) []string {
+// callers is what a finding shows of a stack: the matched frame (at i) and a
+// few callers, then, when it is further up, the first frame of the target's
+// own code, where the fix goes.
+func callers(s stack, i int) []string {
 	var out []string
-	for _, f := range funcs {
-		if strings.HasPrefix(f, "runtime.") && len(out) > 0 {
+	j := i
+	for ; j < len(s.funcs) && len(out) < 4; j++ {
+		if strings.HasPrefix(s.funcs[j], "runtime.") && len(out) > 0 {
 			continue
 		}
-		out = append(out, f)
-		if len(out) == n {
-			break
+		out = append(out, s.funcs[j])
+	}
+	for k := i; k < len(s.funcs); k++ {
+		if codeKind(s.funcs[k], s.files[k]) != "own" {
+			continue
 		}
+		if k >= j {
+			if k > j {
+				out = append(out, "…")
+			}
+			out = append(out, s.funcs[k])
+			if k+1 < len(s.funcs) && codeKind(s.funcs[k+1], s.files[k+1]) == "own" {
+				out = append(out, s.funcs[k+1])
+			}
+		}
+		break
 	}
 	return out
 }
@@ -267,7 +282,7 @@ func fullScan(r *Rule, cpu []stack, total int64) *Finding {
 			}
 			c := cands[fn]
 			if c == nil {
-				c = &cand{chain: callers(s.funcs[i:], 6)}
+				c = &cand{chain: callers(s, i)}
 				cands[fn] = c
 			}
 			c.part += s.value

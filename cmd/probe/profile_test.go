@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"probe/analyzers"
+)
+
+type profiledRun struct {
+	Microload string
+	Findings  []analyzers.Finding
+	Timeline  []analyzers.WindowSummary
+	Files     []string `json:"profile_files"`
+}
+
+func profileAll(t *testing.T, mode string) map[string]profiledRun {
+	t.Helper()
+	code, stdout, stderr := runProbe(t, context.Background(), "all", "--profile", "--fixture-mode", mode, "--notes", "1000",
+		"--duration", "3s", "--warmup", "1s", "--concurrency", "8", "--json", "--out", t.TempDir())
+	if code != exitOK && code != exitError {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct{ Runs []profiledRun }
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	runs := map[string]profiledRun{}
+	for _, r := range rep.Runs {
+		runs[r.Microload] = r
+		if len(r.Timeline) == 0 || !strings.Contains(strings.Join(r.Files, " "), "cpu.pb.gz") {
+			t.Errorf("%s %s: no CPU windows or profile files: %v", mode, r.Microload, r.Files)
+		}
+	}
+	return runs
+}
+
+// TestProfilesOfTheFixture is the analyzers' ground truth: real profiles of
+// the fixture, taken in the test. Per-request mode shows every seeded hot
+// spot under the right rule and endpoint; load-time mode shows none.
+func TestProfilesOfTheFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("profiles the fixture in both modes (about a minute)")
+	}
+	runs := profileAll(t, "per-request")
+	for _, want := range []struct{ microload, rules, endpoint, frame string }{
+		{"toolslist", "repeated-schema", "tools/list", "buildMCPServer"},
+		{"sitemap", "repeated-gzip", "GET /sitemap.xml", "compress/"},
+		{"page", "per-request-full-scan", "GET page", "walkFeeds"},
+		{"search", "search-highlight-doc-load", "GET /search", "bleve"},
+		{"notequery", "repeated-json-encode", "POST /query", "encoding/json"},
+		{"feed", "log-storm", "GET /feeds/podcast.xml", "log."},
+	} {
+		var got *analyzers.Finding
+		r := runs[want.microload]
+		for i, f := range r.Findings {
+			if f.Rule == want.rules {
+				got = &r.Findings[i]
+			}
+		}
+		if got == nil {
+			t.Errorf("per-request %s: no %s among %s", want.microload, want.rules, rules(r.Findings))
+			continue
+		}
+		// A log storm may cost too little CPU to be sampled: its evidence is
+		// then the lines probe counted on the target's stderr.
+		framesOK := strings.Contains(strings.Join(got.Frames, " "), want.frame) ||
+			got.Rule == "log-storm" && len(got.Frames) == 0 && strings.Contains(got.Evidence, "lines")
+		if got.Class != "load-time" || !strings.Contains(got.Endpoint, want.endpoint) || !framesOK {
+			t.Errorf("per-request %s: %s is %s on %q at %v", want.microload, got.Rule, got.Class, got.Endpoint, got.Frames)
+		}
+		if got.Evidence == "" || got.Suggestion == "" {
+			t.Errorf("per-request %s: %s without evidence or suggestion", want.microload, got.Rule)
+		}
+	}
+	for name, r := range profileAll(t, "load-time") {
+		for _, f := range r.Findings {
+			if f.Class == "load-time" {
+				t.Errorf("load-time %s: a load-time finding: %s %.0f%% (%s)", name, f.Rule, 100*f.CPUShare, f.Evidence)
+			}
+		}
+	}
+}
+
+func rules(fs []analyzers.Finding) string {
+	var ids []string
+	for _, f := range fs {
+		ids = append(ids, f.Rule+"("+f.Class+")")
+	}
+	return strings.Join(ids, ", ")
+}
