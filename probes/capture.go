@@ -22,6 +22,7 @@ type ProfileOptions struct {
 	PprofURL  *url.URL      // the target's /debug/pprof/ (trailing slash)
 	FgprofURL *url.URL      // the target's /debug/fgprof; nil: none
 	Window    time.Duration // length of one CPU window (default 5s)
+	Slack     time.Duration // a fetch may take its seconds plus this (default 20s)
 }
 
 // Profiles is what the target's profilers saw during the measured window.
@@ -59,6 +60,9 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 	if o.Window <= 0 {
 		o.Window = 5 * time.Second
 	}
+	if o.Slack <= 0 {
+		o.Slack = 20 * time.Second
+	}
 	p := &Profiles{Raw: map[string][]byte{}}
 	var mu sync.Mutex
 	warn := func(kind, format string, args ...any) {
@@ -81,7 +85,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 			if w < 500*time.Millisecond {
 				return
 			}
-			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", int(math.Max(1, math.Round(w.Seconds()))))
+			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", int(math.Max(1, math.Round(w.Seconds()))), o.Slack)
 			if err != nil {
 				warn("profile-fetch", "CPU window %d: %v", i+1, err)
 				return
@@ -93,7 +97,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 		}
 	})
 	wg.Go(func() {
-		prof, raw, err := fetchProfile(ctx, o.PprofURL, "allocs", secs)
+		prof, raw, err := fetchProfile(ctx, o.PprofURL, "allocs", secs, o.Slack)
 		if err != nil {
 			warn("profile-fetch", "allocations: %v", err)
 			return
@@ -103,10 +107,10 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 	})
 	if o.FgprofURL != nil {
 		wg.Go(func() {
-			prof, raw, err := fetchProfile(ctx, o.FgprofURL, "", secs)
+			prof, raw, err := fetchProfile(ctx, o.FgprofURL, "", secs, o.Slack)
 			if err != nil {
-				if strings.Contains(err.Error(), "status 404") {
-					warn("no-fgprof", "the target has no /debug/fgprof: no wall-clock profile")
+				if strings.Contains(err.Error(), "status 404") || strings.Contains(err.Error(), "parsing profile") {
+					warn("no-fgprof", "the target has no /debug/fgprof (it answered without a profile): no wall-clock profile")
 				} else {
 					warn("profile-fetch", "wall-clock (fgprof): %v", err)
 				}
@@ -117,7 +121,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 		})
 	}
 	wg.Wait()
-	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", 0); err == nil {
+	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", 0, o.Slack); err == nil {
 		keep("goroutine.pb.gz", raw)
 		p.Goroutine = prof
 	}
@@ -138,7 +142,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 
 // fetchProfile gets one profile; name is the pprof profile ("profile",
 // "allocs", …) or empty for fgprof's URL as given.
-func fetchProfile(ctx context.Context, base *url.URL, name string, seconds int) (*profile.Profile, []byte, error) {
+func fetchProfile(ctx context.Context, base *url.URL, name string, seconds int, slack time.Duration) (*profile.Profile, []byte, error) {
 	u := *base
 	if name != "" {
 		u = *base.JoinPath(name)
@@ -151,7 +155,7 @@ func fetchProfile(ctx context.Context, base *url.URL, name string, seconds int) 
 		q.Set("format", "pprof")
 	}
 	u.RawQuery = q.Encode()
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second+20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second+slack)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	resp, err := http.DefaultClient.Do(req)

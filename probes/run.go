@@ -133,10 +133,10 @@ func (r *Run) ErrorReasons() []string {
 	return reasons
 }
 
-// Warn adds a warning once per kind.
+// Warn adds a warning, once.
 func (r *Run) Warn(kind, msg string) {
 	for _, w := range r.Warnings {
-		if w.Kind == kind {
+		if w.Kind == kind && w.Message == msg {
 			return
 		}
 	}

@@ -77,6 +77,11 @@ func (f *loadFlags) validate() error {
 	case f.fixtureMode != "per-request" && f.fixtureMode != "load-time":
 		return usageError{fmt.Sprintf("--fixture-mode %q: want per-request or load-time", f.fixtureMode)}
 	}
+	if f.pprof != "" {
+		if u, err := url.Parse(f.pprof); err != nil || u.Host == "" {
+			return usageError{fmt.Sprintf("--pprof %q is not a URL", f.pprof)}
+		}
+	}
 	return nil
 }
 
@@ -286,10 +291,7 @@ func (f *loadFlags) profileOptions(t *probes.Target) (*probes.ProfileOptions, er
 	}
 	o := &probes.ProfileOptions{PprofURL: t.URL.JoinPath("/debug/pprof/"), FgprofURL: t.URL.JoinPath("/debug/fgprof")}
 	if f.pprof != "" {
-		u, err := url.Parse(f.pprof)
-		if err != nil || u.Host == "" {
-			return nil, usageError{fmt.Sprintf("--pprof %q is not a URL", f.pprof)}
-		}
+		u, _ := url.Parse(f.pprof) // checked by validate
 		if !strings.HasSuffix(u.Path, "/") {
 			u.Path += "/"
 		}

@@ -193,3 +193,32 @@ func TestTargetKilledByItsLoad(t *testing.T) {
 		t.Errorf("ended %q after %d requests, %d errors", rep.Ended, rep.Latency.Requests, rep.Latency.Errors)
 	}
 }
+
+func TestAnalyzeBadInput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pb.gz")
+	os.WriteFile(empty, nil, 0o644)
+	corrupt := filepath.Join(dir, "corrupt.pb.gz")
+	os.WriteFile(corrupt, []byte("\x1f\x8bnot really gzip"), 0o644)
+	rules := filepath.Join(dir, "rules.json")
+	os.WriteFile(rules, []byte("[\n {\"id\": \"x\", \"class\": }\n]"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"analyze"}, exitUsage, "usage: probe analyze"},
+		{[]string{"analyze", filepath.Join(dir, "missing.pb.gz")}, exitError, "no such file"},
+		{[]string{"analyze", empty}, exitError, "not a pprof profile"},
+		{[]string{"analyze", corrupt}, exitError, "not a pprof profile"},
+		{[]string{"analyze", "--rules", rules, corrupt}, exitUsage, "rules.json:2:"},
+		{[]string{"sitemap", "--rules", rules}, exitUsage, "rules.json:2:"},
+		{[]string{"sitemap", "--profile", "--pprof", "::"}, exitUsage, "--pprof"},
+	} {
+		code, _, stderr := runProbe(t, context.Background(), tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, stderr)
+		}
+		oneLine(t, stderr, tc.want)
+	}
+}

@@ -1,0 +1,94 @@
+package probes
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/pprof"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestProfilesOfARealServer(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		sum := 0
+		for i := range 20000 {
+			sum += i * i
+		}
+		w.Write([]byte("ok"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	tg := targetOf(t, srv)
+	o := &ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/"), FgprofURL: tg.URL.JoinPath("/debug/fgprof"), Window: time.Second}
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 2, Duration: 2 * time.Second, Profile: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := run.Profiles
+	if p == nil || len(p.Windows) != 2 || p.CPU == nil || p.Allocs == nil || p.Goroutine == nil {
+		t.Fatalf("profiles %+v", p)
+	}
+	for _, f := range []string{"cpu.pb.gz", "cpu-window-01.pb.gz", "cpu-window-02.pb.gz", "allocs.pb.gz", "goroutine.pb.gz"} {
+		if len(p.Raw[f]) == 0 {
+			t.Errorf("no %s", f)
+		}
+	}
+	if !hasWarning(run, "no-fgprof") {
+		t.Errorf("a target without fgprof: %v", run.Warnings)
+	}
+}
+
+func TestTargetWithoutPprof(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/debug/") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	tg := targetOf(t, srv)
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond,
+		Profile: &ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := run.Requests()
+	if !hasWarning(run, "no-pprof") || run.Profiles != nil || calls == 0 {
+		t.Errorf("warnings %v, profiles %v, %d calls", run.Warnings, run.Profiles, calls)
+	}
+}
+
+func TestProfileFetchFailuresAreWarnings(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }) // hangs
+	mux.HandleFunc("/debug/pprof/allocs", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("not a profile")) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	tg := targetOf(t, srv)
+	began := time.Now()
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 1, Duration: time.Second,
+		Profile: &ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/"), Window: time.Second, Slack: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(began) > 10*time.Second {
+		t.Errorf("a hanging profile held the run for %s", time.Since(began))
+	}
+	calls, _ := run.Requests()
+	var msgs []string
+	for _, w := range run.Warnings {
+		msgs = append(msgs, w.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	if calls == 0 || !strings.Contains(all, "CPU window 1") || !strings.Contains(all, "allocations") {
+		t.Errorf("%d calls, warnings:\n%s", calls, all)
+	}
+}
