@@ -182,14 +182,8 @@ func (r *Report) AddProfiles(run *probes.Run, rules []analyzers.Rule) {
 	if p == nil {
 		return
 	}
-	var ops []string
-	for _, op := range run.Ops {
-		if !op.Setup {
-			ops = append(ops, op.Name)
-		}
-	}
 	calls, _ := run.Requests()
-	ev := analyzers.Evidence{Endpoint: strings.Join(ops, ", "), Digests: run.Digests, Requests: calls,
+	ev := analyzers.Evidence{Endpoint: endpoints(run), Digests: run.Digests, Requests: calls,
 		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
 	if r.Findings = analyzers.Analyze(p.CPU, p.Allocs, ev, rules); r.Findings == nil {
 		r.Findings = []analyzers.Finding{}
@@ -212,14 +206,8 @@ func (r *Report) AddProfiles(run *probes.Run, rules []analyzers.Rule) {
 
 // crashOf classifies a target that died under a microload's load.
 func crashOf(run *probes.Run, e *probes.Exit) Crash {
-	var ops []string
-	for _, op := range run.Ops {
-		if !op.Setup {
-			ops = append(ops, op.Name)
-		}
-	}
 	c := Crash{Class: "unknown", Input: "the " + run.Microload + " load (the input that killed it is not isolated: see probe fuzz)",
-		Endpoint: strings.Join(ops, ", "), Evidence: e.Status}
+		Endpoint: endpoints(run), Evidence: e.Status}
 	if cl, ok := analyzers.ClassifyExit(e.Status, e.Stderr); ok {
 		c.Class, c.Evidence = cl.Class, e.Status+": "+cl.Evidence
 	}
@@ -227,6 +215,17 @@ func crashOf(run *probes.Run, e *probes.Exit) Crash {
 		c.Evidence += "\n" + head
 	}
 	return c
+}
+
+// endpoints names the run's measured operations: where its findings are.
+func endpoints(run *probes.Run) string {
+	var ops []string
+	for _, op := range run.Ops {
+		if !op.Setup {
+			ops = append(ops, op.Name)
+		}
+	}
+	return strings.Join(ops, ", ")
 }
 
 func firstLines(s string, n int) string {

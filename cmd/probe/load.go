@@ -22,7 +22,7 @@ import (
 // loadFlags are the common flags of the microload commands (DESIGN.md).
 type loadFlags struct {
 	target, pprof, out, fixtureMode, key, rules string
-	profile, json, synthetic, pin               bool
+	profile, json, synthetic, pin, wall         bool
 	duration, warmup, timeout                   time.Duration
 	concurrency, notes                          int
 	rate                                        float64
@@ -36,6 +36,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.StringVar(&f.pprof, "pprof", "", "URL of the target's /debug/pprof/ (default: TARGET/debug/pprof/)")
 	fs.BoolVar(&f.profile, "profile", false, "profile the target while the load runs, and name the per-request work that could move to load time")
 	fs.StringVar(&f.rules, "rules", "", "more analyzer rules, a JSON or Jsonnet file (see analyzers/rules.json)")
+	fs.BoolVar(&f.wall, "wall", true, "with --profile: also take fgprof's wall-clock profile (the costliest part of profiling)")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured time per microload")
 	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "load before the measured time, not recorded")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for one reply")
@@ -297,6 +298,9 @@ func (f *loadFlags) profileOptions(t *probes.Target) (*probes.ProfileOptions, er
 		}
 		o.PprofURL = u
 		o.FgprofURL = u.JoinPath("../fgprof")
+	}
+	if !f.wall {
+		o.FgprofURL = nil
 	}
 	// Windows short enough to show change, long enough to hold samples.
 	o.Window = min(5*time.Second, max(time.Second, f.duration/2))
