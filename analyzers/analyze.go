@@ -219,7 +219,7 @@ func callers(s stack, i int) []string {
 		if strings.HasPrefix(s.funcs[j], "runtime.") && len(out) > 0 {
 			continue
 		}
-		out = append(out, s.funcs[j])
+		out = append(out, displayName(s.funcs[j]))
 	}
 	for k := i; k < len(s.funcs); k++ {
 		if codeKind(s.funcs[k], s.files[k]) != "own" {
@@ -229,14 +229,38 @@ func callers(s stack, i int) []string {
 			if k > j {
 				out = append(out, "…")
 			}
-			out = append(out, s.funcs[k])
+			out = append(out, displayName(s.funcs[k]))
 			if k+1 < len(s.funcs) && codeKind(s.funcs[k+1], s.files[k+1]) == "own" {
-				out = append(out, s.funcs[k+1])
+				out = append(out, displayName(s.funcs[k+1]))
 			}
 		}
 		break
 	}
 	return out
+}
+
+// displayName elides the type arguments of generic functions, which Go
+// writes out whole (go.shape.struct { … } can run to hundreds of bytes).
+func displayName(fn string) string {
+	if !strings.Contains(fn, "[") {
+		return fn
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range fn {
+		switch {
+		case r == '[':
+			if depth == 0 {
+				b.WriteString("[…]")
+			}
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func heaviestChain(weights map[string]int64, chains map[string][]string) []string {
@@ -301,7 +325,7 @@ func fullScan(r *Rule, cpu []stack, total int64) *Finding {
 	var pick string
 	var pickDepth float64
 	for fn, c := range cands {
-		if float64(c.part) < 0.9*float64(bestPart) {
+		if float64(c.part) < 0.97*float64(bestPart) {
 			continue
 		}
 		d := float64(c.depth) / float64(c.part)
