@@ -305,3 +305,22 @@ func TestUnreachableTarget(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+func TestTimeoutsAreCounted(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 700 * time.Millisecond, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Errors["timeout"] < 2 {
+		t.Errorf("errors %v: want the requests that outlived the timeout counted as timeouts", run.Errors)
+	}
+}

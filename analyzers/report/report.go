@@ -171,6 +171,10 @@ func FromRun(run *probes.Run) *Report {
 	}
 	if e := run.TargetExit; e != nil {
 		r.Crashes = append(r.Crashes, crashOf(run, e))
+	} else if n := run.Errors["timeout"]; n > 0 {
+		// Requests that outlived --timeout while the process lived.
+		c := analyzers.ClassifyHang(fmt.Sprintf("%d requests got no reply within the timeout while the target's process lived", n))
+		r.Crashes = append(r.Crashes, Crash{Class: c.Class, Input: "the " + run.Microload + " load", Endpoint: endpoints(run), Evidence: c.Evidence})
 	}
 	return r
 }

@@ -92,3 +92,12 @@ func TestCombineAndWriteFolder(t *testing.T) {
 		t.Errorf("latency.hgrm is not HdrHistogram's format in ms:\n%s", hgrm)
 	}
 }
+
+func TestHangFromTimeouts(t *testing.T) {
+	run := sampleRun("search", 1000)
+	run.Errors = map[string]int64{"timeout": 3}
+	r := FromRun(run)
+	if len(r.Crashes) != 1 || r.Crashes[0].Class != "hang" || !strings.Contains(r.Crashes[0].Evidence, "3 requests") {
+		t.Errorf("crashes %+v", r.Crashes)
+	}
+}
