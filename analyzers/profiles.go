@@ -70,6 +70,9 @@ func pkgPath(fn string) string {
 	return fn[:slash+1+dot]
 }
 
+// CodeKind is codeKind for other packages (flame graphs colour by it).
+func CodeKind(fn, file string) string { return codeKind(fn, file) }
+
 // codeKind tells the target's own code from the standard library and
 // third-party modules: by the first path element (a domain has a dot) and,
 // for dotless paths, by whether the file lies in GOROOT/src.

@@ -4,14 +4,18 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/google/pprof/profile"
 
 	"probe/analyzers"
+	"probe/flamegraphs"
 	"probe/probes"
 )
 
@@ -201,11 +205,40 @@ func (r *Report) AddProfiles(run *probes.Run, rules []analyzers.Rule) {
 				profiled.Seconds(), tp.CPU.Seconds())})
 		}
 	}
-	r.profiles = p.Raw
-	for name := range p.Raw {
+	r.profiles = maps.Clone(p.Raw)
+	r.addFlameGraphs(p)
+	for name := range r.profiles {
 		r.ProfileFiles = append(r.ProfileFiles, name)
 	}
 	sort.Strings(r.ProfileFiles)
+}
+
+// addFlameGraphs draws flame.html (CPU) and flame-alloc.html, the frames
+// the findings name outlined.
+func (r *Report) addFlameGraphs(p *probes.Profiles) {
+	named := map[string]bool{}
+	for _, f := range r.Findings {
+		for _, fr := range f.Frames {
+			named[fr] = true
+		}
+	}
+	for _, g := range []struct {
+		file, index string
+		prof        *profile.Profile
+	}{{"flame.html", "cpu", p.CPU}, {"flame-alloc.html", "alloc_space", p.Allocs}} {
+		if g.prof == nil {
+			continue
+		}
+		t, err := flamegraphs.Fold(g.prof, g.index, nil)
+		if err != nil {
+			continue
+		}
+		var b bytes.Buffer
+		title := fmt.Sprintf("%s: %s of %s", r.Microload, t.Sample, r.Target)
+		if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: title, Highlight: named}) == nil {
+			r.profiles[g.file] = b.Bytes()
+		}
+	}
 }
 
 // crashOf classifies a target that died under a microload's load.

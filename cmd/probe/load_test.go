@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,49 @@ func TestAnalyzeBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, stderr)
 		}
 		oneLine(t, stderr, tc.want)
+	}
+}
+
+func TestFlameCommand(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.pb.gz")
+	// A real CPU profile of this test process.
+	f, _ := os.Create(prof)
+	pprof.StartCPUProfile(f)
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+		_ = fmt.Sprint(time.Now())
+	}
+	pprof.StopCPUProfile()
+	f.Close()
+	corrupt := filepath.Join(dir, "corrupt.pb.gz")
+	os.WriteFile(corrupt, []byte("garbage"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"flame", prof}, exitUsage, "usage: probe flame"},
+		{[]string{"flame", prof, "-o", filepath.Join(dir, "x.png")}, exitUsage, "want a .html or .svg"},
+		{[]string{"flame", corrupt, "-o", filepath.Join(dir, "x.html")}, exitError, "not a pprof profile"},
+		{[]string{"flame", prof, "--sample-index", "alloc_space", "-o", filepath.Join(dir, "x.html")}, exitError, "valid: samples, cpu"},
+		{[]string{"flame", prof, "--focus", "(", "-o", filepath.Join(dir, "x.html")}, exitUsage, "--focus"},
+	} {
+		code, _, stderr := runProbe(t, context.Background(), tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, stderr)
+		}
+		oneLine(t, stderr, tc.want)
+	}
+	for _, out := range []string{"flame.html", "flame.svg", "diff.html"} {
+		args := []string{"flame", prof, "-o", filepath.Join(dir, out)}
+		if out == "diff.html" {
+			args = append(args, "--base", prof)
+		}
+		if code, _, stderr := runProbe(t, context.Background(), args...); code != exitOK {
+			t.Errorf("%s: exit %d: %s", out, code, stderr)
+		}
+		if st, err := os.Stat(filepath.Join(dir, out)); err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v", out, err)
+		}
 	}
 }

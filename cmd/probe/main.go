@@ -36,6 +36,8 @@ commands:
   all              every fixture microload in turn, one report
   http --path P    any endpoint of any server (--param name=v1,v2,… varies a query parameter)
   analyze PROFILE… the analyzers on pprof profiles taken elsewhere
+  flame PROFILE -o FILE.html|FILE.svg [--base PROFILE]
+                   a flame graph (differential with --base)
                    (add --profile to a microload to profile the target while it runs)
   fixture serve    serve the reference target (a notes site) on loopback
 
@@ -92,6 +94,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runFixture(ctx, args[1:], stdout, stderr)
 	case "analyze":
 		return runAnalyze(args[1:], stdout, stderr)
+	case "flame":
+		return runFlame(args[1:], stdout, stderr)
 	case "all", "http", "toolslist", "sitemap", "search", "notequery", "feed", "page":
 		return runLoad(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":

@@ -30,7 +30,8 @@ func profileAll(t *testing.T, mode string) map[string]profiledRun {
 	runs := map[string]profiledRun{}
 	for _, r := range rep.Runs {
 		runs[r.Microload] = r
-		if len(r.Timeline) == 0 || !strings.Contains(strings.Join(r.Files, " "), "cpu.pb.gz") {
+		files := strings.Join(r.Files, " ")
+		if len(r.Timeline) == 0 || !strings.Contains(files, "cpu.pb.gz") || !strings.Contains(files, "flame.html") || !strings.Contains(files, "flame-alloc.html") {
 			t.Errorf("%s %s: no CPU windows or profile files: %v", mode, r.Microload, r.Files)
 		}
 	}
