@@ -155,11 +155,14 @@ func TestHTMLInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", browser, err)
 	}
-	m := regexp.MustCompile(`frames=(\d+) matches=(\d+) share=([0-9.]+)`).FindSubmatch(out)
+	m := regexp.MustCompile(`frames=(\d+) matches=(\d+) share=([0-9.]+) sandwich=(\w+) errors=(\d+)`).FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("the page did not run its self-test:\n%.2000s", out)
 	}
 	// walkFeeds carries 3 of every 5 sample units.
+	if string(m[4]) != "true" || string(m[5]) != "0" {
+		t.Errorf("sandwich view shown: %s, script errors: %s", m[4], m[5])
+	}
 	if string(m[2]) != "7" || string(m[3]) != "60.00" || string(m[1]) == "0" {
 		t.Errorf("self-test: frames %s, matches %s, share %s; want 7 matches, 60.00%%", m[1], m[2], m[3])
 	}

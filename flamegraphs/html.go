@@ -80,6 +80,11 @@ canvas { display: block; }
 <script id="data" type="application/json">{{.Data}}</script>
 <script>
 "use strict";
+let pageErrors = 0;
+window.addEventListener("error", () => { pageErrors++; });
+</script>
+<script>
+"use strict";
 const D = JSON.parse(document.getElementById("data").textContent);
 const H = 17, KIND = ["", "runtime", "standard library", "third-party", "own code"];
 function build(a, parent, depth) {
@@ -211,7 +216,11 @@ if (location.hash.startsWith("#selftest=")) {
   const term = decodeURIComponent(location.hash.slice(10));
   const r = search(term);
   const st = document.getElementById("selftest");
-  st.textContent = "frames=" + window.flameState.frames + " matches=" + r.count + " share=" + r.share.toFixed(2);
+  // Exercise the rest of the page too, then report.
+  const hit = rects.find(x => x.n.name.includes(term));
+  if (hit) { zoom = hit.n; selected = hit.n.name; draw(); sandwich(selected); zoom = root; draw(); }
+  st.textContent = "frames=" + window.flameState.frames + " matches=" + r.count + " share=" + r.share.toFixed(2) +
+    " sandwich=" + (document.getElementById("sandwich").style.display === "block") + " errors=" + pageErrors;
 }
 </script></body></html>
 `))
