@@ -118,7 +118,8 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %d |\n", sub.Microload, sub.Latency.Requests, sub.Latency.RPS, fmtMS(sub.Latency.P50), fmtMS(sub.Latency.P99), sub.Latency.Errors)
 		}
 		for _, sub := range r.Runs {
-			b.WriteString("\n" + strings.Replace(sub.Markdown(), "# ", "## ", 1))
+			md := strings.ReplaceAll(sub.Markdown(), "\n## ", "\n### ")
+			b.WriteString("\n" + strings.Replace(md, "# ", "## ", 1))
 		}
 		return b.String()
 	}
@@ -140,16 +141,6 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n## Errors\n\n")
 		for _, reason := range sortedErrors(r.Errors) {
 			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], reason)
-		}
-	}
-	if len(r.ReplyDigests) > 0 {
-		b.WriteString("\n## Replies per request key\n\n| key | requests | distinct replies |\n|---|---:|---:|\n")
-		for i, d := range r.ReplyDigests {
-			if i == 30 {
-				fmt.Fprintf(&b, "| … %d more keys | | |\n", len(r.ReplyDigests)-30)
-				break
-			}
-			fmt.Fprintf(&b, "| `%s` | %d | %d |\n", strings.ReplaceAll(d.Key, "|", `\|`), d.Requests, d.Distinct)
 		}
 	}
 	if len(r.Findings) > 0 {
@@ -182,6 +173,16 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n## Warnings\n\n")
 		for _, w := range r.Warnings {
 			fmt.Fprintf(&b, "- **%s**: %s\n", w.Kind, w.Message)
+		}
+	}
+	if len(r.ReplyDigests) > 0 {
+		b.WriteString("\n## Replies per request key\n\n| key | requests | distinct replies |\n|---|---:|---:|\n")
+		for i, d := range r.ReplyDigests {
+			if i == 30 {
+				fmt.Fprintf(&b, "| … %d more keys | | |\n", len(r.ReplyDigests)-30)
+				break
+			}
+			fmt.Fprintf(&b, "| `%s` | %d | %d |\n", strings.ReplaceAll(d.Key, "|", `\|`), d.Requests, d.Distinct)
 		}
 	}
 	return b.String()
