@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -77,9 +78,10 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) []Finding 
 	cpuStacks, cpuTotal := stacks(cpu, "cpu")
 	allocStacks, allocTotal := stacks(allocs, "alloc_space")
 	var requestTotal int64
-	for _, s := range cpuStacks {
-		if hasFrame(s, serving) {
-			requestTotal += s.value
+	for i := range cpuStacks {
+		if hasFrame(cpuStacks[i], serving) {
+			cpuStacks[i].serving = true
+			requestTotal += cpuStacks[i].value
 		}
 	}
 	invariant, why := ev.replyInvariance()
@@ -153,19 +155,51 @@ func hasFrame(s stack, re *regexp.Regexp) bool {
 
 // matchAt is the index (leaf first) of the first frame r matches, or -1.
 func (r *Rule) matchAt(s stack) int {
-	for _, ex := range r.exclude {
-		if hasFrame(s, ex) {
+	for _, f := range s.funcs {
+		if r.memo.excluded(r, f) {
 			return -1
 		}
 	}
 	for i, f := range s.funcs {
-		for _, re := range r.frames {
-			if re.MatchString(f) {
-				return i
-			}
+		if r.memo.matched(r, f) {
+			return i
 		}
 	}
 	return -1
+}
+
+// ruleMemo remembers a rule's verdict per function name: a profile repeats
+// a few thousand names across its samples, and each regexp runs once per name.
+type ruleMemo struct {
+	mu             sync.Mutex
+	match, exclude map[string]bool
+}
+
+func (m *ruleMemo) matched(r *Rule, fn string) bool {
+	return m.verdict(m.match, r.frames, fn)
+}
+
+func (m *ruleMemo) excluded(r *Rule, fn string) bool {
+	if len(r.exclude) == 0 {
+		return false
+	}
+	return m.verdict(m.exclude, r.exclude, fn)
+}
+
+func (m *ruleMemo) verdict(cache map[string]bool, res []*regexp.Regexp, fn string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := cache[fn]
+	if !ok {
+		for _, re := range res {
+			if re.MatchString(fn) {
+				v = true
+				break
+			}
+		}
+		cache[fn] = v
+	}
+	return v
 }
 
 // byFrames measures a rule's work: the samples with one of its frames.
@@ -179,7 +213,7 @@ func byFrames(r *Rule, cpu []stack, cpuTotal int64, allocs []stack, allocTotal, 
 			continue
 		}
 		cpuPart += s.value
-		if hasFrame(s, serving) {
+		if s.serving {
 			reqPart += s.value
 		}
 		chain := callers(s, i)

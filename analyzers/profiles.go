@@ -11,9 +11,10 @@ import (
 // stack is one sample as analyzers see it: function names leaf first
 // (inlined calls expanded) and the sample's value.
 type stack struct {
-	funcs []string
-	files []string
-	value int64
+	funcs   []string
+	files   []string
+	value   int64
+	serving bool // under net/http's conn.serve: request handling
 }
 
 // stacks flattens p's samples at the value index named typ (the last index

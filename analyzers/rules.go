@@ -27,6 +27,7 @@ type Rule struct {
 	VaryingSuggestion string   `json:"varying_suggestion,omitempty"`
 
 	frames, exclude []*regexp.Regexp
+	memo            *ruleMemo // shared by copies of the rule
 }
 
 //go:embed rules.json
@@ -118,6 +119,7 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 			}
 			r.exclude = append(r.exclude, re)
 		}
+		r.memo = &ruleMemo{match: map[string]bool{}, exclude: map[string]bool{}}
 		if r.MinShare == 0 {
 			r.MinShare = 0.05
 		}

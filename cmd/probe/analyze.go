@@ -21,25 +21,22 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the findings as JSON on stdout")
 	rulesFile := fs.String("rules", "", "more analyzer rules, a JSON or Jsonnet file")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageError{err.Error()}
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() == 0 {
+	if len(paths) == 0 {
 		return usageError{"usage: probe analyze [--json] [--rules FILE] PROFILE…"}
 	}
 	rules := analyzers.DefaultRules()
 	if *rulesFile != "" {
-		var err error
 		if rules, err = analyzers.LoadRules(*rulesFile); err != nil {
 			return usageError{err.Error()}
 		}
 	}
 	var cpus []*profile.Profile
 	var allocs *profile.Profile
-	for _, path := range fs.Args() {
+	for _, path := range paths {
 		p, err := readProfile(path)
 		if err != nil {
 			return err
@@ -68,7 +65,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 		findings = []analyzers.Finding{}
 	}
 	if *asJSON {
-		b, _ := json.MarshalIndent(map[string]any{"profiles": fs.Args(), "findings": findings}, "", "  ")
+		b, _ := json.MarshalIndent(map[string]any{"profiles": paths, "findings": findings}, "", "  ")
 		stdout.Write(append(b, '\n'))
 		return nil
 	}

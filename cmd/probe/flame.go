@@ -20,19 +20,9 @@ func runFlame(args []string, stdout, stderr io.Writer) error {
 	base := fs.String("base", "", "base profile: draw a differential flame graph (red grew, blue shrank)")
 	index := fs.String("sample-index", "", "sample type to draw (cpu, alloc_space, …; default: the profile's)")
 	focus := fs.String("focus", "", "only stacks with a frame matching this regexp")
-	// Flags may follow the profile: parse them wherever they stand.
-	var paths []string
-	for rest := args; len(rest) > 0; {
-		if err := fs.Parse(rest); err != nil {
-			if err == flag.ErrHelp {
-				return err
-			}
-			return usageError{err.Error()}
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			paths, rest = append(paths, rest[0]), rest[1:]
-		}
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(paths) != 1 || *out == "" {
 		return usageError{"usage: probe flame PROFILE [--base PROFILE] [--sample-index NAME] [--focus REGEXP] -o FILE.html|FILE.svg"}
@@ -79,4 +69,23 @@ func runFlame(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d bytes\n", *out, buf.Len())
 	return nil
+}
+
+// parseInterspersed parses flags wherever they stand among the arguments
+// (probe flame cpu.pb.gz -o x.html) and returns the other arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			rest, args = append(rest, args[0]), args[1:]
+		}
+	}
+	return rest, nil
 }
