@@ -66,3 +66,42 @@ func ClassifyExit(status, stderr string) (c Classification, ok bool) {
 func ClassifyHang(evidence string) Classification {
 	return Classification{Class: Hang, Evidence: evidence}
 }
+
+// goroutineHeader starts a goroutine's trace in a Go crash dump.
+// Fatal errors print "goroutine 7 gp=0x… m=4 mp=0x… [running]:".
+var goroutineHeader = regexp.MustCompile(`^goroutine \d+ (.* )?\[.*\]:$`)
+
+// CrashFrames are the top functions of the first goroutine trace in a Go
+// crash dump or a recovered panic's log, the runtime's and net/http's
+// recovery frames left out: what tells one crash from another.
+func CrashFrames(stderr string, n int) []string {
+	var frames []string
+	in := false
+	for _, l := range strings.Split(stderr, "\n") {
+		if !in {
+			in = goroutineHeader.MatchString(l)
+			continue
+		}
+		if l == "" || goroutineHeader.MatchString(l) {
+			if len(frames) > 0 {
+				break
+			}
+			continue
+		}
+		if strings.HasPrefix(l, "\t") || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "created by ") || strings.HasPrefix(l, "...") {
+			continue
+		}
+		fn := l
+		if i := strings.LastIndex(fn, "("); i > 0 {
+			fn = fn[:i]
+		}
+		if strings.HasPrefix(fn, "runtime.") || fn == "panic" || strings.HasPrefix(fn, "net/http.(*conn).serve.func") {
+			continue
+		}
+		frames = append(frames, fn)
+		if len(frames) == n {
+			break
+		}
+	}
+	return frames
+}

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,6 +72,9 @@ type FixtureOptions struct {
 	Notes      int
 	Synthetic  bool
 	Key        string
+	Args       []string  // more `probe fixture serve` flags, e.g. --max-stack
+	MemLimit   uint64    // address-space cap in bytes; 0: none
+	Stderr     io.Writer // gets a copy of the fixture's stderr
 }
 
 // StartFixture runs `probe fixture serve` on a free loopback port and waits
@@ -95,30 +100,62 @@ func StartFixture(ctx context.Context, o FixtureOptions) (*Child, error) {
 	if o.Key != "" {
 		args = append(args, "--key", o.Key)
 	}
-	return StartChild(ctx, append([]string{exe}, args...), nil, 3*time.Minute)
+	args = append(args, o.Args...)
+	return Start(ctx, ChildSpec{Argv: append([]string{exe}, args...), Wait: 3 * time.Minute, MemLimit: o.MemLimit, Stderr: o.Stderr})
 }
 
 // StartChild starts argv and waits up to wait for a line on its stdout that
 // holds its URL ("listening on http://…").
 func StartChild(ctx context.Context, argv []string, env []string, wait time.Duration) (*Child, error) {
+	return Start(ctx, ChildSpec{Argv: argv, Env: env, Wait: wait})
+}
+
+// ChildSpec says how to start a target process and how to know it serves.
+type ChildSpec struct {
+	Argv []string
+	Env  []string // added to probe's environment
+	Wait time.Duration
+	// Addr, when set, is where the process will listen: it is ready once a
+	// TCP connection there succeeds. Otherwise it is ready when it prints a
+	// line holding its URL on stdout.
+	Addr     string
+	MemLimit uint64    // RLIMIT_AS in bytes, set on the process as it starts; 0: none
+	Stderr   io.Writer // gets a copy of stderr (e.g. to watch for recovered panics)
+}
+
+// Start starts a supervised child and waits until it serves.
+func Start(ctx context.Context, spec ChildSpec) (*Child, error) {
+	argv := spec.Argv
+	if len(argv) == 0 {
+		return nil, errors.New("no command to start")
+	}
+	if spec.MemLimit > 0 {
+		// The cap must hold from exec on: set on a running Go process it can
+		// land in the middle of the runtime's start and kill it. The shell's
+		// ulimit sets it, then exec keeps the process id.
+		argv = append([]string{"/bin/sh", "-c", `ulimit -v "$0" && exec "$@"`, strconv.FormatUint(spec.MemLimit>>10, 10)}, argv...)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	c := &Child{cmd: cmd, Stderr: &StreamCounter{}, exited: make(chan struct{})}
 	cmd.Stderr = c.Stderr
+	if spec.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(c.Stderr, spec.Stderr)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %v", argv[0], err)
+		return nil, fmt.Errorf("start %s: %v", spec.Argv[0], unwrapExecError(err))
 	}
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		found := false
 		for sc.Scan() {
-			if i := strings.Index(sc.Text(), "http://"); i >= 0 && !found {
+			if i := strings.Index(sc.Text(), "http://"); i >= 0 && !found && spec.Addr == "" {
 				found = true
 				urls <- strings.Fields(sc.Text()[i:])[0]
 			}
@@ -126,25 +163,58 @@ func StartChild(ctx context.Context, argv []string, env []string, wait time.Dura
 		io.Copy(io.Discard, stdout)
 	}()
 	go func() { c.waitErr = cmd.Wait(); close(c.exited) }()
-	timer := time.NewTimer(wait)
+	if spec.Addr != "" {
+		go func() {
+			for {
+				conn, err := net.DialTimeout("tcp", spec.Addr, time.Second)
+				if err == nil {
+					conn.Close()
+					urls <- "http://" + spec.Addr
+					return
+				}
+				select {
+				case <-c.exited:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	timer := time.NewTimer(spec.Wait)
 	defer timer.Stop()
 	select {
 	case u := <-urls:
 		if _, err := url.Parse(u); err != nil {
 			c.Stop()
-			return nil, fmt.Errorf("%s printed a bad URL %q", argv[0], u)
+			return nil, fmt.Errorf("%s printed a bad URL %q", spec.Argv[0], u)
 		}
 		c.URL = u
 		return c, nil
 	case <-c.exited:
-		return nil, fmt.Errorf("%s exited before it listened: %s", argv[0], c.ExitReason())
+		return nil, fmt.Errorf("%s exited before it listened: %s", spec.Argv[0], c.ExitReason())
 	case <-timer.C:
 		c.Stop()
-		return nil, fmt.Errorf("%s did not print its URL within %s", argv[0], wait)
+		if spec.Addr != "" {
+			return nil, fmt.Errorf("%s did not listen on %s within %s", spec.Argv[0], spec.Addr, spec.Wait)
+		}
+		return nil, fmt.Errorf("%s did not print its URL within %s", spec.Argv[0], spec.Wait)
 	case <-ctx.Done():
 		c.Stop()
 		return nil, ctx.Err()
 	}
+}
+
+// unwrapExecError drops os/exec's repetition of the path.
+func unwrapExecError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
 }
 
 // Exit describes how the process ended; nil while it runs.
@@ -182,6 +252,13 @@ func (c *Child) ExitReason() string {
 	if line := FirstFatalLine(c.Stderr.Head()); line != "" {
 		return status + ": " + line
 	}
+	if lines := strings.Split(strings.TrimSpace(c.Stderr.Head()), "\n"); lines[len(lines)-1] != "" {
+		last := lines[len(lines)-1]
+		if len(last) > 300 {
+			last = last[:300] + "…"
+		}
+		return status + ": " + last
+	}
 	return status
 }
 
@@ -196,6 +273,18 @@ func FirstFatalLine(stderr string) string {
 		}
 	}
 	return ""
+}
+
+// Kill ends the process and its group at once: a target that hangs on an
+// input would only wait out a graceful shutdown.
+func (c *Child) Kill() {
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
+	syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	<-c.exited
 }
 
 // Stop ends the process: SIGTERM to its group, SIGKILL after 5 s.

@@ -46,10 +46,12 @@ type Report struct {
 	Runs          []*Report                 `json:"runs,omitempty"`     // probe all: one report per microload
 	Timeline      []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a --profile run
 	ProfileFiles  []string                  `json:"profile_files,omitempty"`
+	Fuzz          *FuzzSummary              `json:"fuzz,omitempty"`
 
 	latency  *hdrhistogram.Histogram
 	ops      map[string]*hdrhistogram.Histogram
 	profiles map[string][]byte // file name → bytes, written with the report
+	files    map[string][]byte // other files by relative path (crashers/…)
 }
 
 // Latency summarises the measured operations (session set-up excluded).
@@ -74,6 +76,17 @@ type Crash struct {
 	Input    string `json:"input"`
 	Endpoint string `json:"endpoint"`
 	Evidence string `json:"evidence"`
+
+	// A fuzz run's crashes add these.
+	Frames      []string `json:"frames,omitempty"`         // top of the crash stack, runtime frames left out
+	Repro       string   `json:"repro,omitempty"`          // one line that reproduces it against a running target
+	File        string   `json:"file,omitempty"`           // under crashers/
+	Original    string   `json:"original_input,omitempty"` // as the search found it, before shrinking
+	Shrink      string   `json:"shrink,omitempty"`
+	FoundAfterS float64  `json:"found_after_s,omitempty"`
+	Seen        int      `json:"seen,omitempty"`
+	Confirmed   bool     `json:"confirmed,omitempty"`
+	Concurrent  bool     `json:"concurrent,omitempty"` // shows only under concurrent requests
 }
 
 // Operation is one row of the table.

@@ -23,6 +23,10 @@ func (r *Report) JSON() []byte {
 // WriteTable prints the latency table in the manner of seed 000, then the
 // errors and warnings.
 func (r *Report) WriteTable(w io.Writer) {
+	if r.Fuzz != nil {
+		r.writeFuzzTable(w)
+		return
+	}
 	if len(r.Runs) > 0 {
 		for _, sub := range r.Runs {
 			sub.WriteTable(w)
@@ -110,6 +114,9 @@ func sortedErrors(m map[string]int64) []string {
 
 // Markdown is report.md.
 func (r *Report) Markdown() string {
+	if r.Fuzz != nil {
+		return r.fuzzMarkdown()
+	}
 	var b strings.Builder
 	if len(r.Runs) > 0 {
 		fmt.Fprintf(&b, "# probe all against %s\n\n", r.Target)
@@ -209,6 +216,14 @@ func (r *Report) WriteFolder(dir string) error {
 	}
 	for _, sub := range r.Runs {
 		if err := sub.WriteFolder(filepath.Join(dir, sub.Microload)); err != nil {
+			return err
+		}
+	}
+	for name, raw := range r.files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
+
+	"github.com/dustin/go-humanize"
 
 	"probe/fixtures"
 	"probe/fixtures/site"
@@ -24,6 +27,7 @@ func runFixture(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seed := fs.Uint64("seed", 1, "vault generator seed")
 	dir := fs.String("vault", "", "serve this folder of Markdown notes (an Obsidian vault) instead of a generated one")
 	key := fs.String("key", fixtures.DefaultKey, "bearer token of the keyed access class (sees private notes, admin endpoints)")
+	maxStack := fs.String("max-stack", "", "cap each goroutine's stack (e.g. 64MB; Go's default is 1GB): fuzz runs use it so a stack overflow takes milliseconds, not tens of seconds")
 	if err := fs.Parse(args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			return err
@@ -40,6 +44,16 @@ func runFixture(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *notes <= 0 {
 		return usageError{fmt.Sprintf("--notes must be positive, got %d", *notes)}
 	}
+	if *maxStack != "" {
+		n, err := parseBytes(*maxStack)
+		if err != nil || n < 1<<20 {
+			return usageError{fmt.Sprintf("--max-stack: want a size of at least 1MB such as 64MB, got %q", *maxStack)}
+		}
+		debug.SetMaxStack(int(n))
+	}
 	return fixtures.Serve(ctx, fixtures.ServeOptions{Addr: *addr, Mode: m, Notes: *notes, Synthetic: *synthetic,
 		Seed: *seed, Vault: *dir, Key: *key, Stdout: stdout, Stderr: stderr})
 }
+
+// parseBytes reads a size such as 64MB or 4GiB.
+func parseBytes(s string) (uint64, error) { return humanize.ParseBytes(s) }

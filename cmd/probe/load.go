@@ -330,7 +330,11 @@ func (p *progressLine) update(pr probes.Progress) {
 	if pr.Warmup {
 		phase = " (warm-up)"
 	}
-	line := fmt.Sprintf("%s %5.1fs%s  requests %d  errors %d  rps %.0f", p.name, pr.Elapsed.Seconds(), phase, pr.Requests, pr.Errors, pr.RPS)
+	p.show(fmt.Sprintf("%s %5.1fs%s  requests %d  errors %d  rps %.0f", p.name, pr.Elapsed.Seconds(), phase, pr.Requests, pr.Errors, pr.RPS))
+}
+
+// show replaces the live line (a terminal) or logs it now and then.
+func (p *progressLine) show(line string) {
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		return

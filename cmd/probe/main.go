@@ -39,6 +39,9 @@ commands:
   flame PROFILE -o FILE.html|FILE.svg [--base PROFILE]
                    a flame graph (differential with --base)
                    (add --profile to a microload to profile the target while it runs)
+  fuzz notequery | fuzz http --cmd "SERVER COMMAND" --path "/x?d={int}"
+                   find the inputs that crash, hang or panic a supervised server;
+                   classify, shrink and save them with a reproduction
   fixture serve    serve the reference target (a notes site) on loopback
 
 Run 'probe <command> -h' for its flags.
@@ -96,6 +99,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAnalyze(args[1:], stdout, stderr)
 	case "flame":
 		return runFlame(args[1:], stdout, stderr)
+	case "fuzz":
+		return runFuzz(ctx, args[1:], stdout, stderr)
 	case "all", "http", "toolslist", "sitemap", "search", "notequery", "feed", "page":
 		return runLoad(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":

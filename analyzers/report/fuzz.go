@@ -1,0 +1,266 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+
+	"probe/analyzers"
+	"probe/probes"
+	"probe/probes/fuzz"
+)
+
+// FuzzSummary is what a fuzz run did besides its crashes.
+type FuzzSummary struct {
+	Templates     []string         `json:"templates"`
+	Inputs        int64            `json:"inputs"`
+	Statuses      map[string]int64 `json:"statuses"`      // replies by HTTP status
+	ErrorReplies  map[string]int64 `json:"error_replies"` // error replies and transport errors by reason, numbers elided
+	Rejected      int64            `json:"rejected"`      // inputs answered with a 4xx while the target lived
+	Restarts      int              `json:"restarts"`
+	SearchS       float64          `json:"search_s"`
+	ShrinkS       float64          `json:"shrink_s"`
+	Concurrency   int              `json:"concurrency"`
+	MemLimitBytes uint64           `json:"mem_limit_bytes,omitempty"`
+	Server        string           `json:"server"` // how to start the target for the reproductions
+}
+
+// FuzzSetting is what the report says about how the run was made.
+type FuzzSetting struct {
+	Name        string // "fuzz notequery", "fuzz http"
+	Concurrency int
+	MemLimit    uint64
+	Server      string // a command that starts the target on ReproBase's address
+	ReproBase   string // the URL the reproductions send to, e.g. http://127.0.0.1:8080
+	Header      map[string]string
+}
+
+// maxInputText bounds an input quoted in report.json and report.md; the
+// whole input is in crashers/.
+const maxInputText = 2000
+
+// FromFuzz builds the report of a fuzz run and the crasher files that go
+// with it.
+func FromFuzz(res *fuzz.Result, s FuzzSetting) *Report {
+	r := &Report{Microload: s.Name, Target: res.Target, Mode: "fuzz", DurationS: res.Search.Seconds(),
+		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{}, Errors: map[string]int64{},
+		Operations: []Operation{}, ReplyDigests: []Digest{}, Ended: res.Ended, Concurrency: s.Concurrency, files: map[string][]byte{}}
+	var errs int64
+	for code, n := range res.Statuses {
+		if code >= 400 {
+			errs += n
+		}
+	}
+	for reason, n := range res.Failures {
+		if strings.HasPrefix(reason, "no reply") {
+			errs += n
+		}
+	}
+	r.Latency = Latency{Requests: res.Inputs, Errors: errs}
+	if res.Search > 0 {
+		r.Latency.RPS = float64(res.Inputs) / res.Search.Seconds()
+	}
+	r.Fuzz = &FuzzSummary{Templates: res.Templates, Inputs: res.Inputs, Statuses: map[string]int64{}, ErrorReplies: map[string]int64{},
+		Rejected: res.Hostile, Restarts: res.Restarts, SearchS: res.Search.Seconds(), ShrinkS: res.Shrinking.Seconds(),
+		Concurrency: s.Concurrency, MemLimitBytes: s.MemLimit, Server: s.Server}
+	for code, n := range res.Statuses {
+		r.Fuzz.Statuses[fmt.Sprint(code)] = n
+	}
+	for _, reason := range topReasons(res.Failures, 20) {
+		r.Fuzz.ErrorReplies[reason] = res.Failures[reason]
+	}
+	for i, c := range res.Crashes {
+		base := fmt.Sprintf("crashers/%d-%s", i+1, c.Class)
+		rc := Crash{Class: c.Class, Input: requestText(c.Method, c.Path, c.Body), Endpoint: c.Endpoint, Evidence: c.Evidence,
+			Frames: c.Frames, Repro: reproLine(s, c, base), File: base + ".txt", Shrink: c.Shrink,
+			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent}
+		if m, p, b := requestOf(res, c); requestText(m, p, b) != rc.Input {
+			rc.Original = requestText(m, p, b)
+		}
+		if len(c.Body) > 0 {
+			r.files[base+".body"] = c.Body
+		}
+		r.files[base+".txt"] = []byte(crasherText(rc, s, c))
+		r.Crashes = append(r.Crashes, rc)
+	}
+	if res.Ended != "" {
+		r.Warn("ended-early", res.Ended)
+	}
+	return r
+}
+
+// Warn adds a warning once.
+func (r *Report) Warn(kind, msg string) {
+	for _, w := range r.Warnings {
+		if w.Kind == kind && w.Message == msg {
+			return
+		}
+	}
+	r.Warnings = append(r.Warnings, probes.Warning{Kind: kind, Message: msg})
+}
+
+func requestOf(res *fuzz.Result, c *fuzz.Crash) (string, string, []byte) {
+	if len(c.Original.Values) == 0 {
+		return c.Method, c.Path, c.Body
+	}
+	return res.Render(c.Original)
+}
+
+func requestText(method, path string, body []byte) string {
+	s := method + " " + path
+	if len(body) > 0 {
+		s += " " + string(body)
+	}
+	if len(s) > maxInputText {
+		s = fmt.Sprintf("%s… (%d bytes in all)", s[:maxInputText], len(s))
+	}
+	return s
+}
+
+// reproLine is one shell line that sends the crashing input to a target
+// started with s.Server; copies in parallel when it needs concurrency.
+func reproLine(s FuzzSetting, c *fuzz.Crash, base string) string {
+	u := strings.TrimRight(s.ReproBase, "/") + c.Path
+	var b strings.Builder
+	b.WriteString("curl -sS -o /dev/null -w '%{http_code}\\n'")
+	if c.Method != "GET" || len(c.Body) > 0 {
+		fmt.Fprintf(&b, " -X %s", c.Method)
+	}
+	keys := make([]string, 0, len(s.Header))
+	for k := range s.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " -H %s", shellQuote(k+": "+s.Header[k]))
+	}
+	if len(c.Body) > 0 {
+		fmt.Fprintf(&b, " --data-binary @%s.body", base)
+	}
+	fmt.Fprintf(&b, " %s", shellQuote(u))
+	if c.Concurrent {
+		return fmt.Sprintf("seq 400 | xargs -P %d -I{} %s", max(s.Concurrency, 4), b.String())
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func crasherText(rc Crash, s FuzzSetting, c *fuzz.Crash) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "class: %s\nendpoint: %s\nevidence: %s\n", rc.Class, rc.Endpoint, rc.Evidence)
+	if len(rc.Frames) > 0 {
+		fmt.Fprintf(&b, "frames: %s\n", strings.Join(rc.Frames, " ← "))
+	}
+	fmt.Fprintf(&b, "shrink: %s\n", rc.Shrink)
+	if rc.Concurrent {
+		b.WriteString("needs concurrency: it shows only when copies of the request run at once\n")
+	}
+	fmt.Fprintf(&b, "\nstart the target:  %s\nreproduce (from the report folder):  %s\n\nrequest: %s %s\n", s.Server, rc.Repro, c.Method, c.Path)
+	if q, err := url.QueryUnescape(c.Path); err == nil && q != c.Path {
+		fmt.Fprintf(&b, "decoded: %s\n", q)
+	}
+	if len(c.Body) > 0 {
+		fmt.Fprintf(&b, "body (%d bytes):\n%s\n", len(c.Body), c.Body)
+	}
+	if rc.Original != "" {
+		fmt.Fprintf(&b, "\nas found, before shrinking: %s\n", rc.Original)
+	}
+	if c.Stderr != "" {
+		head := c.Stderr
+		if len(head) > 8000 {
+			head = head[:8000] + "\n…"
+		}
+		fmt.Fprintf(&b, "\nthe target's stderr:\n%s\n", head)
+	}
+	return b.String()
+}
+
+func topReasons(m map[string]int64, n int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j]
+	})
+	return keys[:min(n, len(keys))]
+}
+
+func (r *Report) fuzzSummaryLine() string {
+	f := r.Fuzz
+	return fmt.Sprintf("%d inputs in %.0f s (%.0f a second) from %d clients; %d answered with a 4xx and the target lived; %d restarts; shrinking took %.0f s",
+		f.Inputs, f.SearchS, r.Latency.RPS, f.Concurrency, f.Rejected, f.Restarts, f.ShrinkS)
+}
+
+func (r *Report) writeFuzzTable(w io.Writer) {
+	fmt.Fprintf(w, "%s against %s\n%s\n", r.Microload, r.Target, r.fuzzSummaryLine())
+	if len(r.Crashes) == 0 {
+		fmt.Fprintln(w, "no input crashed, hung or panicked the target")
+	}
+	for i, c := range r.Crashes {
+		fmt.Fprintf(w, "  %d. %s at %s: %s\n     input: %s\n     %s\n     repro: %s\n", i+1, c.Class, c.Endpoint, c.Evidence, ellipsis(c.Input, 300), c.Shrink, ellipsis(c.Repro, 300))
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)
+	}
+}
+
+func ellipsis(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func (r *Report) fuzzMarkdown() string {
+	var b strings.Builder
+	f := r.Fuzz
+	fmt.Fprintf(&b, "# %s against %s\n\n%s.\n\nTemplates:\n\n", r.Microload, r.Target, r.fuzzSummaryLine())
+	for _, t := range f.Templates {
+		fmt.Fprintf(&b, "- `%s`\n", t)
+	}
+	fmt.Fprintf(&b, "\nThe target was started with `%s`", f.Server)
+	if f.MemLimitBytes > 0 {
+		fmt.Fprintf(&b, " under a %s address-space cap", fmtBytes(int64(f.MemLimitBytes)))
+	}
+	b.WriteString(".\n\n## Crashes\n\n")
+	if len(r.Crashes) == 0 {
+		b.WriteString("None: no input killed, hung or panicked the target.\n")
+	}
+	for i, c := range r.Crashes {
+		fmt.Fprintf(&b, "### %d. %s at %s\n\n%s\n\n", i+1, c.Class, c.Endpoint, c.Evidence)
+		if len(c.Frames) > 0 {
+			fmt.Fprintf(&b, "Top of the stack: `%s`\n\n", strings.Join(c.Frames, "` ← `"))
+		}
+		fmt.Fprintf(&b, "Input: `%s`\n\n%s. Found after %.0f s, seen %d times.", ellipsis(c.Input, 500), c.Shrink, c.FoundAfterS, c.Seen)
+		if c.Concurrent {
+			b.WriteString(" It shows only under concurrent copies of the request.")
+		}
+		fmt.Fprintf(&b, "\n\n```sh\n%s\n```\n\nDetails and the target's stderr: `%s`.\n\n", c.Repro, c.File)
+	}
+	b.WriteString("## Replies\n\n| status | replies |\n|---|---:|\n")
+	codes := make([]string, 0, len(f.Statuses))
+	for c := range f.Statuses {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		fmt.Fprintf(&b, "| %s | %d |\n", c, f.Statuses[c])
+	}
+	if len(f.ErrorReplies) > 0 {
+		b.WriteString("\n| error reply or transport error (numbers elided) | count |\n|---|---:|\n")
+		for _, reason := range topReasons(f.ErrorReplies, 20) {
+			fmt.Fprintf(&b, "| %s | %d |\n", strings.ReplaceAll(ellipsis(reason, 150), "|", `\|`), f.ErrorReplies[reason])
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "- **%s**: %s\n", w.Kind, w.Message)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,138 @@
+package fuzz
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestTemplateEscapesEachHoleForWhereItIs(t *testing.T) {
+	tmpl, err := ParseTemplate("", "/q/{str}/x?depth={int}&q={str}", `{"query": "{jsonnet}", "params": {json}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tmpl.Method != "POST" {
+		t.Errorf("method %s: a body means POST", tmpl.Method)
+	}
+	if got := tmpl.Kinds(); len(got) != 5 || got[0] != Str || got[1] != Int || got[3] != Jsonnet || got[4] != JSON {
+		t.Fatalf("kinds %v", got)
+	}
+	path, body := tmpl.Render([]string{"a/b c", "-1", "x&y=z", `f("q")` + "\n", `{"a": [1]}`})
+	if path != "/q/a%2Fb%20c/x?depth=-1&q=x%26y%3Dz" {
+		t.Errorf("path %s", path)
+	}
+	if string(body) != `{"query": "f(\"q\")\n", "params": {"a": [1]}}` {
+		t.Errorf("body %s", body)
+	}
+}
+
+func TestTemplateWithoutPlaceholdersIsAnError(t *testing.T) {
+	for _, tc := range []struct{ path, body, want string }{
+		{"/x?depth=1", "", "no placeholder"},
+		{"/x?depth={number}", "", "unknown placeholder {number}"},
+		{"x?d={int}", "", "must start with /"},
+	} {
+		if _, err := ParseTemplate("GET", tc.path, tc.body); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}
+
+func TestBisectFindsTheThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		start     string
+		threshold int64
+	}{{"1000000000000000000", 4409}, {"9223372036854775807", 1}, {"50", 17}, {"-300", 7}} {
+		trials := 0
+		crashes := func(v string) bool {
+			trials++
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return max(n, -n) >= tc.threshold
+		}
+		got := bisectInt(tc.start, crashes)
+		want := tc.threshold
+		if strings.HasPrefix(tc.start, "-") {
+			want = -want
+		}
+		if got != strconv.FormatInt(want, 10) {
+			t.Errorf("bisect from %s: %s, want %d", tc.start, got, want)
+		}
+		if trials > 80 {
+			t.Errorf("bisect from %s took %d trials", tc.start, trials)
+		}
+	}
+}
+
+func TestDeltaDebuggingKeepsWhatMatters(t *testing.T) {
+	src := `local unused = [1, 2, 3]; local f(n, acc) = if n <= 0 then acc else f(n - 1, acc + 1) tailstrict; [f(100000, 0), "padding"]`
+	crashes := func(s string) bool {
+		return Parses(s) && strings.Contains(s, "tailstrict") && strings.Contains(s, "100000")
+	}
+	got := ddminTokens(src, crashes, func() bool { return false })
+	if !crashes(got) {
+		t.Fatalf("result does not crash: %s", got)
+	}
+	if len(got) >= len(src)*2/3 || strings.Contains(got, "padding") {
+		t.Errorf("not shrunk: %s", got)
+	}
+}
+
+func TestJsonnetGeneratorMakesProgramsThatParse(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	g := NewJsonnetGen(r, append(append([]Seed{}, JsonnetCorpus...), NotesCorpus...))
+	parsed, mutants := 0, 0
+	for range 300 {
+		p := g.Program()
+		if nesting(p) <= maxParseNesting && Parses(p) {
+			parsed++
+		}
+		if m := g.Mutate(p); nesting(m) <= maxParseNesting && Parses(m) {
+			mutants++
+		}
+	}
+	// Deep literals are skipped by the check; the rest must parse, and
+	// most mutants too (a token deletion breaks syntax on purpose).
+	if parsed < 250 || mutants < 200 {
+		t.Errorf("%d of 300 programs and %d mutants parse", parsed, mutants)
+	}
+	for _, s := range append(append([]Seed{}, JsonnetCorpus...), NotesCorpus...) {
+		sizes := make([]int64, s.holes())
+		for i := range sizes {
+			sizes[i] = 3
+		}
+		if !Parses(s.render(sizes)) {
+			t.Errorf("seed %s does not parse: %s", s.Name, s.render(sizes))
+		}
+	}
+}
+
+func TestBoundaryValues(t *testing.T) {
+	ints := strings.Join(BoundaryInts(), " ")
+	for _, want := range []string{" 0 ", " -1 ", " 1024 ", " 1000000000 ", " 10000000000 ", "9223372036854775807", "-9223372036854775808"} {
+		if !strings.Contains(" "+ints+" ", want) {
+			t.Errorf("boundary ints lack %q", want)
+		}
+	}
+	for _, u := range BoundaryUints() {
+		if strings.HasPrefix(u, "-") {
+			t.Errorf("negative uint %s", u)
+		}
+	}
+}
+
+func TestCrashFramesOfARecoveredPanic(t *testing.T) {
+	w := newPanicWatch()
+	w.Write([]byte("2026/11/30 07:00:00 http: panic serving 127.0.0.1:5555: runtime error: index out of range [-1]\ngoroutine 7 [running]:\nnet/http.(*conn).serve.func1()\n\t/x.go:1 +0x1\npanic({0x1, 0x2})\n\t/y.go:2\nmain.main.func4({0x0, 0x0}, 0x0)\n\t/m.go:80 +0x2\nnet/http.HandlerFunc.ServeHTTP(0x1)\n\n"))
+	trace, ok := w.take("127.0.0.1:5555")
+	if !ok {
+		t.Fatal("panic not attributed to the client address")
+	}
+	out := panicOutcome(trace, 0)
+	if out.Class != "panic" || len(out.Frames) == 0 || out.Frames[0] != "main.main.func4" {
+		t.Errorf("%+v", out)
+	}
+	if panicMessage(out.Evidence) != "runtime error: index out of range [-N]" {
+		t.Errorf("message %q", panicMessage(out.Evidence))
+	}
+}

@@ -1,0 +1,368 @@
+package fuzz
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"probe/analyzers"
+)
+
+// Shrinking: each crash found is replayed alone (or, if alone it does not
+// show, as concurrent copies) to confirm it, then made smaller while it
+// still crashes the same way: integers by bisection (a recursion depth has
+// a threshold), text by delta debugging over tokens, with candidates that
+// are not valid Jsonnet or JSON skipped without a request.
+
+// maxSuspects bounds the in-flight inputs replayed to find a death's cause.
+const maxSuspects = 8
+
+// trialer replays inputs one at a time on a target it restarts as needed.
+type trialer struct {
+	f          *fuzzer
+	ctx        context.Context
+	deadline   time.Time
+	hc         *http.Client
+	concurrent bool
+	want       Outcome
+	cache      map[string]Outcome
+	trials     int
+	last       Outcome // the outcome of the last input that crashed the same way
+}
+
+func (t *trialer) expired() bool { return t.ctx.Err() != nil || time.Now().After(t.deadline) }
+
+// crashes reports whether in crashes the target the way t.want did.
+func (t *trialer) crashes(in Input) bool {
+	if t.expired() {
+		return false
+	}
+	method, path, body := t.f.o.Request(in)
+	key := fmt.Sprint(t.concurrent, method, " ", path, "\x00", string(body))
+	out, ok := t.cache[key]
+	if !ok {
+		t.trials++
+		if t.concurrent {
+			out = t.f.tryConcurrent(t.ctx, in, min(3*time.Second, time.Until(t.deadline)))
+		} else {
+			var err error
+			if out, err = t.f.try(t.ctx, t.hc, in, false); err != nil {
+				return false
+			}
+		}
+		t.cache[key] = out
+	}
+	if sameCrash(out, t.want) {
+		t.last = out
+		return true
+	}
+	return false
+}
+
+// sameCrash: the same class, and for panics the same message.
+func sameCrash(a, b Outcome) bool {
+	if a.Class == "" || a.Class != b.Class {
+		return false
+	}
+	if a.Class == analyzers.Panic {
+		return panicMessage(a.Evidence) == panicMessage(b.Evidence)
+	}
+	return true
+}
+
+// panicMessage is a panic's value without numbers or the client address.
+func panicMessage(ev string) string {
+	if i := strings.Index(ev, panicMarker); i >= 0 {
+		rest := ev[i+len(panicMarker):]
+		if _, msg, ok := strings.Cut(rest, ": "); ok {
+			ev = msg
+		}
+	}
+	return normalise(ev)
+}
+
+// tryConcurrent sends copies of in from all clients for up to d or until
+// the target crashes.
+func (f *fuzzer) tryConcurrent(ctx context.Context, in Input, d time.Duration) Outcome {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var mu sync.Mutex
+	var found Outcome
+	var wg sync.WaitGroup
+	for range max(f.o.Concurrency, 4) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hc := newHTTPClient(1)
+			for ctx.Err() == nil {
+				out, err := f.try(ctx, hc, in, false)
+				if err == nil && out.Class != "" {
+					mu.Lock()
+					if found.Class == "" {
+						found = out
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return found
+}
+
+// confirmAndShrink works through the crashes in the order found, sharing
+// the shrink time among them.
+func (f *fuzzer) confirmAndShrink(ctx context.Context) []*Crash {
+	f.smu.Lock()
+	order := append([]string{}, f.order...)
+	f.smu.Unlock()
+	// Fatal deaths first, out-of-memory last: it is the slowest to
+	// reproduce (memory fills to the cap on every trial).
+	rank := map[string]int{analyzers.StackOverflow: 0, analyzers.ConcurrentMapWrite: 1, analyzers.Deadlock: 2, analyzers.Panic: 3, analyzers.Hang: 4, analyzers.OutOfMemory: 5}
+	sort.SliceStable(order, func(i, j int) bool {
+		ri, ok := rank[f.groups[order[i]].first.Class]
+		if !ok {
+			ri = 3
+		}
+		rj, ok := rank[f.groups[order[j]].first.Class]
+		if !ok {
+			rj = 3
+		}
+		return ri < rj
+	})
+	end := time.Now().Add(f.o.ShrinkTime)
+	var crashes []*Crash
+	for i, key := range order {
+		g := f.groups[key]
+		share := time.Until(end) / time.Duration(len(order)-i)
+		c := f.shrinkGroup(ctx, g, time.Now().Add(share))
+		crashes = mergeCrash(crashes, c)
+	}
+	return crashes
+}
+
+func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) *Crash {
+	c := f.crashOf(g, g.suspects[0])
+	t := &trialer{f: f, ctx: ctx, deadline: deadline, hc: newHTTPClient(1), want: g.first, cache: map[string]Outcome{}}
+	suspects := g.suspects
+	if len(suspects) > maxSuspects {
+		suspects = suspects[:maxSuspects]
+	}
+	var in *Input
+	for _, s := range suspects {
+		if t.crashes(s) {
+			in = &s
+			break
+		}
+	}
+	if in == nil && !t.expired() {
+		t.concurrent = true
+		for _, s := range suspects {
+			if t.crashes(s) {
+				in = &s
+				break
+			}
+		}
+	}
+	if in == nil {
+		c.Trials = t.trials
+		c.Shrink = "not reproduced by replaying the inputs in flight; kept as the search saw it"
+		if t.expired() {
+			c.Shrink = "not confirmed before the shrink time ran out; kept as the search saw it"
+		}
+		return c
+	}
+	c = f.crashOf(g, *in)
+	c.Confirmed, c.Concurrent = true, t.concurrent
+	shrunk := f.shrinkInput(t, *in)
+	c.Input, c.Trials = shrunk, t.trials
+	c.Method, c.Path, c.Body = f.o.Request(shrunk)
+	if t.last.Class != "" {
+		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
+	}
+	before, after := inputSize(*in), inputSize(shrunk)
+	switch {
+	case t.expired():
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials; the shrink time ran out before a minimum", before, after, t.trials)
+	default:
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials (a minimum: no smaller number or fewer tokens crash the same way)", before, after, t.trials)
+	}
+	return c
+}
+
+// smaller: fewer bytes, then (numbers of one length) the lesser.
+func smaller(a, b Input) bool {
+	if sa, sb := inputSize(a), inputSize(b); sa != sb {
+		return sa < sb
+	}
+	return strings.Join(a.Values, "\x00") < strings.Join(b.Values, "\x00")
+}
+
+func inputSize(in Input) int {
+	n := 0
+	for _, v := range in.Values {
+		n += len(v)
+	}
+	return n
+}
+
+func (f *fuzzer) crashOf(g *group, in Input) *Crash {
+	method, path, body := f.o.Request(in)
+	return &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
+		Input: in, Original: in, Method: method, Path: path, Body: body,
+		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen}
+}
+
+// unshrunk lists what the search found when there was no time to shrink.
+func (f *fuzzer) unshrunk() []*Crash {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	var out []*Crash
+	for _, key := range f.order {
+		g := f.groups[key]
+		c := f.crashOf(g, g.suspects[0])
+		c.Shrink = "not shrunk: the run ended first"
+		out = append(out, c)
+	}
+	return out
+}
+
+// mergeCrash adds c unless a crash of the same class and top frames is
+// there already; then the smaller input stays.
+func mergeCrash(cs []*Crash, c *Crash) []*Crash {
+	for i, o := range cs {
+		sameFrames := len(c.Frames) > 0 && strings.Join(o.Frames, "|") == strings.Join(c.Frames, "|")
+		sameInput := o.Method == c.Method && o.Path == c.Path && string(o.Body) == string(c.Body)
+		if o.Class == c.Class && (sameFrames || sameInput) {
+			o.Seen += c.Seen
+			if c.Confirmed && (!o.Confirmed || smaller(c.Input, o.Input)) {
+				c.Seen = o.Seen
+				cs[i] = c
+			}
+			return cs
+		}
+	}
+	return append(cs, c)
+}
+
+// shrinkInput makes each value of in smaller in turn while t still sees
+// the same crash.
+func (f *fuzzer) shrinkInput(t *trialer, in Input) Input {
+	kinds := f.o.Templates[in.Template].Kinds()
+	with := func(i int, v string) Input {
+		out := Input{Template: in.Template, Values: append([]string{}, in.Values...)}
+		out.Values[i] = v
+		return out
+	}
+	for i, k := range kinds {
+		valid := func(string) bool { return true }
+		switch k {
+		case Jsonnet:
+			valid = Parses
+		case JSON:
+			valid = func(s string) bool { return json.Valid([]byte(s)) }
+		}
+		crashes := func(v string) bool { return valid(v) && t.crashes(with(i, v)) }
+		v := in.Values[i]
+		if k == Int || k == Uint {
+			v = bisectInt(v, crashes)
+		} else {
+			v = shrinkNumbers(v, crashes)
+			v = ddminTokens(v, crashes, t.expired)
+			v = shrinkNumbers(v, crashes)
+		}
+		in = with(i, v)
+	}
+	return in
+}
+
+// bisectInt finds the integer of least magnitude, same sign, that still
+// crashes, assuming that what crashes at n crashes at every larger depth.
+func bisectInt(v string, crashes func(string) bool) string {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return v
+	}
+	sign := int64(1)
+	if n < 0 {
+		sign, n = -1, -n
+	}
+	at := func(m int64) string { return strconv.FormatInt(sign*m, 10) }
+	if n <= 1 || crashes(at(0)) {
+		if n > 1 {
+			return at(0)
+		}
+		return v
+	}
+	lo, hi := int64(0), n // lo does not crash, hi does
+	// Gallop up by powers of ten first: a trial that does not crash is
+	// cheap, one that does costs a restart, and found depths are often
+	// far past the threshold (1e18 for one near 1e4).
+	for p := int64(10); p < hi && p <= math.MaxInt64/10; p *= 10 {
+		if crashes(at(p)) {
+			hi = p
+			break
+		}
+		lo = p
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if crashes(at(mid)) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return at(hi)
+}
+
+// shrinkNumbers bisects each integer literal inside a text.
+func shrinkNumbers(s string, crashes func(string) bool) string {
+	for i := 0; ; i++ {
+		lits := intLiteral.FindAllStringIndex(s, -1)
+		if i >= len(lits) {
+			return s
+		}
+		l := lits[i]
+		prefix, suffix := s[:l[0]], s[l[1]:]
+		n := bisectInt(s[l[0]:l[1]], func(v string) bool { return crashes(prefix + v + suffix) })
+		s = prefix + n + suffix
+	}
+}
+
+// ddminTokens is Zeller's delta debugging over tokens: remove chunks while
+// the crash stays, halving the chunk size down to single tokens.
+func ddminTokens(s string, crashes func(string) bool, expired func() bool) string {
+	toks := Tokens(s)
+	n := 2
+	for len(toks) >= 2 && !expired() {
+		chunk := (len(toks) + n - 1) / n
+		removed := false
+		for start := 0; start < len(toks) && !expired(); start += chunk {
+			end := min(start+chunk, len(toks))
+			cand := append(append([]string{}, toks[:start]...), toks[end:]...)
+			if len(cand) > 0 && crashes(strings.Join(cand, "")) {
+				toks = cand
+				n = max(n-1, 2)
+				removed = true
+				break
+			}
+		}
+		if !removed {
+			if chunk == 1 {
+				break
+			}
+			n = min(n*2, len(toks))
+		}
+	}
+	return strings.Join(toks, "")
+}

@@ -1,0 +1,108 @@
+// Command victim is a small HTTP server with one way to die per endpoint:
+// the fuzz tests start it under probe's supervision and check that each
+// death is found, classified and shrunk. It listens on -addr or $PORT.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+)
+
+//go:noinline
+func recurse(n int) int {
+	var pad [128]byte
+	pad[n%128] = byte(n)
+	if n <= 0 {
+		return int(pad[0])
+	}
+	return recurse(n-1) + int(pad[1])
+}
+
+var (
+	sink   [][]byte
+	counts = map[string]int{}
+)
+
+func intParam(r *http.Request, name string) (int, bool) {
+	n, err := strconv.Atoi(r.URL.Query().Get(name))
+	return n, err == nil
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:"+os.Getenv("PORT"), "listen address")
+	mute := flag.Bool("mute", false, "accept connections and answer nothing")
+	flag.Parse()
+	if *mute {
+		http.ListenAndServe(*addr, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { select {} }))
+		return
+	}
+	debug.SetMaxStack(8 << 20) // an overflow at depth ~40,000, in milliseconds
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "victim") })
+	// Recursion as deep as asked: a fatal stack overflow past the cap.
+	mux.HandleFunc("GET /depth", func(w http.ResponseWriter, r *http.Request) {
+		n, ok := intParam(r, "n")
+		if !ok {
+			http.Error(w, "n: want an integer", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintln(w, recurse(n))
+	})
+	// Allocation of n MiB, touched: out of memory under the memory cap.
+	mux.HandleFunc("GET /alloc", func(w http.ResponseWriter, r *http.Request) {
+		n, ok := intParam(r, "mb")
+		if !ok || n < 0 {
+			http.Error(w, "mb: want a size", http.StatusBadRequest)
+			return
+		}
+		for i := 0; i < n; i++ {
+			b := make([]byte, 1<<20)
+			for j := range b {
+				b[j] = 1
+			}
+			sink = append(sink, b)
+		}
+		sink = nil
+		fmt.Fprintln(w, "ok")
+	})
+	// An unguarded map: concurrent requests write it at once.
+	mux.HandleFunc("GET /count", func(w http.ResponseWriter, r *http.Request) {
+		k := r.URL.Query().Get("k")
+		for i := 0; i < 2000; i++ {
+			counts[k+strconv.Itoa(i%50)]++
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	// A negative index panics; net/http recovers it and logs the panic.
+	mux.HandleFunc("GET /item", func(w http.ResponseWriter, r *http.Request) {
+		n, ok := intParam(r, "i")
+		if !ok {
+			http.Error(w, "i: want an integer", http.StatusBadRequest)
+			return
+		}
+		items := []string{"a", "b", "c"}
+		fmt.Fprintln(w, items[n%3])
+	})
+	// A zero timeout waits forever.
+	mux.HandleFunc("GET /wait", func(w http.ResponseWriter, r *http.Request) {
+		n, ok := intParam(r, "ms")
+		if !ok || n < 0 {
+			http.Error(w, "ms: want a duration", http.StatusBadRequest)
+			return
+		}
+		if n == 0 {
+			select {}
+		}
+		time.Sleep(time.Duration(min(n, 50)) * time.Millisecond)
+		fmt.Fprintln(w, "ok")
+	})
+	if err := http.ListenAndServe(*addr, mux); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,101 @@
+package fuzz
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Boundary values by type: where servers that parse a parameter into a
+// depth, a size or a count break. Depths and sizes past 1e9 matter: seed
+// 002's recursion died at a depth nobody tried by hand.
+
+// BoundaryInts are signed integers, as text.
+func BoundaryInts() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(v int64) {
+		s := strconv.FormatInt(v, 10)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, v := range []int64{0, 1, -1, 2, 7, 8, 9, 10, 100, 255, 256, 1000} {
+		add(v)
+	}
+	for k := 4; k < 63; k++ {
+		p := int64(1) << k
+		add(p - 1)
+		add(p)
+		add(p + 1)
+		add(-p)
+	}
+	for p := int64(100); p <= 1e18; p *= 10 {
+		add(p)
+		add(p + 1)
+		add(-p)
+		add(3 * p)
+	}
+	add(math.MaxInt64)
+	add(math.MinInt64)
+	add(math.MaxInt32)
+	add(math.MinInt32)
+	return out
+}
+
+// BoundaryUints are non-negative integers, as text, including ones past
+// int64's range.
+func BoundaryUints() []string {
+	var out []string
+	for _, s := range BoundaryInts() {
+		if !strings.HasPrefix(s, "-") {
+			out = append(out, s)
+		}
+	}
+	return append(out, "9223372036854775808", strconv.FormatUint(math.MaxUint64, 10))
+}
+
+// BoundaryStrings are strings that break parsers, buffers and printers.
+func BoundaryStrings() []string {
+	return []string{
+		"", "a", " ", "0", "-1", "null", "NaN", "true", "\"", "'", "\\", "%", "%s%n%x", "{}", "[]",
+		"../../../../etc/passwd", "a/../../b", "\x00", "a\x00b", "\r\n", "\t\v\f", "\x1b[31m", "\x7f",
+		"é", "日本語", "\u202etxt.exe", "e\u0301\u0301\u0301", "😀", "\xff\xfe", "\xed\xa0\x80",
+		strings.Repeat("A", 1000), strings.Repeat("A", 100000), strings.Repeat("😀", 10000),
+		strings.Repeat("[", 10000), strings.Repeat("{", 10000), strings.Repeat("(", 10000),
+		strings.Repeat("[", 5000) + strings.Repeat("]", 5000), strings.Repeat("a,", 50000),
+		strings.Repeat("%", 10000), strings.Repeat("\\", 10000),
+	}
+}
+
+// BoundaryJSON are JSON values: the types a handler does not expect, deep
+// nesting and large sizes.
+func BoundaryJSON() []string {
+	return []string{
+		"null", "true", "false", "0", "-1", "1e308", "-1e308", "1e-400", "9223372036854775808",
+		`""`, `"x"`, "[]", "{}", `{"a":null}`, `[null]`, `{"":""}`,
+		strings.Repeat("[", 1000) + strings.Repeat("]", 1000),
+		strings.Repeat("[", 100000) + strings.Repeat("]", 100000),
+		strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000),
+		"[" + strings.Repeat("0,", 100000) + "0]",
+		`"` + strings.Repeat("x", 1<<20) + `"`,
+		`{"depth": 1000000000, "limit": -1, "n": 9223372036854775807}`,
+	}
+}
+
+// randomInt draws an integer near a boundary: a boundary value, a neighbour
+// of one, or a uniform one of a random magnitude.
+func randomInt(r *rand.Rand) string {
+	b := BoundaryInts()
+	switch r.IntN(4) {
+	case 0, 1:
+		return b[r.IntN(len(b))]
+	case 2:
+		v, _ := strconv.ParseInt(b[r.IntN(len(b))], 10, 64)
+		return strconv.FormatInt(v+int64(r.IntN(5))-2, 10)
+	default:
+		return strconv.FormatInt(r.Int64N(int64(1)<<r.IntN(62)+1), 10)
+	}
+}

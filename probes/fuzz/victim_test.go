@@ -1,0 +1,176 @@
+package fuzz
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"probe/analyzers"
+	"probe/probes"
+)
+
+var (
+	victimOnce sync.Once
+	victimBin  string
+	victimErr  error
+)
+
+// victim builds testdata/victim, a server with one way to die per endpoint.
+func victim(t *testing.T) string {
+	t.Helper()
+	victimOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "probe-victim")
+		if err != nil {
+			victimErr = err
+			return
+		}
+		victimBin = filepath.Join(dir, "victim")
+		if out, err := exec.Command("go", "build", "-o", victimBin, "./testdata/victim").CombinedOutput(); err != nil {
+			victimErr = err
+			victimBin = string(out)
+		}
+	})
+	if victimErr != nil {
+		t.Fatalf("building the victim server: %v\n%s", victimErr, victimBin)
+	}
+	return victimBin
+}
+
+func startVictim(bin string, memLimit uint64, args ...string) func(context.Context, io.Writer) (*probes.Child, error) {
+	return func(ctx context.Context, w io.Writer) (*probes.Child, error) {
+		l, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		return probes.Start(ctx, probes.ChildSpec{Argv: append([]string{bin}, args...), Env: []string{"PORT=" + l},
+			Addr: "127.0.0.1:" + l, Wait: 20 * time.Second, MemLimit: memLimit, Stderr: w})
+	}
+}
+
+func fuzzVictim(t *testing.T, path string, memLimit uint64, timeout time.Duration) *Result {
+	t.Helper()
+	tmpl, err := ParseTemplate("GET", path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Templates: []*Template{tmpl}, Start: startVictim(victim(t), memLimit),
+		Concurrency: 4, Duration: 4 * time.Second, Timeout: timeout, ShrinkTime: 40 * time.Second, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// onlyCrash returns the run's one crash, failing on any other count.
+func onlyCrash(t *testing.T, res *Result, class string) *Crash {
+	t.Helper()
+	var found []*Crash
+	for _, c := range res.Crashes {
+		if c.Class == class {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		for _, c := range res.Crashes {
+			t.Logf("crash %s: %s (%s)", c.Class, c.Path, c.Evidence)
+		}
+		t.Fatalf("%d crashes of class %s, want 1 (after %d inputs, %d restarts)", len(found), class, res.Inputs, res.Restarts)
+	}
+	c := found[0]
+	if !c.Confirmed {
+		t.Errorf("not confirmed: %s", c.Shrink)
+	}
+	return c
+}
+
+func shrunkInt(t *testing.T, c *Crash) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(c.Input.Values[0], 10, 64)
+	if err != nil {
+		t.Fatalf("shrunk value %q: %v", c.Input.Values[0], err)
+	}
+	return v
+}
+
+func TestFindsStackOverflowAndShrinksTheDepth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a server after each of dozens of crashes")
+	}
+	res := fuzzVictim(t, "/depth?n={int}", 0, 5*time.Second)
+	c := onlyCrash(t, res, analyzers.StackOverflow)
+	n := shrunkInt(t, c)
+	// An 8 MB stack holds some tens of thousands of these frames: the
+	// shrunk depth is the threshold, far below the boundary value found.
+	if n < 1000 || n > 1_000_000 {
+		t.Errorf("shrunk depth %d", n)
+	}
+	if !strings.Contains(c.Shrink, "a minimum") || strings.Contains(c.Shrink, "ran out") {
+		t.Errorf("shrink: %s", c.Shrink)
+	}
+	if len(c.Frames) == 0 || c.Frames[0] != "main.recurse" {
+		t.Errorf("frames %v", c.Frames)
+	}
+}
+
+func TestFindsOutOfMemoryUnderTheCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills memory to the cap on each crash")
+	}
+	res := fuzzVictim(t, "/alloc?mb={int}", 1<<30, 10*time.Second)
+	c := onlyCrash(t, res, analyzers.OutOfMemory)
+	if mb := shrunkInt(t, c); mb < 1 || mb > 1024 {
+		t.Errorf("shrunk to %d MiB under a 1 GiB cap", mb)
+	}
+}
+
+func TestFindsConcurrentMapWritesUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs seconds of concurrent load")
+	}
+	res := fuzzVictim(t, "/count?k={str}", 0, 5*time.Second)
+	c := onlyCrash(t, res, analyzers.ConcurrentMapWrite)
+	if !c.Concurrent {
+		t.Error("a map race reproduced by a single request?")
+	}
+}
+
+func TestFindsRecoveredPanicAndShrinksToMinusOne(t *testing.T) {
+	res := fuzzVictim(t, "/item?i={int}", 0, 5*time.Second)
+	c := onlyCrash(t, res, analyzers.Panic)
+	if n := shrunkInt(t, c); n != -1 {
+		t.Errorf("shrunk to %d, want -1", n)
+	}
+	if !strings.Contains(c.Evidence, "index out of range") {
+		t.Errorf("evidence %q", c.Evidence)
+	}
+	if res.Restarts != 0 {
+		t.Errorf("%d restarts: a recovered panic leaves the process alive", res.Restarts)
+	}
+}
+
+func TestFindsHang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out request timeouts")
+	}
+	res := fuzzVictim(t, "/wait?ms={int}", 0, time.Second)
+	c := onlyCrash(t, res, analyzers.Hang)
+	if n := shrunkInt(t, c); n != 0 {
+		t.Errorf("shrunk to %d, want 0", n)
+	}
+}
+
+func TestTargetThatNeverAnswers(t *testing.T) {
+	tmpl, _ := ParseTemplate("GET", "/x?n={int}", "")
+	_, err := Run(context.Background(), Options{Templates: []*Template{tmpl}, Start: startVictim(victim(t), 0, "-mute"),
+		Duration: time.Second, Timeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "answered no request within 1s") {
+		t.Fatalf("err %v", err)
+	}
+}
