@@ -38,9 +38,7 @@ type fuzzFlags struct {
 	allowRemote                     bool
 }
 
-const fuzzUsage = `usage: probe fuzz notequery [flags]
-       probe fuzz http --cmd "SERVER COMMAND" --path "/x?depth={int}&q={str}" [--body TEMPLATE] [flags]
-placeholders: {int} {uint} {str} {json} {jsonnet}; the command may use {addr} and {port}, or read PORT`
+const fuzzUsage = `usage: probe fuzz notequery [flags] | probe fuzz http --cmd "SERVER COMMAND" --path "/x?depth={int}&q={str}" [--body TEMPLATE] (placeholders {int} {uint} {str} {json} {jsonnet}; the command may use {addr} and {port}, or read PORT)`
 
 func runFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "notequery" && args[0] != "http" {

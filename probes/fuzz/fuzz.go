@@ -664,19 +664,28 @@ func (g *generators) fresh(k Kind) string {
 	}
 }
 
+// maxValue bounds a mutated value: mutations of mutations would otherwise
+// grow without end, and past a megabyte a server rejects the request
+// before any handler runs.
+const maxValue = 1 << 20
+
 func (g *generators) mutate(k Kind, v string) string {
+	var m string
 	switch k {
 	case Jsonnet:
-		return g.jsonnet.Mutate(v)
+		m = g.jsonnet.Mutate(v)
 	case Str:
 		switch g.r.IntN(3) {
 		case 0:
-			return v + g.fresh(Str)
+			m = v + g.fresh(Str)
 		case 1:
-			return strings.Repeat(v, 1+g.r.IntN(100))
+			m = strings.Repeat(v, 1+g.r.IntN(min(100, maxValue/(len(v)+1)+1)))
 		}
 	}
-	return g.fresh(k)
+	if m == "" || len(m) > maxValue {
+		return g.fresh(k)
+	}
+	return m
 }
 
 var (

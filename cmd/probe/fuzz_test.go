@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"probe/probes"
+)
+
+func buildVictim(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "victim")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../probes/fuzz/testdata/victim").CombinedOutput(); err != nil {
+		t.Fatalf("building the victim server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestFuzzBadInput(t *testing.T) {
+	victim := buildVictim(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"fuzz"}, exitUsage, "usage: probe fuzz notequery"},
+		{[]string{"fuzz", "http", "--path", "/x?d={int}"}, exitUsage, "--cmd"},
+		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d=1"}, exitUsage, "no placeholder"},
+		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d={float}"}, exitUsage, "unknown placeholder {float}"},
+		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d={int}", "--target", "http://10.1.2.3:80"}, exitUsage, "--allow-remote"},
+		{[]string{"fuzz", "notequery", "--mem-limit", "lots"}, exitUsage, "--mem-limit"},
+		{[]string{"fuzz", "notequery", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
+		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError, "not found"},
+		{[]string{"fuzz", "http", "--cmd", victim + " -mute -addr {addr}", "--path", "/x?d={int}", "--timeout", "1s"}, exitError, "answered no request within 1s"},
+	} {
+		code, stdout, stderr := runProbe(t, context.Background(), append(tc.args, "--out", t.TempDir())...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr)
+		}
+		oneLine(t, stderr, tc.want)
+		if stdout != "" {
+			t.Errorf("%v: stdout %q", tc.args, stdout)
+		}
+	}
+}
+
+type fuzzReport struct {
+	Latency struct{ Requests int64 }
+	Crashes []struct {
+		Class, Input, Endpoint, Evidence, Repro, File, Shrink string
+		Original                                            string `json:"original_input"`
+		Confirmed                                           bool
+	}
+	Fuzz struct {
+		Inputs   int64
+		Rejected int64
+		Statuses map[string]int64
+	}
+}
+
+// TestFuzzNoteQueryFixture is issue 6's acceptance, shortened: the
+// per-request fixture dies of a stack overflow that is found and shrunk;
+// the load-time fixture survives the same search and answers the shrunk
+// crasher with an error.
+func TestFuzzNoteQueryFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fuzzes the fixture for half a minute in each mode")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runProbe(t, context.Background(), "fuzz", "notequery", "--duration", "20s", "--shrink-time", "40s", "--json", "--out", out)
+	if code != exitError {
+		t.Fatalf("per-request: exit %d, want 1 (crashes found): %s", code, stderr)
+	}
+	var rep fuzzReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not report.json: %v\n%.300s", err, stdout)
+	}
+	var overflow string
+	for _, c := range rep.Crashes {
+		if c.Class == "stack-overflow" && c.Confirmed && strings.Contains(c.Shrink, "shrunk") {
+			// The input as found: the shrunk one is the threshold of the
+			// fuzzed fixture's 64 MB stack, which a load-time worker's
+			// 128 MB stack survives.
+			overflow = c.Input
+			if c.Original != "" {
+				overflow = c.Original
+			}
+			if _, err := os.Stat(filepath.Join(out, c.File)); err != nil {
+				t.Errorf("crasher file: %v", err)
+			}
+			if !strings.HasPrefix(c.Repro, "curl ") {
+				t.Errorf("repro %q", c.Repro)
+			}
+		}
+	}
+	if overflow == "" {
+		t.Fatalf("no confirmed, shrunk stack overflow among %+v", rep.Crashes)
+	}
+
+	code, stdout, stderr = runProbe(t, context.Background(), "fuzz", "notequery", "--fixture-mode", "load-time", "--duration", "15s", "--json", "--out", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("load-time: exit %d: %s", code, stderr)
+	}
+	rep = fuzzReport{}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashes) != 0 || rep.Fuzz.Inputs == 0 || rep.Fuzz.Rejected == 0 {
+		t.Errorf("load-time: %d crashes, %d inputs, %d rejected", len(rep.Crashes), rep.Fuzz.Inputs, rep.Fuzz.Rejected)
+	}
+	for status := range rep.Fuzz.Statuses {
+		if strings.HasPrefix(status, "5") {
+			t.Errorf("load-time answered %s: %v", status, rep.Fuzz.Statuses)
+		}
+	}
+
+	// The crasher, sent to a load-time fixture: an error reply.
+	exe, _ := os.Executable()
+	child, err := probes.StartFixture(context.Background(), probes.FixtureOptions{Executable: exe, Mode: "load-time", Notes: 60, Args: []string{"--max-stack", "64MB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Stop()
+	method, rest, _ := strings.Cut(overflow, " ")
+	path, body, _ := strings.Cut(rest, " ")
+	req, _ := http.NewRequest(method, child.URL+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("load-time fixture, %s: %v", overflow, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "stack overflow") {
+		t.Errorf("load-time answered the crasher %s with %d %s", overflow, resp.StatusCode, b)
+	}
+}
