@@ -114,6 +114,7 @@ func StartChild(ctx context.Context, argv []string, env []string, wait time.Dura
 type ChildSpec struct {
 	Argv []string
 	Env  []string // added to probe's environment
+	Dir  string   // working directory; default probe's
 	Wait time.Duration
 	// Addr, when set, is where the process will listen: it is ready once a
 	// TCP connection there succeeds. Otherwise it is ready when it prints a
@@ -137,6 +138,7 @@ func Start(ctx context.Context, spec ChildSpec) (*Child, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Dir = spec.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	c := &Child{cmd: cmd, Stderr: &StreamCounter{}, exited: make(chan struct{})}
 	cmd.Stderr = c.Stderr

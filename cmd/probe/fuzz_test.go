@@ -55,8 +55,8 @@ type fuzzReport struct {
 	Latency struct{ Requests int64 }
 	Crashes []struct {
 		Class, Input, Endpoint, Evidence, Repro, File, Shrink string
-		Original                                            string `json:"original_input"`
-		Confirmed                                           bool
+		Original                                              string `json:"original_input"`
+		Confirmed                                             bool
 	}
 	Fuzz struct {
 		Inputs   int64

@@ -42,6 +42,10 @@ commands:
   fuzz notequery | fuzz http --cmd "SERVER COMMAND" --path "/x?d={int}"
                    find the inputs that crash, hang or panic a supervised server;
                    classify, shrink and save them with a reproduction
+  ab --before CMD --after CMD [microloads] | ab --git DIR --before-ref A --after-ref B | ab --fixture
+                   two versions, interleaved runs on this machine, statistics on what changed
+  compare BEFORE_DIR AFTER_DIR
+                   the before/after report of two report folders
   fixture serve    serve the reference target (a notes site) on loopback
 
 Run 'probe <command> -h' for its flags.
@@ -101,6 +105,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runFlame(args[1:], stdout, stderr)
 	case "fuzz":
 		return runFuzz(ctx, args[1:], stdout, stderr)
+	case "ab":
+		return runAB(ctx, args[1:], stdout, stderr)
+	case "compare":
+		return runCompare(args[1:], stdout, stderr)
 	case "all", "http", "toolslist", "sitemap", "search", "notequery", "feed", "page":
 		return runLoad(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":

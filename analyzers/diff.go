@@ -1,0 +1,154 @@
+package analyzers
+
+import (
+	"math"
+	"sort"
+
+	"github.com/google/pprof/profile"
+)
+
+// FuncDelta is one function's share of two profiles: flat (its own code)
+// and cumulative (it and what it calls), before and after.
+type FuncDelta struct {
+	Function   string  `json:"function"`
+	FlatBefore float64 `json:"flat_before"`
+	FlatAfter  float64 `json:"flat_after"`
+	CumBefore  float64 `json:"cum_before"`
+	CumAfter   float64 `json:"cum_after"`
+}
+
+// Change is the cumulative share's move, in shares (0.1 is ten points).
+func (d FuncDelta) Change() float64 { return d.CumAfter - d.CumBefore }
+
+// HotPathDelta compares where two profiles spent their samples (CPU or
+// allocation, the value named typ) and returns the n functions whose
+// cumulative share grew most and the n whose share shrank most. Shares,
+// not absolute values: two runs of different lengths compare as they are.
+func HotPathDelta(before, after *profile.Profile, typ string, n int) (gainers, losers []FuncDelta) {
+	fb, cb := funcShares(before, typ)
+	fa, ca := funcShares(after, typ)
+	names := map[string]bool{}
+	for k := range cb {
+		names[k] = true
+	}
+	for k := range ca {
+		names[k] = true
+	}
+	all := make([]FuncDelta, 0, len(names))
+	for name := range names {
+		all = append(all, FuncDelta{Function: name, FlatBefore: fb[name], FlatAfter: fa[name], CumBefore: cb[name], CumAfter: ca[name]})
+	}
+	// By the size of the move, then by name for a stable order.
+	sort.Slice(all, func(i, j int) bool {
+		ci, cj := all[i].Change(), all[j].Change()
+		if ci != cj {
+			return ci > cj
+		}
+		return all[i].Function < all[j].Function
+	})
+	const minMove = 0.005 // half a point: below that it is sampling noise
+	for _, d := range all {
+		if len(gainers) < n && d.Change() >= minMove {
+			gainers = append(gainers, d)
+		}
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if d := all[i]; len(losers) < n && d.Change() <= -minMove {
+			losers = append(losers, d)
+		}
+	}
+	return gainers, losers
+}
+
+// funcShares are each function's flat and cumulative share of p.
+func funcShares(p *profile.Profile, typ string) (flat, cum map[string]float64) {
+	flat, cum = map[string]float64{}, map[string]float64{}
+	ss, total := stacks(p, typ)
+	if total == 0 {
+		return flat, cum
+	}
+	for _, s := range ss {
+		v := float64(s.value) / float64(total)
+		if len(s.funcs) > 0 {
+			flat[s.funcs[0]] += v
+		}
+		seen := map[string]bool{}
+		for _, f := range s.funcs {
+			if !seen[f] { // recursion counts once
+				seen[f] = true
+				cum[f] += v
+			}
+		}
+	}
+	return flat, cum
+}
+
+// SampleTotal is the sum of p's values of type typ (e.g. "alloc_space"
+// bytes, "alloc_objects", "cpu" nanoseconds); NaN without such a type.
+func SampleTotal(p *profile.Profile, typ string) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	idx := -1
+	for i, st := range p.SampleType {
+		if st.Type == typ {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return math.NaN()
+	}
+	var sum int64
+	for _, s := range p.Sample {
+		sum += s.Value[idx]
+	}
+	return float64(sum)
+}
+
+// RuleChange is a finding that one side has and the other has not.
+type RuleChange struct {
+	Microload string `json:"microload"`
+	Rule      string `json:"rule"`
+	Endpoint  string `json:"endpoint,omitempty"`
+	Evidence  string `json:"evidence,omitempty"`
+}
+
+// FindingChanges compares the findings of repeated runs: a rule that at
+// least half the runs of one side found and fewer than half of the other
+// side's is fixed (gone after) or regressed (new after). Counting runs,
+// not single reports, keeps a finding that hovers at its threshold from
+// flapping.
+func FindingChanges(microload string, before, after [][]Finding) (fixed, regressed []RuleChange) {
+	count := func(runs [][]Finding) (map[string]int, map[string]Finding) {
+		n, ex := map[string]int{}, map[string]Finding{}
+		for _, fs := range runs {
+			seen := map[string]bool{}
+			for _, f := range fs {
+				if f.Class == "info" || seen[f.Rule] {
+					continue
+				}
+				seen[f.Rule] = true
+				n[f.Rule]++
+				ex[f.Rule] = f
+			}
+		}
+		return n, ex
+	}
+	nb, eb := count(before)
+	na, ea := count(after)
+	half := func(k, runs int) bool { return runs > 0 && 2*k >= runs }
+	for rule, k := range nb {
+		if half(k, len(before)) && !half(na[rule], len(after)) {
+			fixed = append(fixed, RuleChange{Microload: microload, Rule: rule, Endpoint: eb[rule].Endpoint, Evidence: eb[rule].Evidence})
+		}
+	}
+	for rule, k := range na {
+		if half(k, len(after)) && !half(nb[rule], len(before)) {
+			regressed = append(regressed, RuleChange{Microload: microload, Rule: rule, Endpoint: ea[rule].Endpoint, Evidence: ea[rule].Evidence})
+		}
+	}
+	byRule := func(cs []RuleChange) { sort.Slice(cs, func(i, j int) bool { return cs[i].Rule < cs[j].Rule }) }
+	byRule(fixed)
+	byRule(regressed)
+	return fixed, regressed
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/shell"
+)
+
+// gitVersions builds two refs of a repository in temporary worktrees: the
+// seed's June-against-October comparison, for any Go repository.
+func (f *abFlags) gitVersions(ctx context.Context, stderr io.Writer) (a, b *version, cleanup func(), err error) {
+	if f.beforeRef == "" || f.afterRef == "" {
+		return nil, nil, nil, usageError{"ab --git: give --before-ref and --after-ref"}
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, nil, nil, fmt.Errorf("ab --git needs git on PATH")
+	}
+	repo, err := filepath.Abs(f.gitDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if out, err := exec.Command("git", "-C", repo, "rev-parse", "--git-dir").CombinedOutput(); err != nil {
+		return nil, nil, nil, fmt.Errorf("--git %s is not a git repository: %s", f.gitDir, strings.TrimSpace(string(out)))
+	}
+	tmp, err := os.MkdirTemp("", "probe-ab-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var trees []string
+	cleanup = func() {
+		for _, t := range trees {
+			exec.Command("git", "-C", repo, "worktree", "remove", "--force", t).Run()
+		}
+		os.RemoveAll(tmp)
+		exec.Command("git", "-C", repo, "worktree", "prune").Run()
+	}
+	build := func(side, ref string) (*version, error) {
+		out, err := exec.Command("git", "-C", repo, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Output()
+		if err != nil {
+			return nil, fmt.Errorf("--%s-ref %q: no such commit, branch or tag in %s", side, ref, f.gitDir)
+		}
+		sha := strings.TrimSpace(string(out))
+		tree := filepath.Join(tmp, side)
+		if out, err := exec.Command("git", "-C", repo, "worktree", "add", "--detach", tree, sha).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("git worktree add for %s: %s", ref, strings.TrimSpace(string(out)))
+		}
+		trees = append(trees, tree)
+		bin := filepath.Join(tmp, side+".bin")
+		argv, err := shell.Fields(strings.ReplaceAll(f.build, "{out}", bin), func(string) string { return "" })
+		if err != nil || len(argv) == 0 {
+			return nil, usageError{fmt.Sprintf("--build %q: not a command", f.build)}
+		}
+		fmt.Fprintf(stderr, "probe: building %s (%s) with %s\n", ref, sha[:min(12, len(sha))], strings.Join(argv, " "))
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = tree
+		var output bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &output, &output
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("building %s (%s) failed: %v\n%s", ref, sha[:min(12, len(sha))], err, tail(output.String(), 40))
+		}
+		return commandVersion(side, describeRef(ref, sha, f.gitDir), strings.ReplaceAll(f.runCmd, "{out}", bin), tree, f.startTimeout)
+	}
+	if a, err = build("before", f.beforeRef); err == nil {
+		b, err = build("after", f.afterRef)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	return a, b, cleanup, nil
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("… %d lines before", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
