@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"probe/probes"
 )
@@ -40,14 +41,7 @@ func TestFuzzBadInput(t *testing.T) {
 		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError, "not found"},
 		{[]string{"fuzz", "http", "--cmd", victim + " -mute -addr {addr}", "--path", "/x?d={int}", "--timeout", "1s"}, exitError, "answered no request within 1s"},
 	} {
-		code, stdout, stderr := runProbe(t, context.Background(), append(tc.args, "--out", t.TempDir())...)
-		if code != tc.code {
-			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr)
-		}
-		oneLine(t, stderr, tc.want)
-		if stdout != "" {
-			t.Errorf("%v: stdout %q", tc.args, stdout)
-		}
+		badInput(t, tc.args, tc.code, tc.want)
 	}
 }
 
@@ -139,5 +133,28 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "stack overflow") {
 		t.Errorf("load-time answered the crasher %s with %d %s", overflow, resp.StatusCode, b)
+	}
+}
+
+// TestFuzzCtrlC: an interrupted fuzz run writes what it found and exits 130.
+func TestFuzzCtrlC(t *testing.T) {
+	victim := buildVictim(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	out := t.TempDir()
+	code, _, stderr := runProbe(t, ctx, "fuzz", "http", "--cmd", victim+" -addr {addr}", "--path", "/item?i={int}", "--duration", "60s", "--out", out)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep fuzzReport
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Fuzz.Inputs == 0 {
+		t.Errorf("report after Ctrl-C: %v, %d inputs", err, rep.Fuzz.Inputs)
+	}
+	if strings.Contains(stderr, "goroutine ") {
+		t.Errorf("stack trace on stderr: %s", stderr)
 	}
 }

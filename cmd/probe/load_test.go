@@ -36,14 +36,7 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"sitemap", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
 		{[]string{"sitemap", "--target", closed, "--duration", "1s"}, exitError, "connection refused"},
 	} {
-		code, stdout, stderr := runProbe(t, context.Background(), append(tc.args, "--out", t.TempDir())...)
-		if code != tc.code {
-			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr)
-		}
-		oneLine(t, stderr, tc.want)
-		if stdout != "" {
-			t.Errorf("%v: stdout %q", tc.args, stdout)
-		}
+		badInput(t, tc.args, tc.code, tc.want)
 	}
 }
 

@@ -46,6 +46,20 @@ func oneLine(t *testing.T, stderr, want string) {
 	}
 }
 
+// badInput runs a command line that must fail with code and one line
+// holding want, and nothing on stdout.
+func badInput(t *testing.T, args []string, code int, want string) {
+	t.Helper()
+	got, stdout, stderr := runProbe(t, context.Background(), append(args, "--out", t.TempDir())...)
+	if got != code {
+		t.Errorf("%v: exit %d, want %d (stderr %q)", args, got, code, stderr)
+	}
+	oneLine(t, stderr, want)
+	if stdout != "" {
+		t.Errorf("%v: stdout %q", args, stdout)
+	}
+}
+
 func TestBadCommandLines(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,7 @@ func intParam(r *http.Request, name string) (int, bool) {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:"+os.Getenv("PORT"), "listen address")
 	mute := flag.Bool("mute", false, "accept connections and answer nothing")
+	exitAfter := flag.Int64("exit-after", 0, "die (an unrecovered panic) at this many requests; 0: never")
 	flag.Parse()
 	if *mute {
 		http.ListenAndServe(*addr, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { select {} }))
@@ -101,7 +103,14 @@ func main() {
 		time.Sleep(time.Duration(min(n, 50)) * time.Millisecond)
 		fmt.Fprintln(w, "ok")
 	})
-	if err := http.ListenAndServe(*addr, mux); err != nil {
+	var served atomic.Int64
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := served.Add(1); *exitAfter > 0 && n == *exitAfter {
+			go panic(fmt.Sprintf("victim: exiting after %d requests", n)) // not recoverable by net/http
+		}
+		mux.ServeHTTP(w, r)
+	})
+	if err := http.ListenAndServe(*addr, handler); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -1,0 +1,67 @@
+package analyzers
+
+import (
+	"math"
+	"testing"
+)
+
+func TestHotPathDeltaNamesWhatMoved(t *testing.T) {
+	// Before: gzip is 60% of the samples; after, it is gone and the
+	// handler's own JSON work is half of a smaller whole.
+	before := newProfile("cpu").
+		add(600, "compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write", "own:app.handleSitemap").
+		add(300, "encoding/json.Marshal", "own:app.handleSitemap").
+		add(100, "runtime.mallocgc").p
+	after := newProfile("cpu").
+		add(100, "encoding/json.Marshal", "own:app.handleSitemap").
+		add(100, "runtime.mallocgc").p
+	gainers, losers := HotPathDelta(before, after, "cpu", 3)
+	if len(losers) == 0 || losers[0].Function != "compress/flate.(*compressor).deflate" && losers[0].Function != "compress/gzip.(*Writer).Write" {
+		t.Fatalf("losers %+v", losers)
+	}
+	if l := losers[0]; math.Abs(l.CumBefore-0.6) > 1e-9 || l.CumAfter != 0 {
+		t.Errorf("gzip share %v → %v, want 0.6 → 0", l.CumBefore, l.CumAfter)
+	}
+	var json *FuncDelta
+	for i := range gainers {
+		if gainers[i].Function == "encoding/json.Marshal" {
+			json = &gainers[i]
+		}
+	}
+	if json == nil || math.Abs(json.FlatBefore-0.3) > 1e-9 || math.Abs(json.FlatAfter-0.5) > 1e-9 {
+		t.Errorf("json.Marshal among gainers %+v", gainers)
+	}
+	// The handler is 90% before and 50% after: a loser, whose flat share
+	// (none: it only calls) stays 0.
+	for _, l := range losers {
+		if l.Function == "app.handleSitemap" && (l.FlatBefore != 0 || math.Abs(l.CumBefore-0.9) > 1e-9) {
+			t.Errorf("handler %+v", l)
+		}
+	}
+	if g, l := HotPathDelta(before, before, "cpu", 3); len(g)+len(l) != 0 {
+		t.Errorf("a profile against itself moved: %v %v", g, l)
+	}
+}
+
+func TestFindingChangesCountRuns(t *testing.T) {
+	gzip := Finding{Rule: "repeated-gzip", Class: "load-time", Endpoint: "/sitemap.xml"}
+	scan := Finding{Rule: "per-request-full-scan", Class: "load-time"}
+	info := Finding{Rule: "mystery", Class: "info"}
+	before := [][]Finding{{gzip, info}, {gzip}, {gzip, scan}, {gzip}}
+	after := [][]Finding{{scan}, {scan}, {}, {gzip}}
+	fixed, regressed := FindingChanges("sitemap", before, after)
+	if len(fixed) != 1 || fixed[0].Rule != "repeated-gzip" || fixed[0].Endpoint != "/sitemap.xml" {
+		t.Errorf("fixed %+v", fixed)
+	}
+	// The scan: one run of four before (noise), two of four after.
+	if len(regressed) != 1 || regressed[0].Rule != "per-request-full-scan" {
+		t.Errorf("regressed %+v", regressed)
+	}
+}
+
+func TestSampleTotal(t *testing.T) {
+	p := newProfile("cpu").add(5, "a.f").add(7, "a.g").p
+	if SampleTotal(p, "cpu") != 12 || !math.IsNaN(SampleTotal(p, "alloc_space")) || !math.IsNaN(SampleTotal(nil, "cpu")) {
+		t.Error("totals")
+	}
+}

@@ -1,0 +1,101 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"probe/analyzers"
+)
+
+// runOf is a run with the figures that matter here.
+func runOf(microload string, rps, p50, cpuS float64, requests int64, rules ...string) *RunData {
+	r := &Report{Microload: microload, Latency: Latency{Requests: requests, RPS: rps, Percentiles: Percentiles{P50: p50, P95: 2 * p50, P99: 3 * p50}},
+		TargetProcess: &Process{CPUSeconds: cpuS}}
+	for _, rule := range rules {
+		r.Findings = append(r.Findings, analyzers.Finding{Rule: rule, Class: "load-time"})
+	}
+	return &RunData{Report: r, Curve: []CurvePoint{{50, p50}, {90, 2 * p50}, {99, 3 * p50}, {99.9, 4 * p50}}}
+}
+
+func TestBuildABClaimsOnlyWhatTheRunsShow(t *testing.T) {
+	before := map[string][]*RunData{}
+	after := map[string][]*RunData{}
+	// toolslist: four times the throughput, a tenth of the CPU, gzip gone.
+	// search: the same figures, shuffled: noise.
+	for i, jitter := range []float64{0, 3, -2, 5, -4, 1} {
+		before["toolslist"] = append(before["toolslist"], runOf("toolslist", 400+jitter, 20+jitter/10, 10+jitter/10, 4000, "repeated-schema"))
+		after["toolslist"] = append(after["toolslist"], runOf("toolslist", 1600+jitter, 5+jitter/20, 1.6+jitter/100, 16000))
+		before["search"] = append(before["search"], runOf("search", 100+float64(i), 9, 5, 1000))
+		after["search"] = append(after["search"], runOf("search", 105-float64(i), 9, 5, 1000))
+	}
+	ab := BuildAB("v1", "v2", before, after, nil)
+	if ab.Runs != 6 || len(ab.Microloads) != 2 {
+		t.Fatalf("runs %d microloads %v", ab.Runs, ab.Microloads)
+	}
+	get := func(m, metric string) ABComparison {
+		for _, c := range ab.Comparisons {
+			if c.Microload == m && c.Metric == metric {
+				return c
+			}
+		}
+		t.Fatalf("no %s %s", m, metric)
+		return ABComparison{}
+	}
+	rps := get("toolslist", "rps")
+	if !rps.Significant || rps.Verdict != "better" || rps.Ratio < 3.9 || rps.Ratio > 4.1 || rps.PValue == nil || *rps.PValue > 0.01 {
+		t.Errorf("toolslist rps %+v", rps)
+	}
+	if cpu := get("toolslist", "cpu_per_req_ms"); cpu.Verdict != "better" || cpu.Ratio > 0.05 {
+		// 10 s / 4000 = 2.5 ms before, 1.6 s / 16000 = 0.1 ms after
+		t.Errorf("toolslist cpu %+v", cpu)
+	}
+	if s := get("search", "rps"); s.Significant || s.Verdict != "~" {
+		t.Errorf("search rps is noise: %+v", s)
+	}
+	if len(ab.Fixed) != 1 || ab.Fixed[0].Rule != "repeated-schema" || len(ab.Regressed) != 0 {
+		t.Errorf("fixed %v regressed %v", ab.Fixed, ab.Regressed)
+	}
+	if g := ab.Geomean["rps"]; g < 1.9 || g > 2.1 { // √(4 × ~1)
+		t.Errorf("geomean rps %v", g)
+	}
+	// DESIGN.md's Before/after JSON.
+	var doc map[string]any
+	if err := json.Unmarshal(ab.JSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"before", "after", "runs", "comparisons", "fixed", "regressed"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("report.json lacks %q", k)
+		}
+	}
+	row := doc["comparisons"].([]any)[0].(map[string]any)
+	for _, k := range []string{"microload", "metric", "before", "after", "ratio", "ci95", "p_value", "significant"} {
+		if _, ok := row[k]; !ok {
+			t.Errorf("comparison lacks %q", k)
+		}
+	}
+	page := ab.HTML()
+	if strings.Count(page, "<svg") != 2 || strings.Count(page, "<polyline") != 24 || strings.Contains(page, "<script") {
+		t.Errorf("report.html: %d plots, %d lines", strings.Count(page, "<svg"), strings.Count(page, "<polyline"))
+	}
+	if md := ab.Markdown(); !strings.Contains(md, "**fixed** `repeated-schema` on toolslist") {
+		t.Errorf("report.md:\n%s", md)
+	}
+}
+
+func TestSingleRunsClaimNothing(t *testing.T) {
+	ab := BuildAB("a", "b", map[string][]*RunData{"page": {runOf("page", 100, 1, 1, 100)}},
+		map[string][]*RunData{"page": {runOf("page", 300, 1, 1, 300)}}, nil)
+	for _, c := range ab.Comparisons {
+		if c.Significant || c.PValue != nil {
+			t.Errorf("%+v", c)
+		}
+	}
+	if len(ab.Warnings) == 0 || ab.Warnings[0].Kind != "single-runs" {
+		t.Errorf("warnings %v", ab.Warnings)
+	}
+	if !strings.Contains(string(ab.JSON()), `"p_value": null`) {
+		t.Error("p_value of a single run is not null")
+	}
+}
