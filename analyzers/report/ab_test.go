@@ -2,8 +2,11 @@ package report
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"probe/analyzers"
 )
@@ -97,5 +100,25 @@ func TestSingleRunsClaimNothing(t *testing.T) {
 	}
 	if !strings.Contains(string(ab.JSON()), `"p_value": null`) {
 		t.Error("p_value of a single run is not null")
+	}
+}
+
+// The percentile plot reads back what WriteFolder wrote, in milliseconds.
+func TestCurveReadsLatencyHgrm(t *testing.T) {
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	for range 99 {
+		h.RecordValue(5000) // 5 ms in µs
+	}
+	h.RecordValue(80000)
+	path := filepath.Join(t.TempDir(), "latency.hgrm")
+	if err := writeHgrm(path, h); err != nil {
+		t.Fatal(err)
+	}
+	c, err := readCurve(path)
+	if err != nil || len(c) < 3 {
+		t.Fatalf("%v %v", c, err)
+	}
+	if c[0].Ms < 4.99 || c[0].Ms > 5.01 || c[len(c)-1].Ms < 79 || c[len(c)-1].Ms > 81 {
+		t.Errorf("curve %v: want 5 ms up to 80 ms", c)
 	}
 }
