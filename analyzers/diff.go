@@ -114,10 +114,10 @@ type RuleChange struct {
 }
 
 // FindingChanges compares the findings of repeated runs: a rule that at
-// least half the runs of one side found and fewer than half of the other
-// side's is fixed (gone after) or regressed (new after). Counting runs,
-// not single reports, keeps a finding that hovers at its threshold from
-// flapping.
+// least two thirds of one side's runs found and at most a third of the
+// other side's is fixed (gone after) or regressed (new after). The gap
+// between the two keeps a finding that hovers at its threshold (found in
+// about half the runs of either side) from being reported as a change.
 func FindingChanges(microload string, before, after [][]Finding) (fixed, regressed []RuleChange) {
 	count := func(runs [][]Finding) (map[string]int, map[string]Finding) {
 		n, ex := map[string]int{}, map[string]Finding{}
@@ -136,14 +136,15 @@ func FindingChanges(microload string, before, after [][]Finding) (fixed, regress
 	}
 	nb, eb := count(before)
 	na, ea := count(after)
-	half := func(k, runs int) bool { return runs > 0 && 2*k >= runs }
+	most := func(k, runs int) bool { return runs > 0 && 3*k >= 2*runs }
+	few := func(k, runs int) bool { return 3*k <= runs }
 	for rule, k := range nb {
-		if half(k, len(before)) && !half(na[rule], len(after)) {
+		if most(k, len(before)) && few(na[rule], len(after)) {
 			fixed = append(fixed, RuleChange{Microload: microload, Rule: rule, Endpoint: eb[rule].Endpoint, Evidence: eb[rule].Evidence})
 		}
 	}
 	for rule, k := range na {
-		if half(k, len(after)) && !half(nb[rule], len(before)) {
+		if most(k, len(after)) && few(nb[rule], len(before)) {
 			regressed = append(regressed, RuleChange{Microload: microload, Rule: rule, Endpoint: ea[rule].Endpoint, Evidence: ea[rule].Evidence})
 		}
 	}
