@@ -3,6 +3,7 @@ package analyzers
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -70,6 +71,26 @@ func ClassifyHang(evidence string) Classification {
 // goroutineHeader starts a goroutine's trace in a Go crash dump.
 // Fatal errors print "goroutine 7 gp=0x… m=4 mp=0x… [running]:".
 var goroutineHeader = regexp.MustCompile(`^goroutine \d+ (.* )?\[.*\]:$`)
+
+// RecursionFrames are the functions that recur in the crashing
+// goroutine's trace (three times or more), sorted: what a stack overflow
+// is about. Its top frames are only where the recursion happened to be
+// when the stack ran out (strconv, a map lookup), so two overflows of one
+// recursion rarely share them.
+func RecursionFrames(stderr string) []string {
+	counts := map[string]int{}
+	for _, fn := range CrashFrames(stderr, 1000) {
+		counts[fn]++
+	}
+	var out []string
+	for fn, n := range counts {
+		if n >= 3 {
+			out = append(out, fn)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // CrashFrames are the top functions of the first goroutine trace in a Go
 // crash dump or a recovered panic's log, the runtime's and net/http's

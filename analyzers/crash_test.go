@@ -35,6 +35,11 @@ func TestClassifyRealDeaths(t *testing.T) {
 			if c.Evidence == "" {
 				t.Error("no evidence")
 			}
+			if tc.class == StackOverflow {
+				if rec := RecursionFrames(stderr.String()); len(rec) != 1 || rec[0] != "main.recurse" {
+					t.Errorf("recursion frames %v, want [main.recurse]", rec)
+				}
+			}
 		})
 	}
 }

@@ -75,7 +75,7 @@ func FromFuzz(res *fuzz.Result, s FuzzSetting) *Report {
 		base := fmt.Sprintf("crashers/%d-%s", i+1, c.Class)
 		rc := Crash{Class: c.Class, Input: requestText(c.Method, c.Path, c.Body), Endpoint: c.Endpoint, Evidence: c.Evidence,
 			Frames: c.Frames, Repro: reproLine(s, c, base), File: base + ".txt", Shrink: c.Shrink,
-			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent}
+			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent, Also: c.Also}
 		if m, p, b := requestOf(res, c); requestText(m, p, b) != rc.Input {
 			rc.Original = requestText(m, p, b)
 		}
@@ -168,6 +168,9 @@ func crasherText(rc Crash, s FuzzSetting, c *fuzz.Crash) string {
 	if rc.Original != "" {
 		fmt.Fprintf(&b, "\nas found, before shrinking: %s\n", rc.Original)
 	}
+	for _, a := range rc.Also {
+		fmt.Fprintf(&b, "the same crash through: %s\n", a)
+	}
 	if c.Stderr != "" {
 		head := c.Stderr
 		if len(head) > 8000 {
@@ -238,6 +241,9 @@ func (r *Report) fuzzMarkdown() string {
 		fmt.Fprintf(&b, "Input: `%s`\n\n%s. Found after %.0f s, seen %d times.", ellipsis(c.Input, 500), c.Shrink, c.FoundAfterS, c.Seen)
 		if c.Concurrent {
 			b.WriteString(" It shows only under concurrent copies of the request.")
+		}
+		for _, a := range c.Also {
+			fmt.Fprintf(&b, "\n\nThe same crash (same class and frames) through: `%s`", ellipsis(a, 300))
 		}
 		fmt.Fprintf(&b, "\n\n```sh\n%s\n```\n\nDetails and the target's stderr: `%s`.\n\n", c.Repro, c.File)
 	}

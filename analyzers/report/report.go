@@ -86,7 +86,8 @@ type Crash struct {
 	FoundAfterS float64  `json:"found_after_s,omitempty"`
 	Seen        int      `json:"seen,omitempty"`
 	Confirmed   bool     `json:"confirmed,omitempty"`
-	Concurrent  bool     `json:"concurrent,omitempty"` // shows only under concurrent requests
+	Concurrent  bool     `json:"concurrent,omitempty"`  // shows only under concurrent requests
+	Also        []string `json:"also_inputs,omitempty"` // other requests that crash the same way
 }
 
 // Operation is one row of the table.

@@ -84,6 +84,8 @@ type Crash struct {
 	Concurrent bool // it needs concurrent requests to show
 	Trials     int  // requests spent confirming and shrinking
 	Shrink     string
+	Also       []string // other requests that crash the same way (merged in)
+	signature  string
 }
 
 // Result is a fuzz run's outcome.
@@ -128,7 +130,8 @@ type fuzzer struct {
 	inflight map[uint64]Input
 	nextID   uint64
 	reported map[int]bool // generations whose death was recorded
-	killed   map[int]bool // generations probe killed itself (after a hang)
+	killed   map[int]bool // generations probe killed itself (after a hang, or to start afresh)
+	fresh    map[int]bool // killed to start afresh: not a restart the input caused
 
 	inputs  atomic.Int64
 	hostile atomic.Int64
@@ -162,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 15 * time.Second
 	}
-	f := &fuzzer{o: o, start: time.Now(), inflight: map[uint64]Input{}, reported: map[int]bool{}, killed: map[int]bool{},
+	f := &fuzzer{o: o, start: time.Now(), inflight: map[uint64]Input{}, reported: map[int]bool{}, killed: map[int]bool{}, fresh: map[int]bool{},
 		statuses: map[int]int64{}, failures: map[string]int64{}, groups: map[string]*group{}, seen: map[string]bool{},
 		pool: make([][]Input, len(o.Templates))}
 	res := &Result{Start: f.start, templates: o.Templates}
@@ -292,7 +295,9 @@ func (f *fuzzer) ensure(ctx context.Context) (*probes.Child, int, *panicWatch, e
 		default:
 			return f.child, f.gen, f.watch, nil
 		}
-		f.restarts++
+		if !f.fresh[f.gen] {
+			f.restarts++
+		}
 	}
 	w := newPanicWatch()
 	child, err := f.o.Start(ctx, w)
@@ -498,11 +503,26 @@ func (f *fuzzer) recordDeath(gen int, out Outcome) {
 	}
 }
 
-func groupKey(out Outcome, in Input) string {
-	if out.Class == analyzers.Hang || len(out.Frames) == 0 {
-		return fmt.Sprintf("%s|%d|%s", out.Class, in.Template, normalise(out.Evidence))
+// signature tells one crash from another: its class and the top frames
+// of its stack, or for a stack overflow the functions that recur.
+func signature(out Outcome) string {
+	frames := out.Frames
+	if out.Class == analyzers.StackOverflow {
+		if rec := analyzers.RecursionFrames(out.Stderr); len(rec) > 0 {
+			frames = rec
+		}
 	}
-	return out.Class + "|" + strings.Join(out.Frames, "|")
+	if len(frames) == 0 {
+		return ""
+	}
+	return out.Class + "|" + strings.Join(frames, "|")
+}
+
+func groupKey(out Outcome, in Input) string {
+	if sig := signature(out); sig != "" && out.Class != analyzers.Hang {
+		return sig
+	}
+	return fmt.Sprintf("%s|%d|%s", out.Class, in.Template, normalise(out.Evidence))
 }
 
 func (f *fuzzer) recordGroup(out Outcome, suspects []Input) {

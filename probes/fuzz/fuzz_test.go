@@ -136,3 +136,12 @@ func TestCrashFramesOfARecoveredPanic(t *testing.T) {
 		t.Errorf("message %q", panicMessage(out.Evidence))
 	}
 }
+
+func TestShrinkNestingLowersMatchedBrackets(t *testing.T) {
+	src := "std.length(" + strings.Repeat("[", 1500) + "1" + strings.Repeat("]", 1500) + ")"
+	crashes := func(s string) bool { return Parses(s) && nesting(s) > 300 }
+	got := shrinkNesting(src, crashes)
+	if want := "std.length(" + strings.Repeat("[", 300) + "1" + strings.Repeat("]", 300) + ")"; got != want {
+		t.Errorf("got %d bytes, nesting %d; want the 300 levels that still crash", len(got), nesting(got))
+	}
+}

@@ -116,7 +116,20 @@ func (f *fuzzer) tryConcurrent(ctx context.Context, in Input, d time.Duration) O
 		}()
 	}
 	wg.Wait()
+	// Handlers of cancelled requests may still run on the server: the next
+	// trial gets a fresh process, or their race would count as its crash.
+	f.restartFresh()
 	return found
+}
+
+// restartFresh ends the running target, so that the next try starts a new
+// one with no work of earlier requests left in it.
+func (f *fuzzer) restartFresh() {
+	f.mu.Lock()
+	gen := f.gen
+	f.fresh[gen] = true
+	f.mu.Unlock()
+	f.kill(gen)
 }
 
 // confirmAndShrink works through the crashes in the order found, sharing
@@ -140,6 +153,7 @@ func (f *fuzzer) confirmAndShrink(ctx context.Context) []*Crash {
 		return ri < rj
 	})
 	end := time.Now().Add(f.o.ShrinkTime)
+	f.restartFresh() // the search's last requests may still be running in it
 	var crashes []*Crash
 	for i, key := range order {
 		g := f.groups[key]
@@ -188,13 +202,14 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	c.Method, c.Path, c.Body = f.o.Request(shrunk)
 	if t.last.Class != "" {
 		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
+		c.signature = signature(t.last)
 	}
 	before, after := inputSize(*in), inputSize(shrunk)
 	switch {
 	case t.expired():
 		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials; the shrink time ran out before a minimum", before, after, t.trials)
 	default:
-		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials (a minimum: no smaller number or fewer tokens crash the same way)", before, after, t.trials)
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials, to a local minimum: no lower number or nesting, and no token fewer, crashes the same way", before, after, t.trials)
 	}
 	return c
 }
@@ -219,7 +234,7 @@ func (f *fuzzer) crashOf(g *group, in Input) *Crash {
 	method, path, body := f.o.Request(in)
 	return &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
 		Input: in, Original: in, Method: method, Path: path, Body: body,
-		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen}
+		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen, signature: signature(g.first)}
 }
 
 // unshrunk lists what the search found when there was no time to shrink.
@@ -236,22 +251,35 @@ func (f *fuzzer) unshrunk() []*Crash {
 	return out
 }
 
-// mergeCrash adds c unless a crash of the same class and top frames is
-// there already; then the smaller input stays.
+// mergeCrash adds c unless a crash with the same signature (class and
+// frames) is there already; then the smaller input stays and the other's
+// request is kept in Also.
 func mergeCrash(cs []*Crash, c *Crash) []*Crash {
 	for i, o := range cs {
-		sameFrames := len(c.Frames) > 0 && strings.Join(o.Frames, "|") == strings.Join(c.Frames, "|")
 		sameInput := o.Method == c.Method && o.Path == c.Path && string(o.Body) == string(c.Body)
-		if o.Class == c.Class && (sameFrames || sameInput) {
-			o.Seen += c.Seen
+		if o.Class == c.Class && (c.signature != "" && c.signature == o.signature || sameInput) {
+			keep, drop := o, c
 			if c.Confirmed && (!o.Confirmed || smaller(c.Input, o.Input)) {
-				c.Seen = o.Seen
-				cs[i] = c
+				keep, drop = c, o
 			}
+			keep.Seen = o.Seen + c.Seen
+			if !sameInput {
+				keep.Also = append(append(keep.Also, drop.Also...), requestLine(drop))
+			}
+			cs[i] = keep
 			return cs
 		}
 	}
 	return append(cs, c)
+}
+
+// requestLine is a crash's request, its body cut short.
+func requestLine(c *Crash) string {
+	s := c.Method + " " + c.Path
+	if len(c.Body) > 0 {
+		s += " " + string(c.Body[:min(len(c.Body), 300)])
+	}
+	return s
 }
 
 // shrinkInput makes each value of in smaller in turn while t still sees
@@ -276,6 +304,7 @@ func (f *fuzzer) shrinkInput(t *trialer, in Input) Input {
 		if k == Int || k == Uint {
 			v = bisectInt(v, crashes)
 		} else {
+			v = shrinkNesting(v, crashes)
 			v = shrinkNumbers(v, crashes)
 			v = ddminTokens(v, crashes, t.expired)
 			v = shrinkNumbers(v, crashes)
@@ -337,6 +366,57 @@ func shrinkNumbers(s string, crashes func(string) bool) string {
 		n := bisectInt(s[l[0]:l[1]], func(v string) bool { return crashes(prefix + v + suffix) })
 		s = prefix + n + suffix
 	}
+}
+
+// nestings are the bracket pairs whose depth shrinkNesting lowers.
+var nestings = []struct{ open, close string }{{"[", "]"}, {"{a:", "}"}, {"(", ")"}, {"{", "}"}}
+
+// shrinkNesting lowers the deepest nesting of one kind of bracket by
+// bisection, opening and closing runs together: token deletion alone
+// cannot, since taking one bracket away unbalances the text.
+func shrinkNesting(s string, crashes func(string) bool) string {
+	for _, n := range nestings {
+		i, depth := longestRun(s, n.open)
+		if depth < 2 {
+			continue
+		}
+		rest := s[i+depth*len(n.open):]
+		j, closing := longestRun(rest, n.close)
+		if closing < depth {
+			continue
+		}
+		before, middle, after := s[:i], rest[:j], rest[j+depth*len(n.close):]
+		at := func(k int64) string {
+			return before + strings.Repeat(n.open, int(k)) + middle + strings.Repeat(n.close, int(k)) + after
+		}
+		k := bisectInt(strconv.Itoa(depth), func(v string) bool {
+			k, _ := strconv.ParseInt(v, 10, 64)
+			return crashes(at(k))
+		})
+		kn, _ := strconv.ParseInt(k, 10, 64)
+		s = at(kn)
+	}
+	return s
+}
+
+// longestRun finds the longest run of unit repeated in s: where it
+// starts and how many times.
+func longestRun(s, unit string) (start, count int) {
+	for i := 0; i < len(s); {
+		if !strings.HasPrefix(s[i:], unit) {
+			i++
+			continue
+		}
+		n := 0
+		for strings.HasPrefix(s[i+n*len(unit):], unit) {
+			n++
+		}
+		if n > count {
+			start, count = i, n
+		}
+		i += n * len(unit)
+	}
+	return start, count
 }
 
 // ddminTokens is Zeller's delta debugging over tokens: remove chunks while
