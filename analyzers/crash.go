@@ -25,7 +25,7 @@ var crashSignatures = []struct {
 	line  *regexp.Regexp
 }{
 	{StackOverflow, regexp.MustCompile(`^fatal error: stack overflow`)},
-	{OutOfMemory, regexp.MustCompile(`^fatal error: (runtime: )?out of memory`)},
+	{OutOfMemory, regexp.MustCompile(`^fatal error: (runtime: )?out of memory|^fatal error: runtime: cannot allocate memory`)},
 	{ConcurrentMapWrite, regexp.MustCompile(`^fatal error: concurrent map (writes|read and map write|iteration and map write)`)},
 	{Deadlock, regexp.MustCompile(`^fatal error: all goroutines are asleep - deadlock`)},
 	{StackOverflow, regexp.MustCompile(`^runtime: goroutine stack exceeds`)},
@@ -93,8 +93,8 @@ func RecursionFrames(stderr string) []string {
 }
 
 // CrashFrames are the top functions of the first goroutine trace in a Go
-// crash dump or a recovered panic's log, the runtime's and net/http's
-// recovery frames left out: what tells one crash from another.
+// crash dump or a recovered panic's log, the runtime's (internal/ too) and
+// net/http's recovery frames left out: what tells one crash from another.
 func CrashFrames(stderr string, n int) []string {
 	var frames []string
 	in := false
@@ -116,7 +116,7 @@ func CrashFrames(stderr string, n int) []string {
 		if i := strings.LastIndex(fn, "("); i > 0 {
 			fn = fn[:i]
 		}
-		if strings.HasPrefix(fn, "runtime.") || fn == "panic" || strings.HasPrefix(fn, "net/http.(*conn).serve.func") {
+		if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") || fn == "panic" || strings.HasPrefix(fn, "net/http.(*conn).serve.func") {
 			continue
 		}
 		frames = append(frames, fn)

@@ -49,6 +49,7 @@ func TestClassifyText(t *testing.T) {
 		{"exit status 2", "2026/11/30 05:00:00 http: panic serving 127.0.0.1:5555: boom\ngoroutine 7 [running]:", Panic},
 		{"signal: killed", "", OutOfMemory},
 		{"exit status 2", "runtime: goroutine stack exceeds 1000000000-byte limit\nruntime: sp=…\nfatal error: stack overflow", StackOverflow},
+		{"exit status 2", "fatal error: runtime: cannot allocate memory\n\ngoroutine 1 [running]:", OutOfMemory},
 	} {
 		if c, ok := ClassifyExit(tc.status, tc.stderr); !ok || c.Class != tc.class {
 			t.Errorf("%q %q: %q", tc.status, tc.stderr, c.Class)
