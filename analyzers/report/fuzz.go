@@ -204,7 +204,14 @@ func (r *Report) writeFuzzTable(w io.Writer) {
 		fmt.Fprintln(w, "no input crashed, hung or panicked the target")
 	}
 	for i, c := range r.Crashes {
-		fmt.Fprintf(w, "  %d. %s at %s: %s\n     input: %s\n     %s\n     repro: %s\n", i+1, c.Class, c.Endpoint, c.Evidence, ellipsis(c.Input, 300), c.Shrink, ellipsis(c.Repro, 300))
+		how := ""
+		if c.Concurrent {
+			how = " (only under concurrent copies of the request)"
+		}
+		fmt.Fprintf(w, "  %d. %s at %s%s: %s\n     input: %s\n     %s\n     repro: %s\n", i+1, c.Class, c.Endpoint, how, c.Evidence, ellipsis(c.Input, 300), c.Shrink, ellipsis(c.Repro, 300))
+		for _, a := range c.Also {
+			fmt.Fprintf(w, "     the same crash through: %s\n", ellipsis(a, 200))
+		}
 	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)

@@ -420,7 +420,7 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool
 		f.untrack(id)
 		out := Outcome{Status: status}
 		if status >= 400 {
-			out.Reason = fmt.Sprintf("%d %s", status, firstLine(string(body)))
+			out.Reason = firstLine(string(body))
 		}
 		if status >= 500 {
 			if trace, ok := waitPanic(watch, local, 300*time.Millisecond); ok {
@@ -518,7 +518,13 @@ func signature(out Outcome) string {
 	return out.Class + "|" + strings.Join(frames, "|")
 }
 
-func groupKey(out Outcome, in Input) string {
+func (f *fuzzer) groupKey(out Outcome, in Input) string {
+	if out.Class == analyzers.OutOfMemory {
+		// Its stack is wherever the allocation that crossed the cap
+		// happened: one unbounded evaluation dies in a different place
+		// each time. Told apart by endpoint.
+		return out.Class + "|" + endpointOf(f.o.Templates[in.Template])
+	}
 	if sig := signature(out); sig != "" && out.Class != analyzers.Hang {
 		return sig
 	}
@@ -529,7 +535,7 @@ func (f *fuzzer) recordGroup(out Outcome, suspects []Input) {
 	if len(suspects) == 0 {
 		return
 	}
-	key := groupKey(out, suspects[0])
+	key := f.groupKey(out, suspects[0])
 	f.smu.Lock()
 	defer f.smu.Unlock()
 	g := f.groups[key]
@@ -617,7 +623,7 @@ func (f *fuzzer) note(in Input, out Outcome) {
 // recordGroupLocked files a recovered panic, which belongs to exactly one
 // input (the server named the client's address).
 func (f *fuzzer) recordGroupLocked(out Outcome, in Input) {
-	key := groupKey(out, in)
+	key := f.groupKey(out, in)
 	g := f.groups[key]
 	if g == nil {
 		g = &group{first: out, suspects: []Input{in}, found: time.Since(f.start)}

@@ -202,7 +202,7 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	c.Method, c.Path, c.Body = f.o.Request(shrunk)
 	if t.last.Class != "" {
 		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
-		c.signature = signature(t.last)
+		c.signature = f.groupKey(t.last, shrunk)
 	}
 	before, after := inputSize(*in), inputSize(shrunk)
 	switch {
@@ -234,7 +234,7 @@ func (f *fuzzer) crashOf(g *group, in Input) *Crash {
 	method, path, body := f.o.Request(in)
 	return &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
 		Input: in, Original: in, Method: method, Path: path, Body: body,
-		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen, signature: signature(g.first)}
+		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen, signature: f.groupKey(g.first, in)}
 }
 
 // unshrunk lists what the search found when there was no time to shrink.
@@ -257,7 +257,7 @@ func (f *fuzzer) unshrunk() []*Crash {
 func mergeCrash(cs []*Crash, c *Crash) []*Crash {
 	for i, o := range cs {
 		sameInput := o.Method == c.Method && o.Path == c.Path && string(o.Body) == string(c.Body)
-		if o.Class == c.Class && (c.signature != "" && c.signature == o.signature || sameInput) {
+		if o.Class == c.Class && (c.signature == o.signature || sameInput) {
 			keep, drop := o, c
 			if c.Confirmed && (!o.Confirmed || smaller(c.Input, o.Input)) {
 				keep, drop = c, o
