@@ -90,19 +90,18 @@ type Crash struct {
 
 // Result is a fuzz run's outcome.
 type Result struct {
-	Target     string
-	Templates  []string
-	Start      time.Time
-	Search     time.Duration
-	Shrinking  time.Duration
-	Inputs     int64
-	Statuses   map[int]int64
-	Failures   map[string]int64 // error replies and transport errors by reason
-	Restarts   int
-	Crashes    []*Crash
-	Ended      string // why the run stopped early, if it did
-	Hostile    int64  // inputs the target answered with an error reply (4xx) and lived
-	Concurrent int
+	Target    string
+	Templates []string
+	Start     time.Time
+	Search    time.Duration
+	Shrinking time.Duration
+	Inputs    int64
+	Statuses  map[int]int64
+	Failures  map[string]int64 // error replies and transport errors by reason
+	Restarts  int
+	Crashes   []*Crash
+	Ended     string // why the run stopped early, if it did
+	Hostile   int64  // inputs the target answered with an error reply (4xx) and lived
 
 	templates []*Template
 }
@@ -224,11 +223,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	f.mu.Unlock()
 	res.Inputs, res.Hostile = f.inputs.Load(), f.hostile.Load()
 	res.Statuses, res.Failures = f.statuses, f.failures
-	for _, c := range res.Crashes {
-		if c.Concurrent {
-			res.Concurrent++
-		}
-	}
 	return res, nil
 }
 

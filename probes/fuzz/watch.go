@@ -73,15 +73,3 @@ func (w *panicWatch) take(addr string) (string, bool) {
 	delete(w.byAddr, addr)
 	return b.String(), true
 }
-
-// takeAny returns a recovered panic whose client is unknown to us (a
-// proxy in between, a client address the server did not log).
-func (w *panicWatch) takeAny() (string, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for addr, b := range w.byAddr {
-		delete(w.byAddr, addr)
-		return b.String(), true
-	}
-	return "", false
-}
