@@ -121,24 +121,30 @@ func (r *Run) CPUPerRequest() time.Duration {
 }
 
 // ErrorReasons lists error reasons, most frequent first.
-func (r *Run) ErrorReasons() []string {
-	reasons := make([]string, 0, len(r.Errors))
-	for k := range r.Errors {
-		reasons = append(reasons, k)
+func (r *Run) ErrorReasons() []string { return ByCount(r.Errors) }
+
+// ByCount lists a tally's keys, most counted first, ties by key.
+func ByCount(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	sort.Slice(reasons, func(i, j int) bool {
-		a, b := r.Errors[reasons[i]], r.Errors[reasons[j]]
-		return a > b || a == b && reasons[i] < reasons[j]
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := m[keys[i]], m[keys[j]]
+		return a > b || a == b && keys[i] < keys[j]
 	})
-	return reasons
+	return keys
 }
 
 // Warn adds a warning, once.
-func (r *Run) Warn(kind, msg string) {
-	for _, w := range r.Warnings {
+func (r *Run) Warn(kind, msg string) { r.Warnings = AddWarning(r.Warnings, kind, msg) }
+
+// AddWarning appends a warning unless ws has it already.
+func AddWarning(ws []Warning, kind, msg string) []Warning {
+	for _, w := range ws {
 		if w.Kind == kind && w.Message == msg {
-			return
+			return ws
 		}
 	}
-	r.Warnings = append(r.Warnings, Warning{Kind: kind, Message: msg})
+	return append(ws, Warning{Kind: kind, Message: msg})
 }

@@ -105,9 +105,7 @@ func (ab *AB) WriteTable(w io.Writer) {
 	for _, f := range ab.Failures {
 		fmt.Fprintf(w, "  failure: %s, run %d %s: %s\n", f.Side, f.Run, f.Microload, f.Reason)
 	}
-	for _, wn := range ab.Warnings {
-		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)
-	}
+	listWarnings(w, ab.Warnings)
 }
 
 func verdictMark(c ABComparison) string {
@@ -191,12 +189,7 @@ func (ab *AB) Markdown() string {
 			fmt.Fprintf(&b, "- %s, run %d %s: %s\n", f.Side, f.Run, f.Microload, f.Reason)
 		}
 	}
-	if len(ab.Warnings) > 0 {
-		b.WriteString("\n## Warnings\n\n")
-		for _, w := range ab.Warnings {
-			fmt.Fprintf(&b, "- **%s**: %s\n", w.Kind, w.Message)
-		}
-	}
+	writeWarnings(&b, ab.Warnings)
 	return b.String()
 }
 

@@ -75,9 +75,12 @@ func FromFuzz(res *fuzz.Result, s FuzzSetting) *Report {
 		base := fmt.Sprintf("crashers/%d-%s", i+1, c.Class)
 		rc := Crash{Class: c.Class, Input: requestText(c.Method, c.Path, c.Body), Endpoint: c.Endpoint, Evidence: c.Evidence,
 			Frames: c.Frames, Repro: reproLine(s, c, base), File: base + ".txt", Shrink: c.Shrink,
-			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent, Also: c.Also}
-		if m, p, b := requestOf(res, c); requestText(m, p, b) != rc.Input {
-			rc.Original = requestText(m, p, b)
+			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent}
+		for _, a := range c.Also {
+			rc.Also = append(rc.Also, requestText(res.Render(a)))
+		}
+		if found := requestText(res.Render(c.Original)); found != rc.Input {
+			rc.Original = found
 		}
 		if len(c.Body) > 0 {
 			r.files[base+".body"] = c.Body
@@ -92,21 +95,7 @@ func FromFuzz(res *fuzz.Result, s FuzzSetting) *Report {
 }
 
 // Warn adds a warning once.
-func (r *Report) Warn(kind, msg string) {
-	for _, w := range r.Warnings {
-		if w.Kind == kind && w.Message == msg {
-			return
-		}
-	}
-	r.Warnings = append(r.Warnings, probes.Warning{Kind: kind, Message: msg})
-}
-
-func requestOf(res *fuzz.Result, c *fuzz.Crash) (string, string, []byte) {
-	if len(c.Original.Values) == 0 {
-		return c.Method, c.Path, c.Body
-	}
-	return res.Render(c.Original)
-}
+func (r *Report) Warn(kind, msg string) { r.Warnings = probes.AddWarning(r.Warnings, kind, msg) }
 
 func requestText(method, path string, body []byte) string {
 	s := method + " " + path
@@ -182,13 +171,7 @@ func crasherText(rc Crash, s FuzzSetting, c *fuzz.Crash) string {
 }
 
 func topReasons(m map[string]int64, n int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j]
-	})
+	keys := probes.ByCount(m)
 	return keys[:min(n, len(keys))]
 }
 
@@ -213,9 +196,7 @@ func (r *Report) writeFuzzTable(w io.Writer) {
 			fmt.Fprintf(w, "     the same crash through: %s\n", ellipsis(a, 200))
 		}
 	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)
-	}
+	listWarnings(w, r.Warnings)
 }
 
 func ellipsis(s string, n int) string {
@@ -269,11 +250,6 @@ func (r *Report) fuzzMarkdown() string {
 			fmt.Fprintf(&b, "| %s | %d |\n", strings.ReplaceAll(ellipsis(reason, 150), "|", `\|`), f.ErrorReplies[reason])
 		}
 	}
-	if len(r.Warnings) > 0 {
-		b.WriteString("\n## Warnings\n\n")
-		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- **%s**: %s\n", w.Kind, w.Message)
-		}
-	}
+	writeWarnings(&b, r.Warnings)
 	return b.String()
 }

@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"probe/probes"
 )
 
 // JSON is report.json's bytes.
@@ -53,7 +55,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "; target: %.2f cores, %s RSS, %d threads, %d fds at most", p.CPUCores, fmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
 	}
 	fmt.Fprintln(w)
-	for _, reason := range sortedErrors(r.Errors) {
+	for _, reason := range probes.ByCount(r.Errors) {
 		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], reason)
 	}
 	for i, f := range r.Findings {
@@ -63,9 +65,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
 	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)
-	}
+	listWarnings(w, r.Warnings)
 }
 
 func (r *Report) load() string {
@@ -97,19 +97,6 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-func sortedErrors(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && (m[keys[j]] > m[keys[j-1]] || m[keys[j]] == m[keys[j-1]] && keys[j] < keys[j-1]); j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 // Markdown is report.md.
@@ -146,7 +133,7 @@ func (r *Report) Markdown() string {
 	}
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
-		for _, reason := range sortedErrors(r.Errors) {
+		for _, reason := range probes.ByCount(r.Errors) {
 			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], reason)
 		}
 	}
@@ -176,12 +163,7 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, "- **%s** during %s (%s)\n\n```\n%s\n```\n", c.Class, c.Endpoint, c.Input, c.Evidence)
 		}
 	}
-	if len(r.Warnings) > 0 {
-		b.WriteString("\n## Warnings\n\n")
-		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- **%s**: %s\n", w.Kind, w.Message)
-		}
-	}
+	writeWarnings(&b, r.Warnings)
 	if len(r.ReplyDigests) > 0 {
 		b.WriteString("\n## Replies per request key\n\n| key | requests | distinct replies |\n|---|---:|---:|\n")
 		for i, d := range r.ReplyDigests {
@@ -255,4 +237,22 @@ func writeHgrm(path string, h *hdrhistogram.Histogram) error {
 		return err
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// writeWarnings is report.md's Warnings section.
+func writeWarnings(b *strings.Builder, ws []probes.Warning) {
+	if len(ws) == 0 {
+		return
+	}
+	b.WriteString("\n## Warnings\n\n")
+	for _, w := range ws {
+		fmt.Fprintf(b, "- **%s**: %s\n", w.Kind, w.Message)
+	}
+}
+
+// listWarnings ends the terminal table.
+func listWarnings(w io.Writer, ws []probes.Warning) {
+	for _, wn := range ws {
+		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)
+	}
 }

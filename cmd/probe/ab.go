@@ -108,11 +108,9 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rules := analyzers.DefaultRules()
-	if f.rules != "" {
-		if rules, err = analyzers.LoadRules(f.rules); err != nil {
-			return usageError{err.Error()}
-		}
+	rules, err := rulesOf(f.rules)
+	if err != nil {
+		return err
 	}
 
 	var a, b *version
@@ -131,10 +129,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("probe-out", "ab-"+time.Now().Format("20060102-150405"))
-	}
+	dir := outDir(f.out, "ab")
 	ab, err := f.interleave(ctx, a, b, loads, rules, dir, stderr)
 	for _, v := range []*version{a, b} {
 		if v.child != nil {
@@ -144,15 +139,8 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := ab.WriteFolder(dir); err != nil {
-		return fmt.Errorf("writing the report: %v", err)
-	}
-	if f.json {
-		stdout.Write(ab.JSON())
-		ab.WriteTable(stderr)
-	} else {
-		ab.WriteTable(stdout)
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.html"))
+	if err := writeAndShow(ab, dir, "report.html", f.json, stdout, stderr); err != nil {
+		return err
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -364,21 +352,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if len(ab.Microloads) == 0 {
 		return fmt.Errorf("the two folders have no microload in common")
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("probe-out", "compare-"+time.Now().Format("20060102-150405"))
-	}
-	if err := ab.WriteFolder(dir); err != nil {
-		return fmt.Errorf("writing the report: %v", err)
-	}
-	if *jsonOut {
-		stdout.Write(ab.JSON())
-		ab.WriteTable(stderr)
-		return nil
-	}
-	ab.WriteTable(stdout)
-	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.html"))
-	return nil
+	return writeAndShow(ab, outDir(*out, "compare"), "report.html", *jsonOut, stdout, stderr)
 }
 
 // describe is how a version is named in the report.

@@ -28,11 +28,9 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return usageError{"usage: probe analyze [--json] [--rules FILE] PROFILE…"}
 	}
-	rules := analyzers.DefaultRules()
-	if *rulesFile != "" {
-		if rules, err = analyzers.LoadRules(*rulesFile); err != nil {
-			return usageError{err.Error()}
-		}
+	rules, err := rulesOf(*rulesFile)
+	if err != nil {
+		return err
 	}
 	var cpus []*profile.Profile
 	var allocs *profile.Profile

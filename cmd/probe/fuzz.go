@@ -129,19 +129,9 @@ func runFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	rep := report.FromFuzz(res, setting)
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("probe-out", fmt.Sprintf("fuzz-%s-%s", kind, time.Now().Format("20060102-150405")))
-	}
-	if err := rep.WriteFolder(dir); err != nil {
-		return fmt.Errorf("writing the report: %v", err)
-	}
-	if f.json {
-		stdout.Write(rep.JSON())
-		rep.WriteTable(stderr)
-	} else {
-		rep.WriteTable(stdout)
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.md"))
+	dir := outDir(f.out, "fuzz-"+kind)
+	if err := writeAndShow(rep, dir, "report.md", f.json, stdout, stderr); err != nil {
+		return err
 	}
 	switch {
 	case ctx.Err() != nil:

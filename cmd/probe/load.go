@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"probe/analyzers"
 	"probe/analyzers/report"
 	"probe/fixtures"
 	"probe/probes"
@@ -128,11 +127,9 @@ func runLoad(ctx context.Context, name string, args []string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	rules := analyzers.DefaultRules()
-	if f.rules != "" {
-		if rules, err = analyzers.LoadRules(f.rules); err != nil {
-			return usageError{err.Error()}
-		}
+	rules, err := rulesOf(f.rules)
+	if err != nil {
+		return err
 	}
 
 	target, warnings, cleanup, err := f.openTarget(ctx, stderr)
@@ -178,19 +175,9 @@ func runLoad(ctx context.Context, name string, args []string, stdout, stderr io.
 	if name == "all" {
 		rep = report.Combine(target.URL.String(), reports)
 	}
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("probe-out", fmt.Sprintf("%s-%s", name, time.Now().Format("20060102-150405")))
-	}
-	if err := rep.WriteFolder(dir); err != nil {
-		return fmt.Errorf("writing the report: %v", err)
-	}
-	if f.json {
-		stdout.Write(rep.JSON())
-		rep.WriteTable(stderr)
-	} else {
-		rep.WriteTable(stdout)
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.md"))
+	dir := outDir(f.out, name)
+	if err := writeAndShow(rep, dir, "report.md", f.json, stdout, stderr); err != nil {
+		return err
 	}
 	switch {
 	case ctx.Err() != nil:

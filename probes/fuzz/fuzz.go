@@ -6,6 +6,7 @@
 package fuzz
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ type Crash struct {
 	Concurrent bool // it needs concurrent requests to show
 	Trials     int  // requests spent confirming and shrinking
 	Shrink     string
-	Also       []string // other requests that crash the same way (merged in)
+	Also       []Input // other inputs that crash the same way (merged in)
 	signature  string
 }
 
@@ -108,9 +109,7 @@ type Result struct {
 
 // Render is an input as its method, path and body.
 func (r *Result) Render(in Input) (method, path string, body []byte) {
-	t := r.templates[in.Template]
-	path, body = t.Render(in.Values)
-	return t.Method, path, body
+	return r.templates[in.Template].Request(in.Values)
 }
 
 // errStop ends the search: the target cannot be started again.
@@ -380,7 +379,7 @@ func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *probes.Child,
 	}})
 	var rd io.Reader
 	if t.Body != "" {
-		rd = strings.NewReader(string(b))
+		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, t.Method, child.URL+path, rd)
 	if err != nil {
@@ -449,7 +448,7 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool
 		return out, nil
 	}
 	f.untrack(id)
-	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Client.Timeout") {
+	if errors.Is(err, context.DeadlineExceeded) {
 		f.kill(gen)
 		c := analyzers.ClassifyHang(fmt.Sprintf("no reply within %s while the process lived", f.o.Timeout))
 		out := Outcome{Class: c.Class, Evidence: c.Evidence}
@@ -478,14 +477,10 @@ func waitPanic(w *panicWatch, local string, d time.Duration) (string, bool) {
 	}
 }
 
+// panicOutcome is a panic net/http recovered (it recovers nothing else:
+// a fatal error kills the process).
 func panicOutcome(trace string, status int) Outcome {
-	c, _ := analyzers.ClassifyExit("", trace)
-	if c.Class == "" {
-		c.Class, c.Evidence = analyzers.Panic, firstLine(trace)
-	}
-	// A runtime.throw inside a recovered handler is still fatal; net/http
-	// recovers panics only.
-	return Outcome{Class: c.Class, Evidence: firstLine(trace), Frames: analyzers.CrashFrames(trace, 3), Stderr: trace, Status: status}
+	return Outcome{Class: analyzers.Panic, Evidence: firstLine(trace), Frames: analyzers.CrashFrames(trace, 3), Stderr: trace, Status: status}
 }
 
 // recordDeath files a death once per target generation, with the inputs
@@ -525,13 +520,18 @@ func (f *fuzzer) groupKey(out Outcome, in Input) string {
 	return fmt.Sprintf("%s|%d|%s", out.Class, in.Template, normalise(out.Evidence))
 }
 
+// recordGroup files a crash with the inputs that may have caused it.
 func (f *fuzzer) recordGroup(out Outcome, suspects []Input) {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	f.recordGroupLocked(out, suspects)
+}
+
+func (f *fuzzer) recordGroupLocked(out Outcome, suspects []Input) {
 	if len(suspects) == 0 {
 		return
 	}
 	key := f.groupKey(out, suspects[0])
-	f.smu.Lock()
-	defer f.smu.Unlock()
 	g := f.groups[key]
 	if g == nil {
 		g = &group{first: out, suspects: suspects, found: time.Since(f.start)}
@@ -593,8 +593,10 @@ func (f *fuzzer) note(in Input, out Outcome) {
 	defer f.smu.Unlock()
 	switch {
 	case out.Class != "":
-		if out.Class == analyzers.Panic { // deaths and hangs were filed by try
-			f.recordGroupLocked(out, in)
+		// Deaths and hangs were filed by try; a recovered panic belongs
+		// to exactly one input (the server named the client's address).
+		if out.Class == analyzers.Panic {
+			f.recordGroupLocked(out, []Input{in})
 		}
 	case out.Status > 0:
 		f.statuses[out.Status]++
@@ -612,19 +614,6 @@ func (f *fuzzer) note(in Input, out Outcome) {
 		f.seen[sig] = true
 		f.pool[in.Template] = append(f.pool[in.Template], in)
 	}
-}
-
-// recordGroupLocked files a recovered panic, which belongs to exactly one
-// input (the server named the client's address).
-func (f *fuzzer) recordGroupLocked(out Outcome, in Input) {
-	key := f.groupKey(out, in)
-	g := f.groups[key]
-	if g == nil {
-		g = &group{first: out, suspects: []Input{in}, found: time.Since(f.start)}
-		f.groups[key] = g
-		f.order = append(f.order, key)
-	}
-	g.seen++
 }
 
 var digits = regexp.MustCompile(`0x[0-9a-f]+|\d+`)
@@ -674,7 +663,7 @@ func (g *generators) fresh(k Kind) string {
 	case Int:
 		return randomInt(g.r)
 	case Uint:
-		return pick(BoundaryUints())
+		return pick(boundaryUints)
 	case Str:
 		return pick(boundaryStrings)
 	case JSON:
@@ -708,11 +697,6 @@ func (g *generators) mutate(k Kind, v string) string {
 	return m
 }
 
-var (
-	boundaryStrings = BoundaryStrings()
-	boundaryJSON    = BoundaryJSON()
-)
-
 // next draws an input: fresh values, or a mutation of one that found
 // something new.
 func (f *fuzzer) next(r *rand.Rand, g *generators) Input {
@@ -739,11 +723,9 @@ func (f *fuzzer) next(r *rand.Rand, g *generators) Input {
 	return in
 }
 
-// Request is an input rendered as its method, path and body.
-func (o Options) Request(in Input) (method, path string, body []byte) {
-	t := o.Templates[in.Template]
-	path, body = t.Render(in.Values)
-	return t.Method, path, body
+// request is an input as its method, path and body.
+func (f *fuzzer) request(in Input) (method, path string, body []byte) {
+	return f.o.Templates[in.Template].Request(in.Values)
 }
 
 func endpointOf(t *Template) string {

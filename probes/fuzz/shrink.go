@@ -18,8 +18,9 @@ import (
 // Shrinking: each crash found is replayed alone (or, if alone it does not
 // show, as concurrent copies) to confirm it, then made smaller while it
 // still crashes the same way: integers by bisection (a recursion depth has
-// a threshold), text by delta debugging over tokens, with candidates that
-// are not valid Jsonnet or JSON skipped without a request.
+// a threshold), text by bisecting its numbers and its deepest bracket
+// nesting, then by delta debugging over tokens, with candidates that are
+// not valid Jsonnet or JSON skipped without a request.
 
 // maxSuspects bounds the in-flight inputs replayed to find a death's cause.
 const maxSuspects = 8
@@ -44,7 +45,7 @@ func (t *trialer) crashes(in Input) bool {
 	if t.expired() {
 		return false
 	}
-	method, path, body := t.f.o.Request(in)
+	method, path, body := t.f.request(in)
 	key := fmt.Sprint(t.concurrent, method, " ", path, "\x00", string(body))
 	out, ok := t.cache[key]
 	if !ok {
@@ -66,13 +67,19 @@ func (t *trialer) crashes(in Input) bool {
 	return false
 }
 
-// sameCrash: the same class, and for panics the same message.
+// sameCrash: the same class; for panics the same message, and for stack
+// overflows the same recursion, so that shrinking cannot drift from one
+// bug to another (an evaluator's recursion to its parser's).
 func sameCrash(a, b Outcome) bool {
 	if a.Class == "" || a.Class != b.Class {
 		return false
 	}
-	if a.Class == analyzers.Panic {
+	switch a.Class {
+	case analyzers.Panic:
 		return panicMessage(a.Evidence) == panicMessage(b.Evidence)
+	case analyzers.StackOverflow:
+		sa, sb := signature(a), signature(b)
+		return sa == "" || sb == "" || sa == sb
 	}
 	return true
 }
@@ -140,18 +147,16 @@ func (f *fuzzer) confirmAndShrink(ctx context.Context) []*Crash {
 	f.smu.Unlock()
 	// Fatal deaths first, out-of-memory last: it is the slowest to
 	// reproduce (memory fills to the cap on every trial).
-	rank := map[string]int{analyzers.StackOverflow: 0, analyzers.ConcurrentMapWrite: 1, analyzers.Deadlock: 2, analyzers.Panic: 3, analyzers.Hang: 4, analyzers.OutOfMemory: 5}
-	sort.SliceStable(order, func(i, j int) bool {
-		ri, ok := rank[f.groups[order[i]].first.Class]
-		if !ok {
-			ri = 3
+	rank := func(key string) int {
+		switch f.groups[key].first.Class {
+		case analyzers.StackOverflow, analyzers.ConcurrentMapWrite, analyzers.Deadlock:
+			return 0
+		case analyzers.OutOfMemory:
+			return 2
 		}
-		rj, ok := rank[f.groups[order[j]].first.Class]
-		if !ok {
-			rj = 3
-		}
-		return ri < rj
-	})
+		return 1
+	}
+	sort.SliceStable(order, func(i, j int) bool { return rank(order[i]) < rank(order[j]) })
 	end := time.Now().Add(f.o.ShrinkTime)
 	f.restartFresh() // the search's last requests may still be running in it
 	var crashes []*Crash
@@ -199,7 +204,7 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	c.Confirmed, c.Concurrent = true, t.concurrent
 	shrunk := f.shrinkInput(t, *in)
 	c.Input, c.Trials = shrunk, t.trials
-	c.Method, c.Path, c.Body = f.o.Request(shrunk)
+	c.Method, c.Path, c.Body = f.request(shrunk)
 	if t.last.Class != "" {
 		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
 		c.signature = f.groupKey(t.last, shrunk)
@@ -231,7 +236,7 @@ func inputSize(in Input) int {
 }
 
 func (f *fuzzer) crashOf(g *group, in Input) *Crash {
-	method, path, body := f.o.Request(in)
+	method, path, body := f.request(in)
 	return &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
 		Input: in, Original: in, Method: method, Path: path, Body: body,
 		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen, signature: f.groupKey(g.first, in)}
@@ -264,22 +269,13 @@ func mergeCrash(cs []*Crash, c *Crash) []*Crash {
 			}
 			keep.Seen = o.Seen + c.Seen
 			if !sameInput {
-				keep.Also = append(append(keep.Also, drop.Also...), requestLine(drop))
+				keep.Also = append(append(keep.Also, drop.Also...), drop.Input)
 			}
 			cs[i] = keep
 			return cs
 		}
 	}
 	return append(cs, c)
-}
-
-// requestLine is a crash's request, its body cut short.
-func requestLine(c *Crash) string {
-	s := c.Method + " " + c.Path
-	if len(c.Body) > 0 {
-		s += " " + string(c.Body[:min(len(c.Body), 300)])
-	}
-	return s
 }
 
 // shrinkInput makes each value of in smaller in turn while t still sees

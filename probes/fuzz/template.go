@@ -124,6 +124,12 @@ func (t *Template) Kinds() []Kind {
 // String is the template as given.
 func (t *Template) String() string { return t.Method + " " + describe(t.Path, t.Body) }
 
+// Request is the template filled with values: method, path and body.
+func (t *Template) Request(values []string) (method, path string, body []byte) {
+	path, body = t.Render(values)
+	return t.Method, path, body
+}
+
 // Render fills the holes with values, one per hole.
 func (t *Template) Render(values []string) (path string, body []byte) {
 	var p, b strings.Builder

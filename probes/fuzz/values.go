@@ -85,10 +85,18 @@ func BoundaryJSON() []string {
 	}
 }
 
+// The boundary sets, built once: the generators draw from them per input.
+var (
+	boundaryInts    = BoundaryInts()
+	boundaryUints   = BoundaryUints()
+	boundaryStrings = BoundaryStrings()
+	boundaryJSON    = BoundaryJSON()
+)
+
 // randomInt draws an integer near a boundary: a boundary value, a neighbour
 // of one, or a uniform one of a random magnitude.
 func randomInt(r *rand.Rand) string {
-	b := BoundaryInts()
+	b := boundaryInts
 	switch r.IntN(4) {
 	case 0, 1:
 		return b[r.IntN(len(b))]
