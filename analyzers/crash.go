@@ -3,7 +3,6 @@ package analyzers
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -72,24 +71,25 @@ func ClassifyHang(evidence string) Classification {
 // Fatal errors print "goroutine 7 gp=0x… m=4 mp=0x… [running]:".
 var goroutineHeader = regexp.MustCompile(`^goroutine \d+ (.* )?\[.*\]:$`)
 
-// RecursionFrames are the functions that recur in the crashing
-// goroutine's trace (three times or more), sorted: what a stack overflow
-// is about. Its top frames are only where the recursion happened to be
-// when the stack ran out (strconv, a map lookup), so two overflows of one
-// recursion rarely share them.
-func RecursionFrames(stderr string) []string {
+// Recursion names what a stack overflow recursed in: the package of the
+// function that recurs most in the crashing goroutine's trace ("" when
+// none recurs). Its top frames are only where the recursion happened to be
+// when the stack ran out (strconv, a map lookup), and which helpers the
+// recursion passes through, and how often, varies with the input; the
+// package whose code makes up the cycle (an interpreter, a parser) does not.
+func Recursion(stderr string) string {
 	counts := map[string]int{}
+	best, most := "", 0
 	for _, fn := range CrashFrames(stderr, 1000) {
 		counts[fn]++
-	}
-	var out []string
-	for fn, n := range counts {
-		if n >= 3 {
-			out = append(out, fn)
+		if n := counts[fn]; n > most || n == most && fn < best {
+			best, most = fn, n
 		}
 	}
-	sort.Strings(out)
-	return out
+	if most < 3 {
+		return ""
+	}
+	return pkgPath(best)
 }
 
 // CrashFrames are the top functions of the first goroutine trace in a Go

@@ -36,8 +36,8 @@ func TestClassifyRealDeaths(t *testing.T) {
 				t.Error("no evidence")
 			}
 			if tc.class == StackOverflow {
-				if rec := RecursionFrames(stderr.String()); len(rec) != 1 || rec[0] != "main.recurse" {
-					t.Errorf("recursion frames %v, want [main.recurse]", rec)
+				if rec := Recursion(stderr.String()); rec != "main" {
+					t.Errorf("recursion in %q, want main", rec)
 				}
 			}
 		})

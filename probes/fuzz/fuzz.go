@@ -493,13 +493,20 @@ func (f *fuzzer) recordDeath(gen int, out Outcome) {
 }
 
 // signature tells one crash from another: its class and the top frames
-// of its stack, or for a stack overflow the functions that recur.
-func signature(out Outcome) string {
+// of its stack; for a stack overflow the package it recursed in; for out
+// of memory the endpoint, since its stack is wherever the allocation that
+// crossed the cap happened. Empty when nothing tells.
+func (f *fuzzer) signature(out Outcome, in Input) string {
 	frames := out.Frames
-	if out.Class == analyzers.StackOverflow {
-		if rec := analyzers.RecursionFrames(out.Stderr); len(rec) > 0 {
-			frames = rec
+	switch out.Class {
+	case analyzers.OutOfMemory:
+		return out.Class + "|" + endpointOf(f.o.Templates[in.Template])
+	case analyzers.StackOverflow:
+		if rec := analyzers.Recursion(out.Stderr); rec != "" {
+			return out.Class + "|recursion in " + rec
 		}
+	case analyzers.Hang:
+		return ""
 	}
 	if len(frames) == 0 {
 		return ""
@@ -507,20 +514,17 @@ func signature(out Outcome) string {
 	return out.Class + "|" + strings.Join(frames, "|")
 }
 
+// groupKey files the search's crashes: by signature and endpoint, so that
+// each endpoint's way in to one bug is confirmed and shrunk on its own
+// (they are merged again after shrinking, the smallest kept).
 func (f *fuzzer) groupKey(out Outcome, in Input) string {
-	if out.Class == analyzers.OutOfMemory {
-		// Its stack is wherever the allocation that crossed the cap
-		// happened: one unbounded evaluation dies in a different place
-		// each time. Told apart by endpoint.
-		return out.Class + "|" + endpointOf(f.o.Templates[in.Template])
+	sig := f.signature(out, in)
+	if sig == "" {
+		sig = out.Class + "|" + normalise(out.Evidence)
 	}
-	if sig := signature(out); sig != "" && out.Class != analyzers.Hang {
-		return sig
-	}
-	return fmt.Sprintf("%s|%d|%s", out.Class, in.Template, normalise(out.Evidence))
+	return endpointOf(f.o.Templates[in.Template]) + "|" + sig
 }
 
-// recordGroup files a crash with the inputs that may have caused it.
 func (f *fuzzer) recordGroup(out Outcome, suspects []Input) {
 	f.smu.Lock()
 	defer f.smu.Unlock()

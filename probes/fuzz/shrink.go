@@ -78,8 +78,8 @@ func sameCrash(a, b Outcome) bool {
 	case analyzers.Panic:
 		return panicMessage(a.Evidence) == panicMessage(b.Evidence)
 	case analyzers.StackOverflow:
-		sa, sb := signature(a), signature(b)
-		return sa == "" || sb == "" || sa == sb
+		ra, rb := analyzers.Recursion(a.Stderr), analyzers.Recursion(b.Stderr)
+		return ra == "" || rb == "" || ra == rb
 	}
 	return true
 }
@@ -207,14 +207,14 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	c.Method, c.Path, c.Body = f.request(shrunk)
 	if t.last.Class != "" {
 		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
-		c.signature = f.groupKey(t.last, shrunk)
+		c.signature = f.signature(t.last, shrunk)
 	}
 	before, after := inputSize(*in), inputSize(shrunk)
 	switch {
 	case t.expired():
 		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials; the shrink time ran out before a minimum", before, after, t.trials)
 	default:
-		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials, to a local minimum: no lower number or nesting, and no token fewer, crashes the same way", before, after, t.trials)
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials, until bisection and delta debugging found nothing smaller that crashes the same way", before, after, t.trials)
 	}
 	return c
 }
@@ -239,7 +239,7 @@ func (f *fuzzer) crashOf(g *group, in Input) *Crash {
 	method, path, body := f.request(in)
 	return &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
 		Input: in, Original: in, Method: method, Path: path, Body: body,
-		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen, signature: f.groupKey(g.first, in)}
+		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen, signature: f.signature(g.first, in)}
 }
 
 // unshrunk lists what the search found when there was no time to shrink.
@@ -262,7 +262,7 @@ func (f *fuzzer) unshrunk() []*Crash {
 func mergeCrash(cs []*Crash, c *Crash) []*Crash {
 	for i, o := range cs {
 		sameInput := o.Method == c.Method && o.Path == c.Path && string(o.Body) == string(c.Body)
-		if o.Class == c.Class && (c.signature == o.signature || sameInput) {
+		if o.Class == c.Class && (c.signature != "" && c.signature == o.signature || sameInput) {
 			keep, drop := o, c
 			if c.Confirmed && (!o.Confirmed || smaller(c.Input, o.Input)) {
 				keep, drop = c, o
