@@ -201,13 +201,13 @@ type ABComparison struct {
 	Before       float64    `json:"before"`
 	After        float64    `json:"after"`
 	Ratio        float64    `json:"ratio"`
-	CI95         [2]float64 `json:"ci95"`
+	CI95         Interval   `json:"ci95"`
 	PValue       *float64   `json:"p_value"` // null: not tested (single runs)
 	Significant  bool       `json:"significant"`
 	Verdict      string     `json:"verdict"` // better, worse or ~
 	HigherBetter bool       `json:"higher_is_better"`
-	BeforeCI     [2]float64 `json:"before_ci95"`
-	AfterCI      [2]float64 `json:"after_ci95"`
+	BeforeCI     Interval   `json:"before_ci95"`
+	AfterCI      Interval   `json:"after_ci95"`
 	N            [2]int     `json:"n"`
 	Note         string     `json:"note,omitempty"`
 }
@@ -271,7 +271,7 @@ func BuildAB(beforeName, afterName string, before, after map[string][]*RunData, 
 			c := stats.Compare(bv, av)
 			row := ABComparison{Microload: m, Metric: metric.Name, Before: c.Before.Median, After: c.After.Median,
 				Ratio: c.Ratio, CI95: c.CI95, Significant: c.Significant, HigherBetter: metric.HigherBetter,
-				BeforeCI: [2]float64{c.Before.Lo, c.Before.Hi}, AfterCI: [2]float64{c.After.Lo, c.After.Hi},
+				BeforeCI: Interval{c.Before.Lo, c.Before.Hi}, AfterCI: Interval{c.After.Lo, c.After.Hi},
 				N: [2]int{len(bv), len(av)}, Note: c.Note, Verdict: "~"}
 			if !math.IsNaN(c.P) {
 				p := c.P
@@ -321,18 +321,29 @@ func BuildAB(beforeName, afterName string, before, after map[string][]*RunData, 
 	return ab
 }
 
-// finite replaces infinities (an interval with too few runs) with 0 and
-// NaN with 0, since JSON has neither; the note says why.
+// finite replaces a median or ratio JSON cannot hold (NaN, or ±Inf when
+// the before median is 0) with 0.
 func finite(c ABComparison) ABComparison {
-	fix := func(v *float64) {
+	for _, v := range []*float64{&c.Before, &c.After, &c.Ratio} {
 		if math.IsInf(*v, 0) || math.IsNaN(*v) {
 			*v = 0
 		}
 	}
-	for _, v := range []*float64{&c.Before, &c.After, &c.Ratio, &c.CI95[0], &c.CI95[1], &c.BeforeCI[0], &c.BeforeCI[1], &c.AfterCI[0], &c.AfterCI[1]} {
-		fix(v)
-	}
 	return c
+}
+
+// Interval is a confidence interval; a side it cannot bound (too few
+// runs, or a ratio over an interval reaching 0) is ±Inf, null in JSON.
+type Interval [2]float64
+
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	out := make([]any, 2)
+	for i, v := range iv {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			out[i] = v
+		}
+	}
+	return json.Marshal(out)
 }
 
 func values(runs []*RunData, m Metric) []float64 {

@@ -98,8 +98,16 @@ func TestSingleRunsClaimNothing(t *testing.T) {
 	if len(ab.Warnings) == 0 || ab.Warnings[0].Kind != "single-runs" {
 		t.Errorf("warnings %v", ab.Warnings)
 	}
-	if !strings.Contains(string(ab.JSON()), `"p_value": null`) {
+	doc := string(ab.JSON())
+	if !strings.Contains(doc, `"p_value": null`) {
 		t.Error("p_value of a single run is not null")
+	}
+	// A median of one has no interval: its bounds are null, not 0.
+	if !strings.Contains(doc, `"before_ci95": [
+        null,
+        null
+      ]`) {
+		t.Errorf("intervals of single runs:\n%s", doc)
 	}
 }
 

@@ -67,11 +67,11 @@ func (c ABComparison) delta() string {
 		}
 		return "~"
 	}
-	return fmt.Sprintf("%+.1f%% ×%.2f [%.2f, %s]", 100*(c.Ratio-1), c.Ratio, c.CI95[0], fmtBound(c.CI95[1]))
+	return fmt.Sprintf("%+.1f%% ×%.2f [%s, %s]", 100*(c.Ratio-1), c.Ratio, fmtBound(c.CI95[0]), fmtBound(c.CI95[1]))
 }
 
 func fmtBound(v float64) string {
-	if v == 0 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return "∞"
 	}
 	return fmt.Sprintf("%.2f", v)
