@@ -196,20 +196,20 @@ type AB struct {
 
 // ABComparison is one metric of one microload.
 type ABComparison struct {
-	Microload    string     `json:"microload"`
-	Metric       string     `json:"metric"`
-	Before       float64    `json:"before"`
-	After        float64    `json:"after"`
-	Ratio        float64    `json:"ratio"`
-	CI95         Interval   `json:"ci95"`
-	PValue       *float64   `json:"p_value"` // null: not tested (single runs)
-	Significant  bool       `json:"significant"`
-	Verdict      string     `json:"verdict"` // better, worse or ~
-	HigherBetter bool       `json:"higher_is_better"`
-	BeforeCI     Interval   `json:"before_ci95"`
-	AfterCI      Interval   `json:"after_ci95"`
-	N            [2]int     `json:"n"`
-	Note         string     `json:"note,omitempty"`
+	Microload    string   `json:"microload"`
+	Metric       string   `json:"metric"`
+	Before       float64  `json:"before"`
+	After        float64  `json:"after"`
+	Ratio        float64  `json:"ratio"`
+	CI95         Interval `json:"ci95"`
+	PValue       *float64 `json:"p_value"` // null: not tested (single runs)
+	Significant  bool     `json:"significant"`
+	Verdict      string   `json:"verdict"` // better, worse or ~
+	HigherBetter bool     `json:"higher_is_better"`
+	BeforeCI     Interval `json:"before_ci95"`
+	AfterCI      Interval `json:"after_ci95"`
+	N            [2]int   `json:"n"`
+	Note         string   `json:"note,omitempty"`
 }
 
 // HotPath is where a microload's CPU moved between the versions.
