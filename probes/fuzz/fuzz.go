@@ -667,11 +667,11 @@ func (g *generators) fresh(k Kind) string {
 	case Int:
 		return randomInt(g.r)
 	case Uint:
-		return pick(boundaryUints)
+		return pick(boundaryUints())
 	case Str:
-		return pick(boundaryStrings)
+		return pick(boundaryStrings())
 	case JSON:
-		return pick(boundaryJSON)
+		return pick(boundaryJSON())
 	default:
 		return g.jsonnet.Program()
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Boundary values by type: where servers that parse a parameter into a
@@ -85,18 +86,20 @@ func BoundaryJSON() []string {
 	}
 }
 
-// The boundary sets, built once: the generators draw from them per input.
+// The boundary sets, built once when a fuzz run first draws from them
+// (not at start-up: every probe process, fixture children and query
+// workers included, links this package, and the strings are a megabyte).
 var (
-	boundaryInts    = BoundaryInts()
-	boundaryUints   = BoundaryUints()
-	boundaryStrings = BoundaryStrings()
-	boundaryJSON    = BoundaryJSON()
+	boundaryInts    = sync.OnceValue(BoundaryInts)
+	boundaryUints   = sync.OnceValue(BoundaryUints)
+	boundaryStrings = sync.OnceValue(BoundaryStrings)
+	boundaryJSON    = sync.OnceValue(BoundaryJSON)
 )
 
 // randomInt draws an integer near a boundary: a boundary value, a neighbour
 // of one, or a uniform one of a random magnitude.
 func randomInt(r *rand.Rand) string {
-	b := boundaryInts
+	b := boundaryInts()
 	switch r.IntN(4) {
 	case 0, 1:
 		return b[r.IntN(len(b))]
