@@ -233,3 +233,17 @@ func TestDisplayName(t *testing.T) {
 		}
 	}
 }
+
+// The gzip of the profiles probe fetches is the cost of being measured:
+// on a cheap endpoint it would otherwise read as the target's own.
+func TestProfilingItselfIsNoFinding(t *testing.T) {
+	pprofGzip := []string{"compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write",
+		"runtime/pprof.(*profileBuilder).build", "net/http/pprof.handler.ServeHTTP", "net/http.(*conn).serve"}
+	p := newProfile("cpu").
+		add(6*sec, pprofGzip...).
+		add(3*sec, append([]string{"net/http.(*response).Write"}, handler...)...).p
+	ev := Evidence{Endpoint: "GET /feeds/go.xml", Digests: []probes.Digest{{Key: "/feeds/go.xml", Requests: 500, Distinct: 1}}}
+	if f := find(Analyze(p, nil, ev, DefaultRules()), "repeated-gzip"); f != nil {
+		t.Errorf("the profiler's own gzip became a finding: %+v", f)
+	}
+}

@@ -45,10 +45,30 @@ func stacks(p *profile.Profile, typ string) ([]stack, int64) {
 				}
 			}
 		}
+		if measuring(st.funcs) {
+			continue
+		}
 		out = append(out, st)
 		total += v
 	}
 	return out, total
+}
+
+// measurementPkgs serve the profiles probe fetches while it measures:
+// their work (gzip of every profile served, fgprof's stack walks) is the
+// cost of being measured, not the target's, and a cheap endpoint would
+// otherwise show repeated gzip under /debug/pprof as its own.
+var measurementPkgs = []string{"net/http/pprof.", "runtime/pprof.", "github.com/felixge/fgprof."}
+
+func measuring(funcs []string) bool {
+	for _, fn := range funcs {
+		for _, p := range measurementPkgs {
+			if strings.HasPrefix(fn, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ValueTypes lists a profile's sample types, for error messages.
