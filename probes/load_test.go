@@ -282,9 +282,9 @@ func TestTargetDyingMidRun(t *testing.T) {
 	}
 	calls, _ := run.Requests()
 	// The target dies at its 300th request: a loaded machine may have
-	// counted a few dozen fewer as measured by then, and the calls in flight
-	// when it died (one per client) count as failed calls.
-	if !strings.Contains(run.Ended, "target exited") || !strings.Contains(run.Ended, "panic: served enough") || calls < 150 || calls > 302 {
+	// counted a few dozen fewer as measured by then (and the calls sent
+	// until the death was seen count too, as failed calls).
+	if !strings.Contains(run.Ended, "target exited") || !strings.Contains(run.Ended, "panic: served enough") || calls < 150 {
 		t.Errorf("ended %q after %d calls", run.Ended, calls)
 	}
 	if !hasWarning(run, "target-exited") {
