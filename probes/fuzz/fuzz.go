@@ -112,6 +112,10 @@ func (r *Result) Render(in Input) (method, path string, body []byte) {
 	return r.templates[in.Template].Request(in.Values)
 }
 
+// startAttempts is how often a restart is tried before the target counts
+// as one that will not start again.
+const startAttempts = 3
+
 // errStop ends the search: the target cannot be started again.
 var errStop = errors.New("stop")
 
@@ -294,6 +298,13 @@ func (f *fuzzer) ensure(ctx context.Context) (*probes.Child, int, *panicWatch, e
 	}
 	w := newPanicWatch()
 	child, err := f.o.Start(ctx, w)
+	// A restart can fail for reasons of the moment (the fresh port taken
+	// between probing and binding it): only a target that fails to start
+	// startAttempts times running ends the search.
+	for try := 1; err != nil && f.child != nil && try < startAttempts && ctx.Err() == nil; try++ {
+		w = newPanicWatch()
+		child, err = f.o.Start(ctx, w)
+	}
 	if err != nil {
 		if f.child != nil && ctx.Err() == nil {
 			f.startErr = err // it started once: say so in the report and stop

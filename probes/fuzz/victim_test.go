@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -85,7 +86,7 @@ func onlyCrash(t *testing.T, res *Result, class string) *Crash {
 	}
 	c := found[0]
 	if !c.Confirmed {
-		t.Errorf("not confirmed: %s", c.Shrink)
+		t.Errorf("not confirmed: %s (run ended: %q)", c.Shrink, res.Ended)
 	}
 	return c
 }
@@ -172,5 +173,55 @@ func TestTargetThatNeverAnswers(t *testing.T) {
 		Duration: time.Second, Timeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "answered no request within 1s") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// flakyStart wraps start so that the starts numbered in fail (1 is the
+// first) return an error instead of a process.
+func flakyStart(start func(context.Context, io.Writer) (*probes.Child, error), fail func(n int) bool) func(context.Context, io.Writer) (*probes.Child, error) {
+	var mu sync.Mutex
+	n := 0
+	return func(ctx context.Context, w io.Writer) (*probes.Child, error) {
+		mu.Lock()
+		n++
+		failed := fail(n)
+		mu.Unlock()
+		if failed {
+			return nil, errors.New("bind: address already in use")
+		}
+		return start(ctx, w)
+	}
+}
+
+func TestRestartThatFailsOnceIsRetried(t *testing.T) {
+	tmpl, _ := ParseTemplate("GET", "/depth?n={int}", "")
+	start := flakyStart(startVictim(victim(t), 0), func(n int) bool { return n == 2 })
+	res, err := Run(context.Background(), Options{Templates: []*Template{tmpl}, Start: start,
+		Concurrency: 2, Duration: 2 * time.Second, Timeout: 5 * time.Second, ShrinkTime: 10 * time.Second, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ended != "" || res.Restarts < 2 {
+		t.Errorf("ended %q after %d restarts: one failed start should not end the run", res.Ended, res.Restarts)
+	}
+	onlyCrash(t, res, analyzers.StackOverflow)
+}
+
+func TestTargetThatWillNotStartAgainEndsTheSearch(t *testing.T) {
+	tmpl, _ := ParseTemplate("GET", "/depth?n={int}", "")
+	start := flakyStart(startVictim(victim(t), 0), func(n int) bool { return n > 1 })
+	res, err := Run(context.Background(), Options{Templates: []*Template{tmpl}, Start: start,
+		Concurrency: 2, Duration: 5 * time.Second, Timeout: 5 * time.Second, ShrinkTime: 10 * time.Second, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Ended, "would not start again: bind: address already in use") {
+		t.Errorf("ended %q", res.Ended)
+	}
+	if len(res.Crashes) != 1 || res.Crashes[0].Class != analyzers.StackOverflow || res.Crashes[0].Confirmed {
+		t.Fatalf("crashes %+v: want the one found, unconfirmed", res.Crashes)
+	}
+	if !strings.Contains(res.Crashes[0].Shrink, "not shrunk") {
+		t.Errorf("shrink %q", res.Crashes[0].Shrink)
 	}
 }
