@@ -134,7 +134,13 @@ func Start(ctx context.Context, spec ChildSpec) (*Child, error) {
 		// The cap must hold from exec on: set on a running Go process it can
 		// land in the middle of the runtime's start and kill it. The shell's
 		// ulimit sets it, then exec keeps the process id.
-		argv = append([]string{"/bin/sh", "-c", `ulimit -v "$0" && exec "$@"`, strconv.FormatUint(spec.MemLimit>>10, 10)}, argv...)
+		// The program is looked up here so that a missing one reads as it
+		// does without the cap, not as the shell's complaint.
+		path, err := exec.LookPath(argv[0])
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %v", spec.Argv[0], unwrapExecError(err))
+		}
+		argv = append([]string{"/bin/sh", "-c", `ulimit -v "$1" && shift && exec "$@"`, spec.Argv[0], strconv.FormatUint(spec.MemLimit>>10, 10), path}, argv[1:]...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), spec.Env...)

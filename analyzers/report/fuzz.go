@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"probe/analyzers"
 	"probe/probes"
 	"probe/probes/fuzz"
@@ -123,19 +125,24 @@ func reproLine(s FuzzSetting, c *fuzz.Crash, base string) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, " -H %s", shellQuote(k+": "+s.Header[k]))
+		fmt.Fprintf(&b, " -H %s", ShellQuote(k+": "+s.Header[k]))
 	}
 	if len(c.Body) > 0 {
 		fmt.Fprintf(&b, " --data-binary @%s.body", base)
 	}
-	fmt.Fprintf(&b, " %s", shellQuote(u))
+	fmt.Fprintf(&b, " %s", ShellQuote(u))
 	if c.Concurrent {
 		return fmt.Sprintf("seq 400 | xargs -P %d -I{} %s", max(s.Concurrency, 4), b.String())
 	}
 	return b.String()
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// ShellQuote makes s one word to bash, quoted only where it needs to be.
+// No word can hold a NUL byte; headers and escaped URLs never do.
+func ShellQuote(s string) string {
+	q, _ := syntax.Quote(strings.ReplaceAll(s, "\x00", ""), syntax.LangBash)
+	return q
+}
 
 func crasherText(rc Crash, s FuzzSetting, c *fuzz.Crash) string {
 	var b strings.Builder

@@ -255,16 +255,26 @@ func (f *fuzzFlags) httpTarget(memLimit uint64) (fuzz.Options, report.FuzzSettin
 		}
 		return c, nil
 	}
-	server := "PORT=8080 " + strings.Join(fillAddr(argv, "127.0.0.1:8080", "8080"), " ")
+	server := "PORT=8080 " + shellJoin(fillAddr(argv, "127.0.0.1:8080", "8080"))
 	base := "http://127.0.0.1:8080"
 	if fixedAddr != "" {
-		server, base = strings.Join(fillAddr(argv, fixedAddr, ""), " "), "http://"+fixedAddr
+		server, base = shellJoin(fillAddr(argv, fixedAddr, "")), "http://"+fixedAddr
 	}
 	if memLimit > 0 {
 		server = fmt.Sprintf("(ulimit -v %d; %s)", memLimit>>10, server)
 	}
 	return fuzz.Options{Templates: []*fuzz.Template{t}, Header: header, Start: start},
 		report.FuzzSetting{Server: server, ReproBase: base, Header: shown}, nil
+}
+
+// shellJoin writes argv as a command a shell reads back as argv, for the
+// reproduction a user pastes.
+func shellJoin(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = report.ShellQuote(a)
+	}
+	return strings.Join(words, " ")
 }
 
 func fillAddr(argv []string, addr, port string) []string {

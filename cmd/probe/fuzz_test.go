@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"mvdan.cc/sh/v3/shell"
+
 	"probe/probes"
 )
 
@@ -38,7 +40,7 @@ func TestFuzzBadInput(t *testing.T) {
 		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d={int}", "--target", "http://10.1.2.3:80"}, exitUsage, "--allow-remote"},
 		{[]string{"fuzz", "notequery", "--mem-limit", "lots"}, exitUsage, "--mem-limit"},
 		{[]string{"fuzz", "notequery", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
-		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError, "not found"},
+		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError, "start /nonexistent/server: no such file or directory"},
 		{[]string{"fuzz", "http", "--cmd", victim + " -mute -addr {addr}", "--path", "/x?d={int}", "--timeout", "1s"}, exitError, "answered no request within 1s"},
 	} {
 		badInput(t, tc.args, tc.code, tc.want)
@@ -165,5 +167,24 @@ func TestFuzzCtrlC(t *testing.T) {
 	}
 	if strings.Contains(stderr, "goroutine ") {
 		t.Errorf("stack trace on stderr: %s", stderr)
+	}
+}
+
+// The command a crasher file says starts the target must start the same
+// argv that --cmd gave, quotes and all.
+func TestServerCommandIsShownAsAShellReadsIt(t *testing.T) {
+	f := &fuzzFlags{cmd: `sh -c 'exec ./server --addr {addr} --name "a b"'`, path: "/x?n={int}", method: "GET"}
+	_, setting, err := f.httpTarget(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := strings.TrimPrefix(setting.Server, "PORT=8080 ")
+	got, err := shell.Fields(shown, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", shown, err)
+	}
+	want := []string{"sh", "-c", `exec ./server --addr 127.0.0.1:8080 --name "a b"`}
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("shown %s, read back as %q, want %q", setting.Server, got, want)
 	}
 }
