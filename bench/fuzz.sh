@@ -9,6 +9,7 @@ secs=${1:-60}
 tmp=$(mktemp -d)
 trap 'pkill -f "$tmp/probe fixture serve" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 go build -o "$tmp/probe" ./cmd/probe
+go build -o "$tmp/victim" ./probes/fuzz/testdata/victim
 now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc | xargs printf '%.2f'; }
 
@@ -42,6 +43,19 @@ start 60 --max-stack 64MB > /dev/null
 echo
 echo "64 MB stack: depth 4377 answers $(curl -s -o /dev/null -w '%{http_code}' "$(url)/q/link-walk?depth=4377"), depth 4378 answers $(curl -s -o /dev/null -w '%{http_code}' "$(url)/q/link-walk?depth=4378" || true) (000: the process died)"
 stop
+
+# inputs PATH: inputs a second that probe fuzz http sends in 10 s of search
+# to the test victim.
+inputs() {
+  "$tmp/probe" fuzz http --cmd "$tmp/victim -addr {addr}" --path "$1" --duration 10s --shrink-time 1s --json 2> /dev/null |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["fuzz"]; print("%.0f" % (r["inputs"] / 10), "|", r["statuses"])'
+}
+echo
+echo "| probe fuzz http, 10 s, 4 clients | inputs a second | statuses |"
+echo "|---|---:|---|"
+echo "| /echo?n={int} (200 every time) | $(inputs '/echo?n={int}') |"
+echo "| /fail?n={int} (500 every time) | $(inputs '/fail?n={int}') |"
+echo "| /item?i={int} (a panic net/http recovers when i < 0) | $(inputs '/item?i={int}') |"
 
 for mode in per-request load-time; do
   echo

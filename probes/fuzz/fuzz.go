@@ -426,21 +426,18 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool
 		if status >= 400 {
 			out.Reason = firstLine(string(body))
 		}
-		if status >= 500 {
-			if trace, ok := waitPanic(watch, local, 300*time.Millisecond); ok {
-				return panicOutcome(trace, status), nil
-			}
-		}
 		return out, nil
 	}
 	if ctx.Err() != nil {
 		f.untrack(id)
 		return Outcome{}, ctx.Err()
 	}
-	// No reply: did the process die, hang, or recover a panic?
-	select {
-	case <-child.Exited():
-	case <-time.After(2 * time.Second):
+	// No reply, or one cut short: did the server recover a panic, die or
+	// hang? A whole reply needs no wait: net/http drops the reply of a
+	// handler that panicked.
+	if trace, ok := waitCause(child, watch, local, 2*time.Second); ok {
+		f.untrack(id)
+		return panicOutcome(trace, status), nil
 	}
 	if ex := child.Exit(); ex != nil {
 		if f.wasKilled(gen) {
@@ -468,24 +465,28 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool
 		}
 		return out, nil
 	}
-	if trace, ok := waitPanic(watch, local, 300*time.Millisecond); ok {
-		return panicOutcome(trace, 0), nil
-	}
 	return Outcome{Reason: "no reply: " + shortError(err)}, nil
 }
 
-func waitPanic(w *panicWatch, local string, d time.Duration) (string, bool) {
-	deadline := time.Now().Add(d)
-	for {
-		if t, ok := w.take(local); ok {
-			time.Sleep(50 * time.Millisecond) // the rest of the trace
-			return t, true
-		}
-		if time.Now().After(deadline) {
+// waitCause waits up to d for the process to exit or for net/http's log of
+// a panic it recovered while serving the client at local; it returns that
+// log. The log is written before the connection closes, so it comes at once.
+func waitCause(child *probes.Child, w *panicWatch, local string, d time.Duration) (string, bool) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for !w.has(local) {
+		select {
+		case <-child.Exited():
 			return "", false
+		case <-timeout.C:
+			return "", false
+		case <-tick.C:
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	time.Sleep(50 * time.Millisecond) // the trace's lines after the first
+	return w.take(local)
 }
 
 // panicOutcome is a panic net/http recovered (it recovers nothing else:

@@ -154,6 +154,30 @@ func TestFindsRecoveredPanicAndShrinksToMinusOne(t *testing.T) {
 	if res.Restarts != 0 {
 		t.Errorf("%d restarts: a recovered panic leaves the process alive", res.Restarts)
 	}
+	if len(c.Frames) == 0 || !strings.HasPrefix(c.Frames[0], "main.main.func") {
+		t.Errorf("frames %v: want the handler that indexed", c.Frames)
+	}
+}
+
+func TestFindsRecoveredPanicAfterAPartialReply(t *testing.T) {
+	res := fuzzVictim(t, "/stream?i={int}", 0, 5*time.Second)
+	c := onlyCrash(t, res, analyzers.Panic)
+	if n := shrunkInt(t, c); n != -1 {
+		t.Errorf("shrunk to %d, want -1", n)
+	}
+	if !strings.Contains(c.Evidence, "index out of range") || len(c.Frames) == 0 {
+		t.Errorf("evidence %q, frames %v", c.Evidence, c.Frames)
+	}
+}
+
+func TestWholeErrorRepliesAreNotCrashes(t *testing.T) {
+	res := fuzzVictim(t, "/fail?n={int}", 0, 5*time.Second)
+	if len(res.Crashes) != 0 || res.Restarts != 0 {
+		t.Errorf("%d crashes, %d restarts from a server that answers every request with a 500", len(res.Crashes), res.Restarts)
+	}
+	if res.Statuses[500] == 0 || len(res.Statuses) != 1 {
+		t.Errorf("statuses %v after %d inputs", res.Statuses, res.Inputs)
+	}
 }
 
 func TestFindsHang(t *testing.T) {

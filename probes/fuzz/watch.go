@@ -62,6 +62,14 @@ func (w *panicWatch) line(l string) {
 	w.lines++
 }
 
+// has says whether a recovered panic was logged for a client address.
+func (w *panicWatch) has(addr string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.byAddr[addr]
+	return ok
+}
+
 // take returns and forgets the recovered panic logged for a client address.
 func (w *panicWatch) take(addr string) (string, bool) {
 	w.mu.Lock()

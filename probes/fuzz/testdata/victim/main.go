@@ -90,6 +90,27 @@ func main() {
 		items := []string{"a", "b", "c"}
 		fmt.Fprintln(w, items[n%3])
 	})
+	// The same panic after part of the reply went out: the client sees its
+	// status, then the body cut short.
+	mux.HandleFunc("GET /stream", func(w http.ResponseWriter, r *http.Request) {
+		n, ok := intParam(r, "i")
+		if !ok {
+			http.Error(w, "i: want an integer", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintln(w, "items:")
+		w.(http.Flusher).Flush()
+		items := []string{"a", "b", "c"}
+		fmt.Fprintln(w, items[n%3])
+	})
+	// Every request succeeds: the baseline for the cost of an input.
+	mux.HandleFunc("GET /echo", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, r.URL.Query().Get("n"))
+	})
+	// Every request fails, whole and on purpose: an error reply, no crash.
+	mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "backend unavailable", http.StatusInternalServerError)
+	})
 	// A zero timeout waits forever.
 	mux.HandleFunc("GET /wait", func(w http.ResponseWriter, r *http.Request) {
 		n, ok := intParam(r, "ms")
