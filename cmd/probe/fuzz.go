@@ -59,8 +59,8 @@ func runFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&f.json, "json", false, "print report.json on stdout and nothing else there")
 	if kind == "notequery" {
 		fs.StringVar(&f.fixtureMode, "fixture-mode", "per-request", "mode of the started fixture: per-request or load-time")
-		fs.IntVar(&f.notes, "notes", 60, "notes in the fixture's vault (few: a restart after each crash takes about 0.3 s)")
-		fs.StringVar(&f.maxStack, "max-stack", "64MB", "the fixture's goroutine stack cap; Go's default 1GB makes each stack overflow take about 5 s here, and the depth that overflows scales with it")
+		fs.IntVar(&f.notes, "notes", 60, "notes in the fixture's vault (few: a restart after each crash takes about 0.2 s)")
+		fs.StringVar(&f.maxStack, "max-stack", "64MB", "the fixture's goroutine stack cap; Go's default 1GB makes each stack overflow take about 4 s here, and the depth that overflows scales with it")
 	} else {
 		fs.StringVar(&f.cmd, "cmd", "", "command that starts the server; {addr} and {port} are replaced, PORT and ADDR are set")
 		fs.StringVar(&f.target, "target", "", "URL the server listens on (default: a free loopback port passed to --cmd)")
