@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -205,13 +204,7 @@ func commandVersion(side, label, command, dir string, wait time.Duration) (*vers
 		return nil, usageError{fmt.Sprintf("--%s %q: not a command: %v", side, command, err)}
 	}
 	return &version{side: side, label: label, start: func(ctx context.Context) (*probes.Child, error) {
-		addr, err := freeLoopbackAddr()
-		if err != nil {
-			return nil, err
-		}
-		_, port, _ := net.SplitHostPort(addr)
-		return probes.Start(ctx, probes.ChildSpec{Argv: fillAddr(argv, addr, port), Env: []string{"PORT=" + port, "ADDR=" + addr},
-			Dir: dir, Wait: wait, Addr: addr})
+		return startCommand(ctx, argv, "", probes.ChildSpec{Dir: dir, Wait: wait})
 	}}, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -240,16 +239,7 @@ func (f *fuzzFlags) httpTarget(memLimit uint64) (fuzz.Options, report.FuzzSettin
 		}
 	}
 	start := func(ctx context.Context, w io.Writer) (*probes.Child, error) {
-		addr := fixedAddr
-		if addr == "" {
-			var err error
-			if addr, err = freeLoopbackAddr(); err != nil {
-				return nil, err
-			}
-		}
-		_, port, _ := net.SplitHostPort(addr)
-		c, err := probes.Start(ctx, probes.ChildSpec{Argv: fillAddr(argv, addr, port), Env: []string{"PORT=" + port, "ADDR=" + addr},
-			Wait: f.startTimeout, Addr: addr, MemLimit: memLimit, Stderr: w})
+		c, err := startCommand(ctx, argv, fixedAddr, probes.ChildSpec{Wait: f.startTimeout, MemLimit: memLimit, Stderr: w})
 		if err != nil {
 			return nil, fmt.Errorf("--cmd: %v", err)
 		}
@@ -258,7 +248,8 @@ func (f *fuzzFlags) httpTarget(memLimit uint64) (fuzz.Options, report.FuzzSettin
 	server := "PORT=8080 " + shellJoin(fillAddr(argv, "127.0.0.1:8080", "8080"))
 	base := "http://127.0.0.1:8080"
 	if fixedAddr != "" {
-		server, base = shellJoin(fillAddr(argv, fixedAddr, "")), "http://"+fixedAddr
+		_, port, _ := net.SplitHostPort(fixedAddr)
+		server, base = shellJoin(fillAddr(argv, fixedAddr, port)), "http://"+fixedAddr
 	}
 	if memLimit > 0 {
 		server = fmt.Sprintf("(ulimit -v %d; %s)", memLimit>>10, server)
@@ -267,39 +258,10 @@ func (f *fuzzFlags) httpTarget(memLimit uint64) (fuzz.Options, report.FuzzSettin
 		report.FuzzSetting{Server: server, ReproBase: base, Header: shown}, nil
 }
 
-// shellJoin writes argv as a command a shell reads back as argv, for the
-// reproduction a user pastes.
-func shellJoin(argv []string) string {
-	words := make([]string, len(argv))
-	for i, a := range argv {
-		words[i] = report.ShellQuote(a)
-	}
-	return strings.Join(words, " ")
-}
-
-func fillAddr(argv []string, addr, port string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = strings.NewReplacer("{addr}", addr, "{port}", port).Replace(a)
-	}
-	return out
-}
-
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// freeLoopbackAddr finds a port nobody listens on; a fresh one per start,
-// so a restart never waits for the dead process's socket.
-func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }

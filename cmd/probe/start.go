@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+
+	"probe/analyzers/report"
+	"probe/probes"
+)
+
+// startCommand starts a server command (`probe ab --before`, `probe fuzz
+// http --cmd`) listening on addr, or on a fresh loopback port when addr is
+// empty: {addr} and {port} in argv are replaced, ADDR and PORT are set, and
+// it is ready once the address takes connections. spec gives the rest.
+func startCommand(ctx context.Context, argv []string, addr string, spec probes.ChildSpec) (*probes.Child, error) {
+	if addr == "" {
+		var err error
+		if addr, err = freeLoopbackAddr(); err != nil {
+			return nil, err
+		}
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	spec.Argv, spec.Addr = fillAddr(argv, addr, port), addr
+	spec.Env = append(spec.Env, "PORT="+port, "ADDR="+addr)
+	return probes.Start(ctx, spec)
+}
+
+// freeLoopbackAddr finds a port nobody listens on; a fresh one per start,
+// so a restart never waits for the dead process's socket.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}
+
+func fillAddr(argv []string, addr, port string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = strings.NewReplacer("{addr}", addr, "{port}", port).Replace(a)
+	}
+	return out
+}
+
+// shellJoin writes argv as a command a shell reads back as argv, for the
+// reproduction a user pastes.
+func shellJoin(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = report.ShellQuote(a)
+	}
+	return strings.Join(words, " ")
+}
