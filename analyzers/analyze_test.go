@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/probes"
+	"probe/analyzers/frames"
 )
 
 // profileBuilder makes small profiles in code: stacks of function names,
@@ -29,11 +29,11 @@ func newProfile(sampleType string) *profileBuilder {
 func (b *profileBuilder) add(value int64, stack ...string) *profileBuilder {
 	s := &profile.Sample{Value: []int64{1, value}}
 	for _, name := range stack {
-		file := "/usr/local/go/src/" + pkgPath(name) + "/x.go"
+		file := "/usr/local/go/src/" + frames.PkgPath(name) + "/x.go"
 		if own, ok := strings.CutPrefix(name, "own:"); ok {
-			name, file = own, "/work/"+pkgPath(own)+"/x.go"
-		} else if strings.Contains(strings.Split(pkgPath(name), "/")[0], ".") {
-			file = "/root/go/pkg/mod/" + pkgPath(name) + "/x.go"
+			name, file = own, "/work/"+frames.PkgPath(own)+"/x.go"
+		} else if strings.Contains(strings.Split(frames.PkgPath(name), "/")[0], ".") {
+			file = "/root/go/pkg/mod/" + frames.PkgPath(name) + "/x.go"
 		}
 		f := b.funcs[name]
 		if f == nil {
@@ -70,8 +70,8 @@ func find(fs []Finding, rule string) *Finding {
 }
 
 func TestLoadTimeNeedsInvariantReplies(t *testing.T) {
-	same := Evidence{Endpoint: "GET /sitemap.xml", Digests: []probes.Digest{{Key: "/sitemap.xml", Requests: 500, Distinct: 1}}}
-	varying := Evidence{Endpoint: "GET /sitemap.xml", Digests: []probes.Digest{{Key: "/sitemap.xml", Requests: 500, Distinct: 480}}}
+	same := Evidence{Endpoint: "GET /sitemap.xml", Replies: []Replies{{Key: "/sitemap.xml", Requests: 500, Distinct: 1}}}
+	varying := Evidence{Endpoint: "GET /sitemap.xml", Replies: []Replies{{Key: "/sitemap.xml", Requests: 500, Distinct: 480}}}
 	for _, tc := range []struct {
 		name  string
 		ev    Evidence
@@ -126,7 +126,7 @@ func TestFullScanNamesTheLoop(t *testing.T) {
 		add(2*sec, append([]string{"strconv.FormatBool", "own:app/site.(*rendered).params", "own:app/site.(*snapshot).walkFeeds"}, page...)...).
 		add(1*sec, append([]string{"own:app/site.(*snapshot).walkFeeds"}, page...)...).
 		add(3*sec, "html/template.(*Template).Execute", "own:app/site.(*Site).handlePage", "net/http.(*conn).serve").p
-	fs := Analyze(p, nil, Evidence{Digests: []probes.Digest{{Key: "/a", Requests: 9, Distinct: 1}}}, DefaultRules())
+	fs := Analyze(p, nil, Evidence{Replies: []Replies{{Key: "/a", Requests: 9, Distinct: 1}}}, DefaultRules())
 	f := find(fs, "per-request-full-scan")
 	if f == nil {
 		t.Fatalf("no full scan in %+v", fs)
@@ -143,7 +143,7 @@ func TestFullScanNamesTheLoop(t *testing.T) {
 
 func TestLogStormFromLines(t *testing.T) {
 	p := newProfile("cpu").add(sec/100, append([]string{"log.(*Logger).output", "log.Printf"}, handler...)...).add(5*sec, handler...).p
-	ev := Evidence{Digests: []probes.Digest{{Key: "/f", Requests: 900, Distinct: 1}}, Requests: 900, LogLines: 2700, LogBytes: 270_000}
+	ev := Evidence{Replies: []Replies{{Key: "/f", Requests: 900, Distinct: 1}}, Requests: 900, LogLines: 2700, LogBytes: 270_000}
 	f := find(Analyze(p, nil, ev, DefaultRules()), "log-storm")
 	if f == nil || !strings.Contains(f.Evidence, "2700 lines") || !strings.Contains(f.Evidence, "3.0 a request") {
 		t.Fatalf("log storm: %+v", f)
@@ -228,7 +228,7 @@ func TestDisplayName(t *testing.T) {
 		"x.marshal[go.shape.struct { Items interface {} \"json:\\\"items\\\"\"; *x.T }]":       "x.marshal[…]",
 		"internal/sync.(*HashTrieMap[go.shape.interface {},go.shape.interface {}]).Load":       "internal/sync.(*HashTrieMap[…]).Load",
 	} {
-		if got := displayName(in); got != want {
+		if got := frames.DisplayName(in); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
 		}
 	}
@@ -242,7 +242,7 @@ func TestProfilingItselfIsNoFinding(t *testing.T) {
 	p := newProfile("cpu").
 		add(6*sec, pprofGzip...).
 		add(3*sec, append([]string{"net/http.(*response).Write"}, handler...)...).p
-	ev := Evidence{Endpoint: "GET /feeds/go.xml", Digests: []probes.Digest{{Key: "/feeds/go.xml", Requests: 500, Distinct: 1}}}
+	ev := Evidence{Endpoint: "GET /feeds/go.xml", Replies: []Replies{{Key: "/feeds/go.xml", Requests: 500, Distinct: 1}}}
 	if f := find(Analyze(p, nil, ev, DefaultRules()), "repeated-gzip"); f != nil {
 		t.Errorf("the profiler's own gzip became a finding: %+v", f)
 	}

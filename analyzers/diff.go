@@ -89,13 +89,8 @@ func SampleTotal(p *profile.Profile, typ string) float64 {
 	if p == nil {
 		return math.NaN()
 	}
-	idx := -1
-	for i, st := range p.SampleType {
-		if st.Type == typ {
-			idx = i
-		}
-	}
-	if idx < 0 {
+	idx, err := p.SampleIndexByName(typ)
+	if err != nil || typ == "" {
 		return math.NaN()
 	}
 	var sum int64

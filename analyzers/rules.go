@@ -3,11 +3,13 @@ package analyzers
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/google/go-jsonnet"
 )
@@ -17,8 +19,9 @@ import (
 // users add rules for their own libraries with --rules.
 type Rule struct {
 	ID                string   `json:"id"`
-	Class             string   `json:"class"` // "load-time", "gc-pressure" or "info"
-	What              string   `json:"what"`  // the work in plain words: "compressing"
+	Class             string   `json:"class"`              // "load-time", "gc-pressure" or "info"
+	What              string   `json:"what"`               // the work in plain words: "compressing"
+	Detector          string   `json:"detector,omitempty"` // how the work is found (detectors); default "frames"
 	Frames            []string `json:"frames,omitempty"`
 	Exclude           []string `json:"exclude,omitempty"`   // a sample with one of these frames is not this work
 	Invariant         bool     `json:"invariant,omitempty"` // the work's result never depends on the request
@@ -36,6 +39,14 @@ var defaultRulesJSON []byte
 // DefaultRules is the built-in catalog.
 func DefaultRules() []Rule {
 	rules, err := parseRules("rules.json", defaultRulesJSON)
+	for i := range rules {
+		if rules[i].Detector == "" {
+			rules[i].Detector = "frames"
+		}
+		if err == nil {
+			err = checkDetector("rules.json", &rules[i])
+		}
+	}
 	if err != nil {
 		panic(err) // the embedded catalog is tested
 	}
@@ -47,14 +58,14 @@ func DefaultRules() []Rule {
 func LoadRules(path string) ([]Rule, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--rules: %v", err)
+		return nil, err
 	}
 	if strings.HasSuffix(path, ".jsonnet") || strings.HasSuffix(path, ".libsonnet") {
 		vm := jsonnet.MakeVM()
 		vm.Importer(&jsonnet.FileImporter{JPaths: []string{filepath.Dir(path)}})
 		out, err := vm.EvaluateAnonymousSnippet(path, string(src))
 		if err != nil {
-			return nil, fmt.Errorf("--rules: %s", strings.TrimSpace(err.Error()))
+			return nil, errors.New(strings.TrimSpace(err.Error()))
 		}
 		src = []byte(out)
 	}
@@ -67,6 +78,9 @@ func LoadRules(path string) ([]Rule, error) {
 		replaced := false
 		for i := range rules {
 			if rules[i].ID == r.ID {
+				if r.Detector == "" { // a rule that replaces a built-in keeps its way of finding the work
+					r.Detector = rules[i].Detector
+				}
 				rules[i], replaced = r, true
 			}
 		}
@@ -74,7 +88,28 @@ func LoadRules(path string) ([]Rule, error) {
 			rules = append(rules, r)
 		}
 	}
+	for i := range rules {
+		if rules[i].Detector == "" {
+			rules[i].Detector = "frames"
+		}
+		if err := checkDetector(path, &rules[i]); err != nil {
+			return nil, err
+		}
+	}
 	return rules, nil
+}
+
+// checkDetector says whether a rule names a known detector and has the
+// frames it needs.
+func checkDetector(file string, r *Rule) error {
+	d, ok := detectors[r.Detector]
+	if !ok {
+		return fmt.Errorf("%s: rule %s: unknown detector %q (want frames, full-scan, log-storm or gc)", file, r.ID, r.Detector)
+	}
+	if d.needsFrames && len(r.Frames) == 0 {
+		return fmt.Errorf("%s: rule %s has no frames", file, r.ID)
+	}
+	return nil
 }
 
 func parseRules(name string, src []byte) ([]Rule, error) {
@@ -85,37 +120,34 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 		switch {
 		case asErr(err, &se):
 			line, col := position(src, se.Offset)
-			return nil, fmt.Errorf("--rules %s:%d:%d: %v", name, line, col, se)
+			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, se)
 		case asErr(err, &te):
 			line, col := position(src, te.Offset)
-			return nil, fmt.Errorf("--rules %s:%d:%d: %s must be %s", name, line, col, te.Field, te.Type)
+			return nil, fmt.Errorf("%s:%d:%d: %s must be %s", name, line, col, te.Field, te.Type)
 		}
-		return nil, fmt.Errorf("--rules %s: %v", name, err)
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	for i := range rules {
 		r := &rules[i]
 		if r.ID == "" {
-			return nil, fmt.Errorf("--rules %s: rule %d has no id", name, i+1)
+			return nil, fmt.Errorf("%s: rule %d has no id", name, i+1)
 		}
 		switch r.Class {
 		case "load-time", "gc-pressure", "info":
 		default:
-			return nil, fmt.Errorf("--rules %s: rule %s: class %q (want load-time, gc-pressure or info)", name, r.ID, r.Class)
-		}
-		if len(r.Frames) == 0 && !builtinDetector[r.ID] {
-			return nil, fmt.Errorf("--rules %s: rule %s has no frames", name, r.ID)
+			return nil, fmt.Errorf("%s: rule %s: class %q (want load-time, gc-pressure or info)", name, r.ID, r.Class)
 		}
 		for _, f := range r.Frames {
 			re, err := regexp.Compile(f)
 			if err != nil {
-				return nil, fmt.Errorf("--rules %s: rule %s: frame pattern %q: %v", name, r.ID, f, err)
+				return nil, fmt.Errorf("%s: rule %s: frame pattern %q: %v", name, r.ID, f, err)
 			}
 			r.frames = append(r.frames, re)
 		}
 		for _, f := range r.Exclude {
 			re, err := regexp.Compile(f)
 			if err != nil {
-				return nil, fmt.Errorf("--rules %s: rule %s: exclude pattern %q: %v", name, r.ID, f, err)
+				return nil, fmt.Errorf("%s: rule %s: exclude pattern %q: %v", name, r.ID, f, err)
 			}
 			r.exclude = append(r.exclude, re)
 		}
@@ -130,9 +162,6 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 	return rules, nil
 }
 
-// builtinDetector marks the rules whose detection is code, not frames.
-var builtinDetector = map[string]bool{"per-request-full-scan": true}
-
 func position(src []byte, offset int64) (line, col int) {
 	line, col = 1, 1
 	for _, c := range src[:min(int64(len(src)), offset)] {
@@ -143,4 +172,61 @@ func position(src []byte, offset int64) (line, col int) {
 		}
 	}
 	return line, col
+}
+
+// matchAt is the index (leaf first) of the first frame r matches, or -1.
+func (r *Rule) matchAt(s stack) int {
+	for _, f := range s.funcs {
+		if r.memo.excluded(r, f) {
+			return -1
+		}
+	}
+	for i, f := range s.funcs {
+		if r.memo.matched(r, f) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ruleMemo remembers a rule's verdict per function name: a profile repeats
+// a few thousand names across its samples, and each regexp runs once per name.
+type ruleMemo struct {
+	mu             sync.Mutex
+	match, exclude map[string]bool
+}
+
+func (m *ruleMemo) matched(r *Rule, fn string) bool {
+	return m.verdict(m.match, r.frames, fn)
+}
+
+func (m *ruleMemo) excluded(r *Rule, fn string) bool {
+	if len(r.exclude) == 0 {
+		return false
+	}
+	return m.verdict(m.exclude, r.exclude, fn)
+}
+
+func (m *ruleMemo) verdict(cache map[string]bool, res []*regexp.Regexp, fn string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := cache[fn]
+	if !ok {
+		for _, re := range res {
+			if re.MatchString(fn) {
+				v = true
+				break
+			}
+		}
+		cache[fn] = v
+	}
+	return v
+}
+
+func asErr[T error](err error, target *T) bool {
+	t, ok := err.(T)
+	if ok {
+		*target = t
+	}
+	return ok
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers"
+	"probe/analyzers/frames"
 )
 
 // Node is one frame of the folded call tree. Total includes the children;
@@ -40,20 +40,19 @@ type Tree struct {
 // SampleIndex picks a sample type by name ("" = the profile's default or
 // last) and says which exist when the name is unknown.
 func SampleIndex(p *profile.Profile, name string) (int, error) {
-	if name == "" {
-		name = p.DefaultSampleType
+	idx, err := p.SampleIndexByName(name)
+	if err != nil {
+		return 0, fmt.Errorf("no sample index %q in this profile (valid: %s)", name, strings.Join(sampleTypes(p), ", "))
 	}
-	if name == "" {
-		return len(p.SampleType) - 1, nil
+	return idx, nil
+}
+
+func sampleTypes(p *profile.Profile) []string {
+	var ts []string
+	for _, st := range p.SampleType {
+		ts = append(ts, st.Type)
 	}
-	var valid []string
-	for i, st := range p.SampleType {
-		if st.Type == name {
-			return i, nil
-		}
-		valid = append(valid, st.Type)
-	}
-	return 0, fmt.Errorf("no sample index %q in this profile (valid: %s)", name, strings.Join(valid, ", "))
+	return ts
 }
 
 // Fold merges p's samples into a call tree: identical stacks add up. With
@@ -63,19 +62,17 @@ func Fold(p *profile.Profile, sampleIndex string, focus *regexp.Regexp) (*Tree, 
 	if err != nil {
 		return nil, err
 	}
+	if focus != nil {
+		p = p.Copy()
+		p.FilterSamplesByName(focus, nil, nil, nil)
+	}
 	t := &Tree{Root: newNode("all", "", ""), Unit: p.SampleType[idx].Unit, Sample: p.SampleType[idx].Type}
 	f := newFolder()
 	t.f = f
 	for _, s := range p.Sample {
-		v := s.Value[idx]
-		if v == 0 {
-			continue
+		if v := s.Value[idx]; v != 0 {
+			t.Root.add(f.frames(s), v, f)
 		}
-		fr := f.frames(s)
-		if focus != nil && !anyMatch(fr, focus) {
-			continue
-		}
-		t.Root.add(fr, v, f)
 	}
 	t.Root.sort()
 	return t, nil
@@ -135,41 +132,38 @@ func (f *folder) frames(s *profile.Sample) []frame {
 func (f *folder) kind(fr frame) string {
 	k, ok := f.kinds[fr.name]
 	if !ok {
-		k = analyzers.CodeKind(fr.name, strings.Split(fr.file, ":")[0])
+		k = frames.Kind(fr.name, strings.Split(fr.file, ":")[0])
 		f.kinds[fr.name] = k
 	}
 	return k
 }
 
-// FoldDiff folds after and base; each frame's Base is its base total
-// scaled by after's total over base's, so that the colours show a change of
-// share, not of load (Brendan Gregg's differential flame graphs).
+// FoldDiff folds after and base; the base is first normalised to after's
+// totals (profile.Normalize), so that each frame's Base and Total compare
+// as shares and the colours show a change of share, not of load (Brendan
+// Gregg's differential flame graphs).
 func FoldDiff(base, after *profile.Profile, sampleIndex string) (*Tree, error) {
 	ta, err := Fold(after, sampleIndex, nil)
 	if err != nil {
 		return nil, err
 	}
-	tb, err := Fold(base, ta.Sample, nil)
+	// Normalize compares the period types, which hand-made and some
+	// converted profiles lack: an empty one stands in for both.
+	scaled, ref := base.Copy(), &profile.Profile{SampleType: after.SampleType, PeriodType: after.PeriodType, Sample: after.Sample}
+	if scaled.PeriodType == nil || ref.PeriodType == nil {
+		scaled.PeriodType, ref.PeriodType = &profile.ValueType{}, &profile.ValueType{}
+	}
+	if err := scaled.Normalize(ref); err != nil {
+		return nil, fmt.Errorf("base profile: %v", err)
+	}
+	tb, err := Fold(scaled, ta.Sample, nil)
 	if err != nil {
 		return nil, fmt.Errorf("base profile: %v", err)
 	}
-	scale := 1.0
-	if tb.Root.Total > 0 {
-		scale = float64(ta.Root.Total) / float64(tb.Root.Total)
-	}
-	ta.Root.addBase(tb.Root, scale, ta.f)
+	ta.Root.addBase(tb.Root, 1, ta.f)
 	ta.Root.sort()
 	ta.Diff = true
 	return ta, nil
-}
-
-func anyMatch(frames []frame, re *regexp.Regexp) bool {
-	for _, f := range frames {
-		if re.MatchString(f.name) {
-			return true
-		}
-	}
-	return false
 }
 
 func newNode(name, file, kind string) *Node {

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"probe/analyzers/crash"
 )
 
 // Child is a target process probe started and supervises: it reads its
@@ -63,51 +65,6 @@ func (s *StreamCounter) Head() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.head.String()
-}
-
-// FixtureOptions start the reference target as a child process.
-type FixtureOptions struct {
-	Executable string // a probe binary; default: this one
-	Mode       string
-	Notes      int
-	Synthetic  bool
-	Key        string
-	Args       []string  // more `probe fixture serve` flags, e.g. --max-stack
-	MemLimit   uint64    // address-space cap in bytes; 0: none
-	Stderr     io.Writer // gets a copy of the fixture's stderr
-}
-
-// StartFixture runs `probe fixture serve` on a free loopback port and waits
-// until it listens (the vault's load takes seconds).
-func StartFixture(ctx context.Context, o FixtureOptions) (*Child, error) {
-	exe := o.Executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, err
-		}
-	}
-	args := []string{"fixture", "serve", "--addr", "127.0.0.1:0"}
-	if o.Mode != "" {
-		args = append(args, "--mode", o.Mode)
-	}
-	if o.Notes > 0 {
-		args = append(args, "--notes", fmt.Sprint(o.Notes))
-	}
-	if o.Synthetic {
-		args = append(args, "--synthetic")
-	}
-	if o.Key != "" {
-		args = append(args, "--key", o.Key)
-	}
-	args = append(args, o.Args...)
-	return Start(ctx, ChildSpec{Argv: append([]string{exe}, args...), Wait: 3 * time.Minute, MemLimit: o.MemLimit, Stderr: o.Stderr})
-}
-
-// StartChild starts argv and waits up to wait for a line on its stdout that
-// holds its URL ("listening on http://…").
-func StartChild(ctx context.Context, argv []string, env []string, wait time.Duration) (*Child, error) {
-	return Start(ctx, ChildSpec{Argv: argv, Env: env, Wait: wait})
 }
 
 // ChildSpec says how to start a target process and how to know it serves.
@@ -257,7 +214,7 @@ func (c *Child) ExitReason() string {
 	if c.waitErr != nil {
 		status = c.waitErr.Error()
 	}
-	if line := FirstFatalLine(c.Stderr.Head()); line != "" {
+	if line := crash.FirstFatalLine(c.Stderr.Head()); line != "" {
 		return status + ": " + line
 	}
 	if lines := strings.Split(strings.TrimSpace(c.Stderr.Head()), "\n"); lines[len(lines)-1] != "" {
@@ -268,19 +225,6 @@ func (c *Child) ExitReason() string {
 		return status + ": " + last
 	}
 	return status
-}
-
-// FirstFatalLine finds the line by which a Go process names its death.
-func FirstFatalLine(stderr string) string {
-	lines := strings.Split(stderr, "\n")
-	for _, prefix := range []string{"fatal error:", "panic:", "runtime:", "SIGKILL", "signal:"} {
-		for _, l := range lines {
-			if l = strings.TrimSpace(l); strings.HasPrefix(l, prefix) {
-				return l
-			}
-		}
-	}
-	return ""
 }
 
 // Kill ends the process and its group at once: a target that hangs on an

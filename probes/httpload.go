@@ -21,11 +21,11 @@ type HTTP struct {
 	Values []string
 }
 
-// ParseParam reads --param name=v1,v2,….
+// ParseParam reads a varied parameter: name=v1,v2,….
 func ParseParam(s string) (name string, values []string, err error) {
 	name, list, ok := strings.Cut(s, "=")
 	if !ok || name == "" || list == "" {
-		return "", nil, fmt.Errorf("--param %q: want name=v1,v2,…", s)
+		return "", nil, fmt.Errorf("%q: want name=v1,v2,…", s)
 	}
 	for _, v := range strings.Split(list, ",") {
 		values = append(values, v)
@@ -33,11 +33,11 @@ func ParseParam(s string) (name string, values []string, err error) {
 	return name, values, nil
 }
 
-// ParseHeader reads --header "Name: value".
+// ParseHeader reads a header line "Name: value".
 func ParseHeader(s string) (h1.Field, error) {
 	k, v, ok := strings.Cut(s, ":")
 	if !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
-		return h1.Field{}, fmt.Errorf("--header %q: want Name:value", s)
+		return h1.Field{}, fmt.Errorf("%q: want Name:value", s)
 	}
 	return h1.Field{Name: k, Value: strings.TrimSpace(v)}, nil
 }
@@ -46,11 +46,11 @@ func (*HTTP) Name() string { return "http" }
 
 func (l *HTTP) Prepare(ctx context.Context, t *Target, c *Client) error {
 	if !strings.HasPrefix(l.Path, "/") {
-		return fmt.Errorf("--path %q must start with /", l.Path)
+		return fmt.Errorf("path %q must start with /", l.Path)
 	}
 	_, err := url.ParseRequestURI(l.Path)
 	if err != nil {
-		return fmt.Errorf("--path %q: %v", l.Path, err)
+		return fmt.Errorf("path %q: %v", l.Path, err)
 	}
 	return nil
 }
@@ -80,19 +80,4 @@ func statusBelow400(r *Reply) error {
 		return fmt.Errorf("status %d", r.Status)
 	}
 	return nil
-}
-
-// FixtureMicroloads are the microloads `probe all` runs, in order.
-func FixtureMicroloads() []Microload {
-	return []Microload{ToolsList{}, Sitemap{}, &Page{}, &Feed{}, &Search{}, NoteQuery{}}
-}
-
-// MicroloadByName returns a fixture microload.
-func MicroloadByName(name string) (Microload, bool) {
-	for _, m := range FixtureMicroloads() {
-		if m.Name() == name {
-			return m, true
-		}
-	}
-	return nil, false
 }

@@ -18,7 +18,7 @@ func TestJudgeWarnings(t *testing.T) {
 	}
 	r := base()
 	r.GeneratorCPU = 18 * time.Second // 1.8 of 2 CPUs
-	judge(r, LoadOptions{})
+	judge(r, LoadOptions{}, 2)
 	if !hasWarning(r, "generator-bound") {
 		t.Errorf("probe at 1.8 of 2 CPUs: %v", r.Warnings)
 	}
@@ -26,20 +26,20 @@ func TestJudgeWarnings(t *testing.T) {
 	r.GeneratorCPU = 9 * time.Second
 	r.TargetProc = &ProcStats{CPU: 8 * time.Second}
 	r.OthersCPU = 0.2
-	judge(r, LoadOptions{})
-	if numCPU() == 2 && !hasWarning(r, "generator-bound") {
+	judge(r, LoadOptions{}, 2)
+	if !hasWarning(r, "generator-bound") {
 		t.Errorf("probe above the target on a saturated machine: %v", r.Warnings)
 	}
 	r = base()
 	r.GeneratorCPU = time.Second
 	r.TargetProc = &ProcStats{CPU: 10 * time.Second}
-	judge(r, LoadOptions{})
+	judge(r, LoadOptions{}, 2)
 	if len(r.Warnings) != 0 {
 		t.Errorf("a target-bound run got warnings: %v", r.Warnings)
 	}
 	r = base()
 	r.OthersCPU = 0.6
-	judge(r, LoadOptions{})
+	judge(r, LoadOptions{}, 2)
 	if !hasWarning(r, "machine-busy") {
 		t.Errorf("others at 0.6 cores: %v", r.Warnings)
 	}
@@ -64,7 +64,7 @@ func TestPinSeparatesTargetAndGenerator(t *testing.T) {
 		t.Skip("needs two CPUs")
 	}
 	defer setAffinityAllThreads(os.Getpid(), &before)
-	child, err := StartChild(context.Background(), []string{os.Args[0], "-test.run=^$"}, []string{"PROBE_TEST_DIE_AFTER=1000000"}, 30*time.Second)
+	child, err := Start(context.Background(), ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=1000000"}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

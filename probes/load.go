@@ -241,12 +241,13 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		run.Digests = append(run.Digests, Digest{Key: key, Requests: n, Distinct: len(set)})
 	}
 	sort.Slice(run.Digests, func(i, j int) bool { return run.Digests[i].Key < run.Digests[j].Key })
-	judge(run, o)
+	judge(run, o, numCPU())
 	return run, nil
 }
 
-// judge adds the warnings a reader needs to trust the figures.
-func judge(run *Run, o LoadOptions) {
+// judge adds the warnings a reader needs to trust the figures; machineCPUs
+// is how many CPUs the machine has (probe, the target and others share them).
+func judge(run *Run, o LoadOptions, machineCPUs int) {
 	if run.Duration <= 0 {
 		return
 	}
@@ -255,8 +256,8 @@ func judge(run *Run, o LoadOptions) {
 		run.Warn("generator-bound", fmt.Sprintf("probe used %.2f of its %d CPUs: the load generator, not the target, may be the limit", genCores, run.CPUs))
 	} else if tp := run.TargetProc; tp != nil && run.CPUs > 0 {
 		targetCores := tp.CPU.Seconds() / run.Duration.Seconds()
-		if genCores > targetCores && genCores+targetCores+run.OthersCPU > 0.85*float64(numCPU()) {
-			run.Warn("generator-bound", fmt.Sprintf("probe used %.2f cores and the target %.2f on a saturated machine: the generator may be the limit (try --pin)", genCores, targetCores))
+		if genCores > targetCores && genCores+targetCores+run.OthersCPU > 0.85*float64(machineCPUs) {
+			run.Warn("generator-bound", fmt.Sprintf("probe used %.2f cores and the target %.2f on a saturated machine: the generator may be the limit", genCores, targetCores))
 		}
 	}
 	if run.OthersCPU > 0.25 {
@@ -266,7 +267,7 @@ func judge(run *Run, o LoadOptions) {
 		calls, _ := run.Requests()
 		want := o.Rate * run.Duration.Seconds()
 		if want > 0 && float64(calls) < 0.95*want {
-			run.Warn("rate-not-kept", fmt.Sprintf("sent %d of the %.0f requests the rate asked for: more clients (--concurrency) or a faster target are needed; latencies count the wait", calls, want))
+			run.Warn("rate-not-kept", fmt.Sprintf("sent %d of the %.0f requests the rate asked for: more clients or a faster target are needed; latencies count the wait", calls, want))
 		}
 	}
 	if run.Clients > 0 && run.ConnsOpened > 2*run.Clients {
@@ -278,24 +279,12 @@ func startProgress(f func(Progress), start time.Time, warmup time.Duration, live
 	if f == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		var lastN int64
-		last := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-tick.C:
-				n := live.requests.Load()
-				f(Progress{Elapsed: now.Sub(start), Warmup: now.Sub(start) < warmup, Requests: n, Errors: live.errors.Load(),
-					RPS: float64(n-lastN) / now.Sub(last).Seconds()})
-				lastN, last = n, now
-			}
-		}
+	var lastN int64
+	last := time.Now()
+	return Every(time.Second, func(now time.Time) {
+		n := live.requests.Load()
+		f(Progress{Elapsed: now.Sub(start), Warmup: now.Sub(start) < warmup, Requests: n, Errors: live.errors.Load(),
+			RPS: float64(n-lastN) / now.Sub(last).Seconds()})
+		lastN, last = n, now
 	})
-	return func() { close(done); wg.Wait() }
 }

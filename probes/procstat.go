@@ -134,30 +134,18 @@ func liveChildrenTicks(pid int) int64 {
 
 // procSampler samples a process's saturation signals during a run (seed 003).
 type procSampler struct {
-	pid   int
-	mu    sync.Mutex
-	stats ProcStats
-	last  procSample
-	ok    bool
-	done  chan struct{}
-	wg    sync.WaitGroup
+	pid    int
+	mu     sync.Mutex
+	stats  ProcStats
+	last   procSample
+	ok     bool
+	stopFn func()
 }
 
 func startProcSampler(pid int, every time.Duration) *procSampler {
-	p := &procSampler{pid: pid, done: make(chan struct{})}
+	p := &procSampler{pid: pid}
 	p.sample()
-	p.wg.Go(func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.done:
-				return
-			case <-t.C:
-				p.sample()
-			}
-		}
-	})
+	p.stopFn = Every(every, func(time.Time) { p.sample() })
 	return p
 }
 
@@ -184,8 +172,7 @@ func (p *procSampler) cpuNow() time.Duration {
 }
 
 func (p *procSampler) stop() *ProcStats {
-	close(p.done)
-	p.wg.Wait()
+	p.stopFn()
 	p.sample()
 	p.mu.Lock()
 	defer p.mu.Unlock()

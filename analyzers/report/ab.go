@@ -2,7 +2,6 @@ package report
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,8 +14,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"probe/analyzers"
-	"probe/analyzers/stats"
-	"probe/flamegraphs"
 	"probe/probes"
 )
 
@@ -47,7 +44,7 @@ func LoadRun(dir string) (*RunData, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("%s: report.json: %v", dir, err)
 	}
-	if r.Fuzz != nil || r.Microload == "" {
+	if r.Mode == "fuzz" || r.Microload == "" {
 		return nil, fmt.Errorf("%s: report.json is not a microload run", dir)
 	}
 	d := &RunData{Dir: dir, Report: &r}
@@ -125,22 +122,38 @@ func readCurve(path string) ([]CurvePoint, error) {
 	return out, sc.Err()
 }
 
-// Metric is one figure compared between versions.
-type Metric struct {
-	Name         string
-	HigherBetter bool
-	Value        func(*RunData) float64 // NaN when the run cannot tell
+// metricValues read a run's figure of each metric from its folder; NaN
+// when the run cannot tell.
+var metricValues = []struct {
+	analyzers.Metric
+	value func(*RunData) float64
+}{
+	{analyzers.Metric{Name: "rps", HigherBetter: true}, func(d *RunData) float64 { return d.Report.Latency.RPS }},
+	{analyzers.Metric{Name: "p50_ms"}, func(d *RunData) float64 { return d.Report.Latency.P50 }},
+	{analyzers.Metric{Name: "p95_ms"}, func(d *RunData) float64 { return d.Report.Latency.P95 }},
+	{analyzers.Metric{Name: "p99_ms"}, func(d *RunData) float64 { return d.Report.Latency.P99 }},
+	{analyzers.Metric{Name: "cpu_per_req_ms"}, cpuPerRequest},
+	{analyzers.Metric{Name: "alloc_bytes_per_req"}, func(d *RunData) float64 { return perRequest(d, profileTotal(d, d.Allocs, "alloc_space")) }},
+	{analyzers.Metric{Name: "allocs_per_req"}, func(d *RunData) float64 { return perRequest(d, profileTotal(d, d.Allocs, "alloc_objects")) }},
 }
 
-// Metrics are what before/after reports compare (DESIGN.md's and more).
-var Metrics = []Metric{
-	{"rps", true, func(d *RunData) float64 { return d.Report.Latency.RPS }},
-	{"p50_ms", false, func(d *RunData) float64 { return d.Report.Latency.P50 }},
-	{"p95_ms", false, func(d *RunData) float64 { return d.Report.Latency.P95 }},
-	{"p99_ms", false, func(d *RunData) float64 { return d.Report.Latency.P99 }},
-	{"cpu_per_req_ms", false, cpuPerRequest},
-	{"alloc_bytes_per_req", false, func(d *RunData) float64 { return perRequest(d, profileTotal(d, d.Allocs, "alloc_space")) }},
-	{"allocs_per_req", false, func(d *RunData) float64 { return perRequest(d, profileTotal(d, d.Allocs, "alloc_objects")) }},
+// Metrics are what before/after reports compare (DESIGN.md's and more), in
+// the order of their tables.
+func Metrics() []analyzers.Metric {
+	out := make([]analyzers.Metric, len(metricValues))
+	for i, m := range metricValues {
+		out[i] = m.Metric
+	}
+	return out
+}
+
+// Figures are the run's metrics, findings and CPU profile, for a comparison.
+func (d *RunData) Figures() analyzers.RunFigures {
+	f := analyzers.RunFigures{Values: map[string]float64{}, Findings: d.Report.Findings, CPU: d.CPU}
+	for _, m := range metricValues {
+		f.Values[m.Name] = m.value(d)
+	}
+	return f
 }
 
 // profileTotal is a profile's total, unless the run warned that its
@@ -188,7 +201,7 @@ type AB struct {
 	Order      string             `json:"order,omitempty"` // how the runs were interleaved
 	Failures   []SideFailure      `json:"failures"`
 	Warnings   []probes.Warning   `json:"warnings"`
-	Files      []string           `json:"files,omitempty"`
+	FileList   []string           `json:"files,omitempty"`
 
 	curves map[string][2][][]CurvePoint // microload → before/after → runs
 	files  map[string][]byte
@@ -231,84 +244,37 @@ type SideFailure struct {
 // of a median and a U test that can reach p < 0.05.
 const MinRuns = 6
 
-// BuildAB compares the runs of each microload, before against after.
-func BuildAB(beforeName, afterName string, before, after map[string][]*RunData, failures []SideFailure) *AB {
+// NewAB is the before/after report of comparisons the analyzers made.
+// curves are each microload's latency distributions per side and run;
+// files are the differential flame graphs by name; oneSided names the
+// microloads only one side measured.
+func NewAB(beforeName, afterName string, comps []analyzers.Comparison, curves map[string][2][][]CurvePoint,
+	files map[string][]byte, failures []SideFailure, oneSided []probes.Warning) *AB {
 	ab := &AB{Before: beforeName, After: afterName, Comparisons: []ABComparison{}, Fixed: []analyzers.RuleChange{},
-		Regressed: []analyzers.RuleChange{}, Geomean: map[string]float64{}, HotPaths: []HotPath{}, Failures: failures,
-		Warnings: []probes.Warning{}, curves: map[string][2][][]CurvePoint{}, files: map[string][]byte{}}
-	if ab.Failures == nil {
-		ab.Failures = []SideFailure{}
-	}
-	for m := range before {
-		if len(after[m]) > 0 {
-			ab.Microloads = append(ab.Microloads, m)
+		Regressed: []analyzers.RuleChange{}, Geomean: analyzers.Geomeans(comps), HotPaths: []HotPath{}, Failures: nonNil(failures),
+		Warnings: append([]probes.Warning{}, oneSided...), curves: curves, files: files}
+	for _, c := range comps {
+		ab.Microloads = append(ab.Microloads, c.Microload)
+		ab.Runs = max(ab.Runs, c.Runs)
+		for _, name := range c.Missing {
+			ab.Warnings = append(ab.Warnings, probes.Warning{Kind: "not-comparable", Message: fmt.Sprintf(
+				"%s %s is left out: one side has no figure (not profiled, or its profile misses work done in child processes)", c.Microload, name)})
 		}
-	}
-	sort.Strings(ab.Microloads)
-	for m := range before {
-		if len(after[m]) == 0 {
-			ab.Warnings = append(ab.Warnings, probes.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured before only: nothing to compare", m)})
-		}
-	}
-	for m := range after {
-		if len(before[m]) == 0 {
-			ab.Warnings = append(ab.Warnings, probes.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured after only: nothing to compare", m)})
-		}
-	}
-	ratios := map[string][]float64{}
-	for _, m := range ab.Microloads {
-		b, a := before[m], after[m]
-		ab.Runs = max(ab.Runs, min(len(b), len(a)))
-		for _, metric := range Metrics {
-			bv, av := values(b, metric), values(a, metric)
-			if len(bv) == 0 || len(av) == 0 {
-				if len(bv)+len(av) > 0 {
-					ab.Warnings = append(ab.Warnings, probes.Warning{Kind: "not-comparable", Message: fmt.Sprintf(
-						"%s %s is left out: one side has no figure (not profiled, or its profile misses work done in child processes)", m, metric.Name)})
-				}
-				continue
-			}
-			c := stats.Compare(bv, av)
-			row := ABComparison{Microload: m, Metric: metric.Name, Before: c.Before.Median, After: c.After.Median,
-				Ratio: c.Ratio, CI95: c.CI95, Significant: c.Significant, HigherBetter: metric.HigherBetter,
-				BeforeCI: Interval{c.Before.Lo, c.Before.Hi}, AfterCI: Interval{c.After.Lo, c.After.Hi},
-				N: [2]int{len(bv), len(av)}, Note: c.Note, Verdict: "~"}
-			if !math.IsNaN(c.P) {
-				p := c.P
+		for _, ch := range c.Changes {
+			row := ABComparison{Microload: c.Microload, Metric: ch.Name, Before: ch.Before.Median, After: ch.After.Median,
+				Ratio: ch.Ratio, CI95: ch.CI95, Significant: ch.Significant, HigherBetter: ch.HigherBetter,
+				BeforeCI: Interval{ch.Before.Lo, ch.Before.Hi}, AfterCI: Interval{ch.After.Lo, ch.After.Hi},
+				N: ch.N, Note: ch.Note, Verdict: ch.Verdict}
+			if !math.IsNaN(ch.P) {
+				p := ch.P
 				row.PValue = &p
 			}
-			if c.Significant && c.Ratio != 1 {
-				row.Verdict = "worse"
-				if (c.Ratio > 1) == metric.HigherBetter {
-					row.Verdict = "better"
-				}
-			}
 			ab.Comparisons = append(ab.Comparisons, finite(row))
-			ratios[metric.Name] = append(ratios[metric.Name], c.Ratio)
 		}
-		var fb, fa [][]analyzers.Finding
-		for _, d := range b {
-			fb = append(fb, d.Report.Findings)
-		}
-		for _, d := range a {
-			fa = append(fa, d.Report.Findings)
-		}
-		fixed, regressed := analyzers.FindingChanges(m, fb, fa)
-		ab.Fixed = append(ab.Fixed, fixed...)
-		ab.Regressed = append(ab.Regressed, regressed...)
-		ab.addHotPath(m, b, a)
-		var cb, ca [][]CurvePoint
-		for _, d := range b {
-			cb = append(cb, d.Curve)
-		}
-		for _, d := range a {
-			ca = append(ca, d.Curve)
-		}
-		ab.curves[m] = [2][][]CurvePoint{cb, ca}
-	}
-	for name, rs := range ratios {
-		if g := stats.Geomean(rs); !math.IsNaN(g) {
-			ab.Geomean[name] = g
+		ab.Fixed = append(ab.Fixed, c.Fixed...)
+		ab.Regressed = append(ab.Regressed, c.Regressed...)
+		if c.Before != nil && c.After != nil {
+			ab.HotPaths = append(ab.HotPaths, HotPath{Microload: c.Microload, Gainers: nonNil(c.Gainers), Losers: nonNil(c.Losers)})
 		}
 	}
 	if ab.Runs == 1 {
@@ -317,7 +283,10 @@ func BuildAB(beforeName, afterName string, before, after map[string][]*RunData, 
 		ab.Warnings = append(ab.Warnings, probes.Warning{Kind: "few-runs", Message: fmt.Sprintf(
 			"%d runs a side: %d is the least for a 95%% confidence interval of a median, and below it small changes cannot reach p < 0.05", ab.Runs, MinRuns)})
 	}
-	sort.Strings(ab.Files)
+	for name := range files {
+		ab.FileList = append(ab.FileList, name)
+	}
+	sort.Strings(ab.FileList)
 	return ab
 }
 
@@ -344,62 +313,6 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(out)
-}
-
-func values(runs []*RunData, m Metric) []float64 {
-	var out []float64
-	for _, d := range runs {
-		if v := m.Value(d); !math.IsNaN(v) && !math.IsInf(v, 0) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// addHotPath merges each side's CPU profiles, lists the functions whose
-// share moved, and draws flame-diff-<microload>.html.
-func (ab *AB) addHotPath(m string, b, a []*RunData) {
-	mb, ma := mergeCPU(b), mergeCPU(a)
-	if mb == nil || ma == nil {
-		return
-	}
-	gainers, losers := analyzers.HotPathDelta(mb, ma, "cpu", 8)
-	ab.HotPaths = append(ab.HotPaths, HotPath{Microload: m, Gainers: nonNil(gainers), Losers: nonNil(losers)})
-	t, err := flamegraphs.FoldDiff(mb, ma, "cpu")
-	if err != nil {
-		return
-	}
-	var buf bytes.Buffer
-	title := fmt.Sprintf("%s: CPU of %s against %s (red: a larger share after)", m, ab.After, ab.Before)
-	if flamegraphs.WriteHTML(&buf, t, flamegraphs.Options{Title: title}) == nil {
-		name := "flame-diff-" + m + ".html"
-		ab.files[name] = buf.Bytes()
-		ab.Files = append(ab.Files, name)
-	}
-}
-
-func nonNil(ds []analyzers.FuncDelta) []analyzers.FuncDelta {
-	if ds == nil {
-		return []analyzers.FuncDelta{}
-	}
-	return ds
-}
-
-func mergeCPU(runs []*RunData) *profile.Profile {
-	var ps []*profile.Profile
-	for _, d := range runs {
-		if d.CPU != nil {
-			ps = append(ps, d.CPU)
-		}
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	merged, err := profile.Merge(ps)
-	if err != nil {
-		return ps[0]
-	}
-	return merged
 }
 
 // Significant lists the comparisons that changed, better or worse.

@@ -1,42 +1,29 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"probe/analyzers"
 )
 
 // JSON is the before/after report.json.
-func (ab *AB) JSON() []byte {
-	b, _ := json.MarshalIndent(ab, "", "  ")
-	return append(b, '\n')
-}
+func (ab *AB) JSON() ([]byte, error) { return marshal(ab) }
 
-// WriteFolder writes report.json, report.md, report.html and the
-// differential flame graphs.
-func (ab *AB) WriteFolder(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	files := map[string][]byte{"report.json": ab.JSON(), "report.md": []byte(ab.Markdown()), "report.html": []byte(ab.HTML())}
+// Page is report.html.
+func (ab *AB) Page() string { return "report.html" }
+
+// Files are report.html and the differential flame graphs.
+func (ab *AB) Files() (map[string][]byte, error) {
+	files := map[string][]byte{"report.html": []byte(ab.HTML())}
 	for k, v := range ab.files {
 		files[k] = v
 	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return files, nil
 }
 
 // fmtValue prints a metric's value with its unit.
@@ -84,15 +71,27 @@ func (c ABComparison) pString() string {
 	return fmt.Sprintf("p=%.3f n=%d+%d", *c.PValue, c.N[0], c.N[1])
 }
 
+// comparisonTable has one row per microload and metric, in the manner of
+// benchstat; classes are the rows' verdicts, for the HTML page.
+func (ab *AB) comparisonTable() (t *Table, classes []string) {
+	t = &Table{Columns: []Column{{Title: "microload"}, {Title: "metric"}, {Title: "before", Right: true}, {Title: "after", Right: true},
+		{Title: "change"}, {Title: "p"}, {Title: ""}}}
+	for _, c := range ab.Comparisons {
+		t.AddRow(c.Microload, c.Metric, fmtValue(c.Metric, c.Before), fmtValue(c.Metric, c.After), c.delta(), c.pString(), verdictMark(c))
+		class := "noise"
+		if c.Verdict == "better" || c.Verdict == "worse" {
+			class = c.Verdict
+		}
+		classes = append(classes, class)
+	}
+	return t, classes
+}
+
 // WriteTable prints the comparisons in the manner of benchstat.
 func (ab *AB) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "before: %s\nafter:  %s\n%d runs a side%s\n", ab.Before, ab.After, ab.Runs, orderNote(ab.Order))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "microload\tmetric\tbefore\tafter\tchange\t\t")
-	for _, c := range ab.Comparisons {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Microload, c.Metric, fmtValue(c.Metric, c.Before), fmtValue(c.Metric, c.After), c.delta(), c.pString(), verdictMark(c))
-	}
-	tw.Flush()
+	t, _ := ab.comparisonTable()
+	t.Text(w)
 	if len(ab.Geomean) > 0 {
 		fmt.Fprintf(w, "geomean of after/before: %s\n", ab.geomeanLine())
 	}
@@ -127,7 +126,7 @@ func orderNote(o string) string {
 
 func (ab *AB) geomeanLine() string {
 	names := make([]string, 0, len(ab.Geomean))
-	for _, m := range Metrics {
+	for _, m := range Metrics() {
 		if _, ok := ab.Geomean[m.Name]; ok {
 			names = append(names, m.Name)
 		}
@@ -144,10 +143,8 @@ func (ab *AB) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Before/after\n\n- before: `%s`\n- after: `%s`\n- %d runs a side%s\n\n", ab.Before, ab.After, ab.Runs, orderNote(ab.Order))
 	b.WriteString("Medians with 95% confidence intervals; a change is claimed when a Mann-Whitney U test gives p ≤ 0.05, else `~`. The ratio is after/before: above 1 is better for rps, below 1 for latencies and costs; its interval divides the after interval by the before one.\n\n")
-	b.WriteString("| microload | metric | before | after | change | p | |\n|---|---|---:|---:|---|---|---|\n")
-	for _, c := range ab.Comparisons {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Microload, c.Metric, fmtValue(c.Metric, c.Before), fmtValue(c.Metric, c.After), c.delta(), c.pString(), verdictMark(c))
-	}
+	t, _ := ab.comparisonTable()
+	b.WriteString(t.Markdown())
 	if len(ab.Geomean) > 0 {
 		fmt.Fprintf(&b, "\nGeomean of after/before over the microloads: %s.\n", ab.geomeanLine())
 	}
@@ -172,16 +169,18 @@ func (ab *AB) Markdown() string {
 				if len(part.ds) == 0 {
 					continue
 				}
-				fmt.Fprintf(&b, "%s:\n\n| function | cum before | cum after | flat before | flat after |\n|---|---:|---:|---:|---:|\n", part.title)
+				t := &Table{Columns: []Column{{Title: "function"}, {Title: "cum before", Right: true}, {Title: "cum after", Right: true},
+					{Title: "flat before", Right: true}, {Title: "flat after", Right: true}}}
 				for _, d := range part.ds {
-					fmt.Fprintf(&b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", d.Function, 100*d.CumBefore, 100*d.CumAfter, 100*d.FlatBefore, 100*d.FlatAfter)
+					t.AddRow("`"+d.Function+"`", fmt.Sprintf("%.1f%%", 100*d.CumBefore), fmt.Sprintf("%.1f%%", 100*d.CumAfter),
+						fmt.Sprintf("%.1f%%", 100*d.FlatBefore), fmt.Sprintf("%.1f%%", 100*d.FlatAfter))
 				}
-				b.WriteString("\n")
+				fmt.Fprintf(&b, "%s:\n\n%s\n", part.title, t.Markdown())
 			}
 		}
 	}
-	if len(ab.Files) > 0 {
-		fmt.Fprintf(&b, "\nDifferential flame graphs: %s. `report.html` has these tables and the latency percentile plots.\n", strings.Join(ab.Files, ", "))
+	if len(ab.FileList) > 0 {
+		fmt.Fprintf(&b, "\nDifferential flame graphs: %s. `report.html` has these tables and the latency percentile plots.\n", strings.Join(ab.FileList, ", "))
 	}
 	if len(ab.Failures) > 0 {
 		b.WriteString("\n## Failures\n\n")
@@ -201,26 +200,15 @@ func (ab *AB) HTML() string {
 	esc := html.EscapeString
 	b.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8"><title>probe before/after</title><style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}
-td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
-.better{color:#176c2e;font-weight:600}.worse{color:#b00020;font-weight:600}.noise{color:#888}
+table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
+td.num{text-align:right}
+.better{color:#176c2e;font-weight:600}.worse{color:#b00020;font-weight:600}.noise td{color:#888}
 code{background:#f4f4f4;padding:0 3px}svg{background:#fff;border:1px solid #ddd}
 </style></head><body>`)
 	fmt.Fprintf(&b, "<h1>Before/after</h1><p>before: <code>%s</code><br>after: <code>%s</code><br>%d runs a side%s</p>", esc(ab.Before), esc(ab.After), ab.Runs, esc(orderNote(ab.Order)))
 	b.WriteString("<p>Medians with 95% confidence intervals; a change is claimed when a Mann-Whitney U test gives p ≤ 0.05, else ~. Ratio = after/before.</p>")
-	b.WriteString("<table><tr><th>microload</th><th>metric</th><th>before</th><th>after</th><th>change</th><th>p</th></tr>")
-	for _, c := range ab.Comparisons {
-		class := "noise"
-		switch c.Verdict {
-		case "better":
-			class = "better"
-		case "worse":
-			class = "worse"
-		}
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="%s">%s</td><td>%s</td></tr>`,
-			esc(c.Microload), esc(c.Metric), esc(fmtValue(c.Metric, c.Before)), esc(fmtValue(c.Metric, c.After)), class, esc(c.delta()), esc(c.pString()))
-	}
-	b.WriteString("</table>")
+	t, classes := ab.comparisonTable()
+	b.WriteString(t.HTML(classes...))
 	if len(ab.Geomean) > 0 {
 		fmt.Fprintf(&b, "<p>Geomean of after/before: %s</p>", esc(ab.geomeanLine()))
 	}
@@ -237,7 +225,7 @@ code{background:#f4f4f4;padding:0 3px}svg{background:#fff;border:1px solid #ddd}
 	b.WriteString("<h2>Latency by percentile</h2>")
 	for _, m := range ab.Microloads {
 		fmt.Fprintf(&b, "<h3>%s</h3>%s", esc(m), percentilePlot(ab.curves[m]))
-		if f := "flame-diff-" + m + ".html"; contains(ab.Files, f) {
+		if f := "flame-diff-" + m + ".html"; contains(ab.FileList, f) {
 			fmt.Fprintf(&b, `<p><a href="%s">differential flame graph</a></p>`, esc(f))
 		}
 	}

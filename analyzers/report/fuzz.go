@@ -14,6 +14,24 @@ import (
 	"probe/probes/fuzz"
 )
 
+// FuzzReport is report.json of a fuzz run: its crashes in DESIGN.md's
+// schema and what the search did.
+type FuzzReport struct {
+	Microload   string              `json:"microload"` // "fuzz notequery", "fuzz http"
+	Target      string              `json:"target"`
+	Mode        string              `json:"mode"` // "fuzz"
+	DurationS   float64             `json:"duration_s"`
+	Latency     Latency             `json:"latency"`
+	Findings    []analyzers.Finding `json:"findings"` // none: a fuzz run looks for crashes
+	Crashes     []Crash             `json:"crashes"`
+	Warnings    []probes.Warning    `json:"warnings"`
+	Concurrency int                 `json:"concurrency,omitempty"`
+	Ended       string              `json:"ended,omitempty"`
+	Fuzz        *FuzzSummary        `json:"fuzz"`
+
+	files map[string][]byte // crashers/
+}
+
 // FuzzSummary is what a fuzz run did besides its crashes.
 type FuzzSummary struct {
 	Templates     []string         `json:"templates"`
@@ -45,10 +63,10 @@ const maxInputText = 2000
 
 // FromFuzz builds the report of a fuzz run and the crasher files that go
 // with it.
-func FromFuzz(res *fuzz.Result, s FuzzSetting) *Report {
-	r := &Report{Microload: s.Name, Target: res.Target, Mode: "fuzz", DurationS: res.Search.Seconds(),
-		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{}, Errors: map[string]int64{},
-		Operations: []Operation{}, ReplyDigests: []Digest{}, Ended: res.Ended, Concurrency: s.Concurrency, files: map[string][]byte{}}
+func FromFuzz(res *fuzz.Result, s FuzzSetting) *FuzzReport {
+	r := &FuzzReport{Microload: s.Name, Target: res.Target, Mode: "fuzz", DurationS: res.Search.Seconds(),
+		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{},
+		Ended: res.Ended, Concurrency: s.Concurrency, files: map[string][]byte{}}
 	var errs int64
 	for code, n := range res.Statuses {
 		if code >= 400 {
@@ -64,9 +82,12 @@ func FromFuzz(res *fuzz.Result, s FuzzSetting) *Report {
 	if res.Search > 0 {
 		r.Latency.RPS = float64(res.Inputs) / res.Search.Seconds()
 	}
-	r.Fuzz = &FuzzSummary{Templates: res.Templates, Inputs: res.Inputs, Statuses: map[string]int64{}, ErrorReplies: map[string]int64{},
+	r.Fuzz = &FuzzSummary{Templates: []string{}, Inputs: res.Inputs, Statuses: map[string]int64{}, ErrorReplies: map[string]int64{},
 		Rejected: res.Hostile, Restarts: res.Restarts, SearchS: res.Search.Seconds(), ShrinkS: res.Shrinking.Seconds(),
 		Concurrency: s.Concurrency, MemLimitBytes: s.MemLimit, Server: s.Server}
+	for _, t := range res.Templates {
+		r.Fuzz.Templates = append(r.Fuzz.Templates, t.String())
+	}
 	for code, n := range res.Statuses {
 		r.Fuzz.Statuses[fmt.Sprint(code)] = n
 	}
@@ -91,13 +112,19 @@ func FromFuzz(res *fuzz.Result, s FuzzSetting) *Report {
 		r.Crashes = append(r.Crashes, rc)
 	}
 	if res.Ended != "" {
-		r.Warn("ended-early", res.Ended)
+		r.Warnings = probes.AddWarning(r.Warnings, "ended-early", res.Ended)
 	}
 	return r
 }
 
-// Warn adds a warning once.
-func (r *Report) Warn(kind, msg string) { r.Warnings = probes.AddWarning(r.Warnings, kind, msg) }
+// JSON is report.json.
+func (r *FuzzReport) JSON() ([]byte, error) { return marshal(r) }
+
+// Page is report.md.
+func (r *FuzzReport) Page() string { return "report.md" }
+
+// Files are the crashers: a text per crash, and its body where it has one.
+func (r *FuzzReport) Files() (map[string][]byte, error) { return r.files, nil }
 
 func requestText(method, path string, body []byte) string {
 	s := method + " " + path
@@ -182,14 +209,15 @@ func topReasons(m map[string]int64, n int) []string {
 	return keys[:min(n, len(keys))]
 }
 
-func (r *Report) fuzzSummaryLine() string {
+func (r *FuzzReport) summaryLine() string {
 	f := r.Fuzz
 	return fmt.Sprintf("%d inputs in %.0f s (%.0f a second) from %d clients; %d answered with a 4xx and the target lived; %d restarts; shrinking took %.0f s",
 		f.Inputs, f.SearchS, r.Latency.RPS, f.Concurrency, f.Rejected, f.Restarts, f.ShrinkS)
 }
 
-func (r *Report) writeFuzzTable(w io.Writer) {
-	fmt.Fprintf(w, "%s against %s\n%s\n", r.Microload, r.Target, r.fuzzSummaryLine())
+// WriteTable prints the search's figures and each crash.
+func (r *FuzzReport) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%s against %s\n%s\n", r.Microload, r.Target, r.summaryLine())
 	if len(r.Crashes) == 0 {
 		fmt.Fprintln(w, "no input crashed, hung or panicked the target")
 	}
@@ -206,17 +234,11 @@ func (r *Report) writeFuzzTable(w io.Writer) {
 	listWarnings(w, r.Warnings)
 }
 
-func ellipsis(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-func (r *Report) fuzzMarkdown() string {
+// Markdown is report.md.
+func (r *FuzzReport) Markdown() string {
 	var b strings.Builder
 	f := r.Fuzz
-	fmt.Fprintf(&b, "# %s against %s\n\n%s.\n\nTemplates:\n\n", r.Microload, r.Target, r.fuzzSummaryLine())
+	fmt.Fprintf(&b, "# %s against %s\n\n%s.\n\nTemplates:\n\n", r.Microload, r.Target, r.summaryLine())
 	for _, t := range f.Templates {
 		fmt.Fprintf(&b, "- `%s`\n", t)
 	}
@@ -242,20 +264,22 @@ func (r *Report) fuzzMarkdown() string {
 		}
 		fmt.Fprintf(&b, "\n\n```sh\n%s\n```\n\nDetails and the target's stderr: `%s`.\n\n", c.Repro, c.File)
 	}
-	b.WriteString("## Replies\n\n| status | replies |\n|---|---:|\n")
+	statuses := &Table{Columns: []Column{{Title: "status"}, {Title: "replies", Right: true}}}
 	codes := make([]string, 0, len(f.Statuses))
 	for c := range f.Statuses {
 		codes = append(codes, c)
 	}
 	sort.Strings(codes)
 	for _, c := range codes {
-		fmt.Fprintf(&b, "| %s | %d |\n", c, f.Statuses[c])
+		statuses.AddRow(c, fmt.Sprint(f.Statuses[c]))
 	}
+	b.WriteString("## Replies\n\n" + statuses.Markdown())
 	if len(f.ErrorReplies) > 0 {
-		b.WriteString("\n| error reply or transport error (numbers elided) | count |\n|---|---:|\n")
+		reasons := &Table{Columns: []Column{{Title: "error reply or transport error (numbers elided)"}, {Title: "count", Right: true}}}
 		for _, reason := range topReasons(f.ErrorReplies, 20) {
-			fmt.Fprintf(&b, "| %s | %d |\n", strings.ReplaceAll(ellipsis(reason, 150), "|", `\|`), f.ErrorReplies[reason])
+			reasons.AddRow(ellipsis(reason, 150), fmt.Sprint(f.ErrorReplies[reason]))
 		}
+		b.WriteString("\n" + reasons.Markdown())
 	}
 	writeWarnings(&b, r.Warnings)
 	return b.String()

@@ -15,19 +15,19 @@ import (
 
 // gitVersions builds two refs of a repository in temporary worktrees: the
 // seed's June-against-October comparison, for any Go repository.
-func (f *abFlags) gitVersions(ctx context.Context, stderr io.Writer) (a, b *version, cleanup func(), err error) {
-	if f.beforeRef == "" || f.afterRef == "" {
+func (c *abOptions) gitVersions(ctx context.Context, stderr io.Writer) (a, b *version, cleanup func(), err error) {
+	if c.beforeRef == "" || c.afterRef == "" {
 		return nil, nil, nil, usageError{"ab --git: give --before-ref and --after-ref"}
 	}
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, nil, nil, fmt.Errorf("ab --git needs git on PATH")
 	}
-	repo, err := filepath.Abs(f.gitDir)
+	repo, err := filepath.Abs(c.gitDir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if out, err := exec.Command("git", "-C", repo, "rev-parse", "--git-dir").CombinedOutput(); err != nil {
-		return nil, nil, nil, fmt.Errorf("--git %s is not a git repository: %s", f.gitDir, strings.TrimSpace(string(out)))
+		return nil, nil, nil, fmt.Errorf("--git %s is not a git repository: %s", c.gitDir, strings.TrimSpace(string(out)))
 	}
 	tmp, err := os.MkdirTemp("", "probe-ab-")
 	if err != nil {
@@ -44,7 +44,7 @@ func (f *abFlags) gitVersions(ctx context.Context, stderr io.Writer) (a, b *vers
 	build := func(side, ref string) (*version, error) {
 		out, err := exec.Command("git", "-C", repo, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Output()
 		if err != nil {
-			return nil, fmt.Errorf("--%s-ref %q: no such commit, branch or tag in %s", side, ref, f.gitDir)
+			return nil, fmt.Errorf("--%s-ref %q: no such commit, branch or tag in %s", side, ref, c.gitDir)
 		}
 		sha := strings.TrimSpace(string(out))
 		tree := filepath.Join(tmp, side)
@@ -53,9 +53,9 @@ func (f *abFlags) gitVersions(ctx context.Context, stderr io.Writer) (a, b *vers
 		}
 		trees = append(trees, tree)
 		bin := filepath.Join(tmp, side+".bin")
-		argv, err := shell.Fields(strings.ReplaceAll(f.build, "{out}", bin), func(string) string { return "" })
+		argv, err := shell.Fields(strings.ReplaceAll(c.build, "{out}", bin), func(string) string { return "" })
 		if err != nil || len(argv) == 0 {
-			return nil, usageError{fmt.Sprintf("--build %q: not a command", f.build)}
+			return nil, usageError{fmt.Sprintf("--build %q: not a command", c.build)}
 		}
 		fmt.Fprintf(stderr, "probe: building %s (%s) with %s\n", ref, sha[:min(12, len(sha))], strings.Join(argv, " "))
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -65,10 +65,10 @@ func (f *abFlags) gitVersions(ctx context.Context, stderr io.Writer) (a, b *vers
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("building %s (%s) failed: %v\n%s", ref, sha[:min(12, len(sha))], err, tail(output.String(), 40))
 		}
-		return commandVersion(side, describeRef(ref, sha, f.gitDir), strings.ReplaceAll(f.runCmd, "{out}", bin), tree, f.startTimeout)
+		return commandVersion(side, describeRef(ref, sha, c.gitDir), strings.ReplaceAll(c.runCmd, "{out}", bin), tree, c.startTimeout)
 	}
-	if a, err = build("before", f.beforeRef); err == nil {
-		b, err = build("after", f.afterRef)
+	if a, err = build("before", c.beforeRef); err == nil {
+		b, err = build("after", c.afterRef)
 	}
 	if err != nil {
 		cleanup()

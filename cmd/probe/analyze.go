@@ -1,80 +1,80 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
 	"probe/analyzers"
+	"probe/analyzers/report"
 )
 
-// runAnalyze is `probe analyze [--json] [--rules FILE] PROFILE…`: the rules
-// on profiles taken anywhere. With no run to show that replies did not
-// change, only work invariant by nature is claimed for load time.
-func runAnalyze(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("probe analyze", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// analyzeCommand is `probe analyze [--json] [--rules FILE] PROFILE…`: the
+// pipeline's analyze step on profiles taken anywhere. With no run to show
+// that replies did not change, only work invariant by nature is claimed
+// for load time.
+func analyzeCommand(fs *flag.FlagSet) runner {
 	asJSON := fs.Bool("json", false, "print the findings as JSON on stdout")
-	rulesFile := fs.String("rules", "", "more analyzer rules, a JSON or Jsonnet file")
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+	var prof profileFlags
+	fs.StringVar(&prof.rules, "rules", "", "more analyzer rules, a JSON or Jsonnet file")
+	return func(ctx context.Context, s streams, paths []string) error {
+		if len(paths) == 0 {
+			return usageError{"usage: probe analyze [--json] [--rules FILE] PROFILE…"}
+		}
+		rules, err := prof.loadRules()
+		if err != nil {
+			return err
+		}
+		cpu, allocs, err := readProfiles(paths)
+		if err != nil {
+			return err
+		}
+		doc := &report.ProfileFindings{Profiles: paths,
+			Findings: analyzers.Analyze(cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)}
+		if *asJSON {
+			js, err := doc.JSON()
+			if err != nil {
+				return err
+			}
+			s.stdout.Write(js)
+			return nil
+		}
+		doc.WriteTable(s.stdout)
+		return nil
 	}
-	if len(paths) == 0 {
-		return usageError{"usage: probe analyze [--json] [--rules FILE] PROFILE…"}
-	}
-	rules, err := rulesOf(*rulesFile)
-	if err != nil {
-		return err
-	}
+}
+
+// readProfiles reads CPU profiles (merged) and at most one allocation
+// profile.
+func readProfiles(paths []string) (cpu, allocs *profile.Profile, err error) {
 	var cpus []*profile.Profile
-	var allocs *profile.Profile
 	for _, path := range paths {
 		p, err := readProfile(path)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		switch kind := profileKind(p); kind {
 		case "cpu":
 			cpus = append(cpus, p)
 		case "allocs":
 			if allocs != nil {
-				return usageError{fmt.Sprintf("%s: one allocation profile at a time", path)}
+				return nil, nil, usageError{fmt.Sprintf("%s: one allocation profile at a time", path)}
 			}
 			allocs = p
 		default:
-			return fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
+			return nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
 		}
 	}
-	var cpu *profile.Profile
 	if len(cpus) > 0 {
-		var err error
 		if cpu, err = profile.Merge(cpus); err != nil {
-			return fmt.Errorf("merging the CPU profiles: %v", err)
+			return nil, nil, fmt.Errorf("merging the CPU profiles: %v", err)
 		}
 	}
-	findings := analyzers.Analyze(cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)
-	if findings == nil {
-		findings = []analyzers.Finding{}
-	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(map[string]any{"profiles": paths, "findings": findings}, "", "  ")
-		stdout.Write(append(b, '\n'))
-		return nil
-	}
-	if len(findings) == 0 {
-		fmt.Fprintln(stdout, "no findings: no rule's work reaches its share of these profiles")
-	}
-	for i, f := range findings {
-		fmt.Fprintf(stdout, "%d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations\n   %s\n   evidence: %s\n   at %s\n", i+1, f.Rule, f.Class, f.Severity,
-			100*f.CPUShare, 100*f.AllocShare, f.Suggestion, f.Evidence, strings.Join(f.Frames, " ← "))
-	}
-	return nil
+	return cpu, allocs, nil
 }
 
 func readProfile(path string) (*profile.Profile, error) {

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/shell"
-
-	"probe/probes"
 )
 
 func buildVictim(t *testing.T) string {
@@ -127,8 +125,7 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 	}
 
 	// The crasher, sent to a load-time fixture: an error reply.
-	exe, _ := os.Executable()
-	child, err := probes.StartFixture(context.Background(), probes.FixtureOptions{Executable: exe, Mode: "load-time", Notes: 60, Args: []string{"--max-stack", "64MB"}})
+	child, err := startFixture(context.Background(), fixtureStart{mode: "load-time", notes: 60, maxStack: "64MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +170,7 @@ func TestFuzzCtrlC(t *testing.T) {
 // The command a crasher file says starts the target must start the same
 // argv that --cmd gave, quotes and all.
 func TestServerCommandIsShownAsAShellReadsIt(t *testing.T) {
-	f := &fuzzFlags{cmd: `sh -c 'exec ./server --addr {addr} --name "a b"'`, path: "/x?n={int}", method: "GET"}
+	f := &fuzzCommand{cmd: `sh -c 'exec ./server --addr {addr} --name "a b"'`, request: requestFlags{path: "/x?n={int}", method: "GET"}}
 	_, setting, err := f.httpTarget(0)
 	if err != nil {
 		t.Fatal(err)

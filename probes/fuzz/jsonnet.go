@@ -42,15 +42,6 @@ var JsonnetCorpus = []Seed{
 	{"array-index", `std.range(0, 10)[%d]`},
 }
 
-// NotesCorpus are note queries over std.extVar('notes') with their sizes
-// from the boundary set: a notes site's own ways to die.
-var NotesCorpus = []Seed{
-	{"notes-link-walk", `local notes = std.extVar('notes'); local byPath = { [n.path]: n for n in notes }; local walk(p, k) = if k <= 0 then p else local n = std.get(byPath, p, null); if n == null || std.length(n.links) == 0 then p else walk(n.links[0], k - 1) tailstrict; walk([n for n in notes if std.length(n.links) > 0][0].path, %d)`},
-	{"notes-repeat", `std.length(std.flattenArrays(std.makeArray(%d, function(i) std.extVar('notes'))))`},
-	{"notes-index", `std.sort(std.extVar('notes'), function(n) n.date)[%d].title`},
-	{"notes-filter", `[n.title for n in std.extVar('notes') if std.length(n.links) > %d]`},
-}
-
 // maxLiteralDepth bounds nested literals: past it the body is bigger than
 // a server would read, and the point (a deep parse) is made long before.
 const maxLiteralDepth = 200000

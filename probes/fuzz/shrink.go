@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
+
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"probe/analyzers"
+	"probe/analyzers/crash"
 )
 
 // Shrinking: each crash found is replayed alone (or, if alone it does not
@@ -75,10 +74,10 @@ func sameCrash(a, b Outcome) bool {
 		return false
 	}
 	switch a.Class {
-	case analyzers.Panic:
+	case crash.Panic:
 		return panicMessage(a.Evidence) == panicMessage(b.Evidence)
-	case analyzers.StackOverflow:
-		ra, rb := analyzers.Recursion(a.Stderr), analyzers.Recursion(b.Stderr)
+	case crash.StackOverflow:
+		ra, rb := crash.Recursion(a.Stderr), crash.Recursion(b.Stderr)
 		return ra == "" || rb == "" || ra == rb
 	}
 	return true
@@ -125,43 +124,30 @@ func (f *fuzzer) tryConcurrent(ctx context.Context, in Input, d time.Duration) O
 	wg.Wait()
 	// Handlers of cancelled requests may still run on the server: the next
 	// trial gets a fresh process, or their race would count as its crash.
-	f.restartFresh()
+	f.sup.restartFresh()
 	return found
-}
-
-// restartFresh ends the running target, so that the next try starts a new
-// one with no work of earlier requests left in it.
-func (f *fuzzer) restartFresh() {
-	f.mu.Lock()
-	gen := f.gen
-	f.fresh[gen] = true
-	f.mu.Unlock()
-	f.kill(gen)
 }
 
 // confirmAndShrink works through the crashes in the order found, sharing
 // the shrink time among them.
 func (f *fuzzer) confirmAndShrink(ctx context.Context) []*Crash {
-	f.smu.Lock()
-	order := append([]string{}, f.order...)
-	f.smu.Unlock()
+	order := f.seen.crashGroups()
 	// Fatal deaths first, out-of-memory last: it is the slowest to
 	// reproduce (memory fills to the cap on every trial).
-	rank := func(key string) int {
-		switch f.groups[key].first.Class {
-		case analyzers.StackOverflow, analyzers.ConcurrentMapWrite, analyzers.Deadlock:
+	rank := func(g *group) int {
+		switch g.first.Class {
+		case crash.StackOverflow, crash.ConcurrentMapWrite, crash.Deadlock:
 			return 0
-		case analyzers.OutOfMemory:
+		case crash.OutOfMemory:
 			return 2
 		}
 		return 1
 	}
 	sort.SliceStable(order, func(i, j int) bool { return rank(order[i]) < rank(order[j]) })
 	end := time.Now().Add(f.o.ShrinkTime)
-	f.restartFresh() // the search's last requests may still be running in it
+	f.sup.restartFresh() // the search's last requests may still be running in it
 	var crashes []*Crash
-	for i, key := range order {
-		g := f.groups[key]
+	for i, g := range order {
 		share := time.Until(end) / time.Duration(len(order)-i)
 		c := f.shrinkGroup(ctx, g, time.Now().Add(share))
 		crashes = mergeCrash(crashes, c)
@@ -244,11 +230,8 @@ func (f *fuzzer) crashOf(g *group, in Input) *Crash {
 
 // unshrunk lists what the search found when there was no time to shrink.
 func (f *fuzzer) unshrunk() []*Crash {
-	f.smu.Lock()
-	defer f.smu.Unlock()
 	var out []*Crash
-	for _, key := range f.order {
-		g := f.groups[key]
+	for _, g := range f.seen.crashGroups() {
 		c := f.crashOf(g, g.suspects[0])
 		c.Shrink = "not shrunk: the run ended first"
 		out = append(out, c)
@@ -308,137 +291,4 @@ func (f *fuzzer) shrinkInput(t *trialer, in Input) Input {
 		in = with(i, v)
 	}
 	return in
-}
-
-// bisectInt finds the integer of least magnitude, same sign, that still
-// crashes, assuming that what crashes at n crashes at every larger depth.
-func bisectInt(v string, crashes func(string) bool) string {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return v
-	}
-	sign := int64(1)
-	if n < 0 {
-		sign, n = -1, -n
-	}
-	at := func(m int64) string { return strconv.FormatInt(sign*m, 10) }
-	if n <= 1 || crashes(at(0)) {
-		if n > 1 {
-			return at(0)
-		}
-		return v
-	}
-	lo, hi := int64(0), n // lo does not crash, hi does
-	// Gallop up by powers of ten first: a trial that does not crash is
-	// cheap, one that does costs a restart, and found depths are often
-	// far past the threshold (1e18 for one near 1e4).
-	for p := int64(10); p < hi && p <= math.MaxInt64/10; p *= 10 {
-		if crashes(at(p)) {
-			hi = p
-			break
-		}
-		lo = p
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if crashes(at(mid)) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return at(hi)
-}
-
-// shrinkNumbers bisects each integer literal inside a text.
-func shrinkNumbers(s string, crashes func(string) bool) string {
-	for i := 0; ; i++ {
-		lits := intLiteral.FindAllStringIndex(s, -1)
-		if i >= len(lits) {
-			return s
-		}
-		l := lits[i]
-		prefix, suffix := s[:l[0]], s[l[1]:]
-		n := bisectInt(s[l[0]:l[1]], func(v string) bool { return crashes(prefix + v + suffix) })
-		s = prefix + n + suffix
-	}
-}
-
-// nestings are the bracket pairs whose depth shrinkNesting lowers.
-var nestings = []struct{ open, close string }{{"[", "]"}, {"{a:", "}"}, {"(", ")"}, {"{", "}"}}
-
-// shrinkNesting lowers the deepest nesting of one kind of bracket by
-// bisection, opening and closing runs together: token deletion alone
-// cannot, since taking one bracket away unbalances the text.
-func shrinkNesting(s string, crashes func(string) bool) string {
-	for _, n := range nestings {
-		i, depth := longestRun(s, n.open)
-		if depth < 2 {
-			continue
-		}
-		rest := s[i+depth*len(n.open):]
-		j, closing := longestRun(rest, n.close)
-		if closing < depth {
-			continue
-		}
-		before, middle, after := s[:i], rest[:j], rest[j+depth*len(n.close):]
-		at := func(k int64) string {
-			return before + strings.Repeat(n.open, int(k)) + middle + strings.Repeat(n.close, int(k)) + after
-		}
-		k := bisectInt(strconv.Itoa(depth), func(v string) bool {
-			k, _ := strconv.ParseInt(v, 10, 64)
-			return crashes(at(k))
-		})
-		kn, _ := strconv.ParseInt(k, 10, 64)
-		s = at(kn)
-	}
-	return s
-}
-
-// longestRun finds the longest run of unit repeated in s: where it
-// starts and how many times.
-func longestRun(s, unit string) (start, count int) {
-	for i := 0; i < len(s); {
-		if !strings.HasPrefix(s[i:], unit) {
-			i++
-			continue
-		}
-		n := 0
-		for strings.HasPrefix(s[i+n*len(unit):], unit) {
-			n++
-		}
-		if n > count {
-			start, count = i, n
-		}
-		i += n * len(unit)
-	}
-	return start, count
-}
-
-// ddminTokens is Zeller's delta debugging over tokens: remove chunks while
-// the crash stays, halving the chunk size down to single tokens.
-func ddminTokens(s string, crashes func(string) bool, expired func() bool) string {
-	toks := Tokens(s)
-	n := 2
-	for len(toks) >= 2 && !expired() {
-		chunk := (len(toks) + n - 1) / n
-		removed := false
-		for start := 0; start < len(toks) && !expired(); start += chunk {
-			end := min(start+chunk, len(toks))
-			cand := append(append([]string{}, toks[:start]...), toks[end:]...)
-			if len(cand) > 0 && crashes(strings.Join(cand, "")) {
-				toks = cand
-				n = max(n-1, 2)
-				removed = true
-				break
-			}
-		}
-		if !removed {
-			if chunk == 1 {
-				break
-			}
-			n = min(n*2, len(toks))
-		}
-	}
-	return strings.Join(toks, "")
 }

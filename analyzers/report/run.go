@@ -1,26 +1,19 @@
-// Package report turns runs, findings and crashes into report.json (the
-// schema in DESIGN.md), report.md and the terminal table. It formats; it
-// does not measure.
 package report
 
 import (
-	"bytes"
-	"fmt"
 	"maps"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/google/pprof/profile"
 
 	"probe/analyzers"
-	"probe/flamegraphs"
 	"probe/probes"
 )
 
-// Report is report.json. Fields up to Warnings are DESIGN.md's contract; the
-// rest add what a reader needs to trust the figures.
+// Report is report.json of one microload's run. Fields up to Warnings are
+// DESIGN.md's contract; the rest add what a reader needs to trust the
+// figures.
 type Report struct {
 	Microload string              `json:"microload"`
 	Target    string              `json:"target"`
@@ -37,21 +30,22 @@ type Report struct {
 	Errors        map[string]int64          `json:"errors"`
 	Connections   Connections               `json:"connections"`
 	Bytes         Bytes                     `json:"bytes"`
-	Digests       []probes.Digest           `json:"-"`
 	ReplyDigests  []Digest                  `json:"reply_digests"`
 	Generator     Generator                 `json:"generator"`
 	TargetProcess *Process                  `json:"target_process,omitempty"`
 	Machine       Machine                   `json:"machine"`
 	Ended         string                    `json:"ended,omitempty"`
-	Runs          []*Report                 `json:"runs,omitempty"`     // probe all: one report per microload
-	Timeline      []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a --profile run
+	Timeline      []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a profiled run
 	ProfileFiles  []string                  `json:"profile_files,omitempty"`
-	Fuzz          *FuzzSummary              `json:"fuzz,omitempty"`
 
-	latency  *hdrhistogram.Histogram
-	ops      map[string]*hdrhistogram.Histogram
-	profiles map[string][]byte // file name → bytes, written with the report
-	files    map[string][]byte // other files by relative path (crashers/…)
+	latency *hdrhistogram.Histogram
+	ops     []opHistogram
+	files   map[string][]byte // profiles and flame graphs, written beside the report
+}
+
+type opHistogram struct {
+	name string
+	h    *hdrhistogram.Histogram
 }
 
 // Latency summarises the measured operations (session set-up excluded).
@@ -137,6 +131,17 @@ type Machine struct {
 	OthersCPUCores float64 `json:"others_cpu_cores"`
 }
 
+// Analysis is what the pipeline's analyze step made of a run: findings, the
+// timeline of CPU windows, crashes, warnings about the profiles, and the
+// files to keep beside the report (profiles as fetched, flame graphs).
+type Analysis struct {
+	Findings []analyzers.Finding
+	Timeline []analyzers.WindowSummary
+	Crashes  []Crash
+	Warnings []probes.Warning
+	Files    map[string][]byte
+}
+
 func ms(us int64) float64 { return float64(us) / 1000 }
 
 func summarise(h *hdrhistogram.Histogram, calls, errors int64, d time.Duration) Latency {
@@ -150,19 +155,22 @@ func summarise(h *hdrhistogram.Histogram, calls, errors int64, d time.Duration) 
 	return l
 }
 
-// FromRun builds the report of one microload's run.
-func FromRun(run *probes.Run) *Report {
+// FromRun is the report of one microload's run and what was made of it.
+func FromRun(run *probes.Run, a Analysis) *Report {
 	calls, errs := run.Requests()
 	r := &Report{
 		Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
-		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: append([]probes.Warning{}, run.Warnings...),
+		Findings: nonNil(a.Findings), Crashes: nonNil(a.Crashes), Warnings: append([]probes.Warning{}, run.Warnings...),
 		Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
 		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,
 			CPUs: run.CPUs},
-		Machine: Machine{OthersCPUCores: run.OthersCPU}, Ended: run.Ended, Digests: run.Digests,
-		latency: run.Latency(), ops: map[string]*hdrhistogram.Histogram{},
+		Machine: Machine{OthersCPUCores: run.OthersCPU}, Ended: run.Ended, Timeline: a.Timeline,
+		latency: run.Latency(), files: maps.Clone(a.Files),
+	}
+	for _, w := range a.Warnings {
+		r.Warnings = probes.AddWarning(r.Warnings, w.Kind, w.Message)
 	}
 	r.Latency = summarise(r.latency, calls, errs, run.Duration)
 	for _, op := range run.Ops {
@@ -172,7 +180,7 @@ func FromRun(run *probes.Run) *Report {
 			row.RPS = l.RPS
 		}
 		row.ServiceP99 = ms(op.Service.ValueAtQuantile(99))
-		r.ops[op.Name] = op.Latency
+		r.ops = append(r.ops, opHistogram{op.Name, op.Latency})
 		r.Operations = append(r.Operations, row)
 	}
 	for _, d := range run.Digests {
@@ -187,131 +195,22 @@ func FromRun(run *probes.Run) *Report {
 	if r.Errors == nil {
 		r.Errors = map[string]int64{}
 	}
-	if e := run.TargetExit; e != nil {
-		r.Crashes = append(r.Crashes, crashOf(run, e))
-	} else if n := run.Errors["timeout"]; n > 0 {
-		// Requests that outlived --timeout while the process lived.
-		c := analyzers.ClassifyHang(fmt.Sprintf("%d requests got no reply within the timeout while the target's process lived", n))
-		r.Crashes = append(r.Crashes, Crash{Class: c.Class, Input: "the " + run.Microload + " load", Endpoint: endpoints(run), Evidence: c.Evidence})
-	}
-	return r
-}
-
-// AddProfiles analyses the run's profiles with rules and keeps them to be
-// written with the report.
-func (r *Report) AddProfiles(run *probes.Run, rules []analyzers.Rule) {
-	p := run.Profiles
-	if p == nil {
-		return
-	}
-	calls, _ := run.Requests()
-	ev := analyzers.Evidence{Endpoint: endpoints(run), Digests: run.Digests, Requests: calls,
-		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
-	if r.Findings = analyzers.Analyze(p.CPU, p.Allocs, ev, rules); r.Findings == nil {
-		r.Findings = []analyzers.Finding{}
-	}
-	r.Timeline = analyzers.Timeline(p.Windows, rules)
-	if tp := run.TargetProc; tp != nil && p.CPU != nil && p.CPU.DurationNanos > 0 {
-		profiled := analyzers.CPUTime(p.CPU)
-		if tp.CPU > 0 && profiled < tp.CPU/2 {
-			r.Warnings = append(r.Warnings, probes.Warning{Kind: "profile-partial", Message: fmt.Sprintf(
-				"the CPU profile covers %.1fs of the %.1fs of CPU the target's processes used: the rest ran in its child processes, which /debug/pprof does not see",
-				profiled.Seconds(), tp.CPU.Seconds())})
-		}
-	}
-	r.profiles = maps.Clone(p.Raw)
-	r.addFlameGraphs(p)
-	for name := range r.profiles {
+	for name := range r.files {
 		r.ProfileFiles = append(r.ProfileFiles, name)
 	}
 	sort.Strings(r.ProfileFiles)
+	return r
 }
 
-// addFlameGraphs draws flame.html (CPU) and flame-alloc.html, the frames
-// the findings name outlined.
-func (r *Report) addFlameGraphs(p *probes.Profiles) {
-	named := map[string]bool{}
-	for _, f := range r.Findings {
-		for _, fr := range f.Frames {
-			named[fr] = true
-		}
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	for _, g := range []struct {
-		file, index string
-		prof        *profile.Profile
-	}{{"flame.html", "cpu", p.CPU}, {"flame-alloc.html", "alloc_space", p.Allocs}} {
-		if g.prof == nil {
-			continue
-		}
-		t, err := flamegraphs.Fold(g.prof, g.index, nil)
-		if err != nil {
-			continue
-		}
-		var b bytes.Buffer
-		title := fmt.Sprintf("%s: %s of %s", r.Microload, t.Sample, r.Target)
-		if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: title, Highlight: named}) == nil {
-			r.profiles[g.file] = b.Bytes()
-		}
-	}
+	return s
 }
 
-// crashOf classifies a target that died under a microload's load.
-func crashOf(run *probes.Run, e *probes.Exit) Crash {
-	c := Crash{Class: "unknown", Input: "the " + run.Microload + " load (the input that killed it is not isolated: see probe fuzz)",
-		Endpoint: endpoints(run), Evidence: e.Status}
-	if cl, ok := analyzers.ClassifyExit(e.Status, e.Stderr); ok {
-		c.Class, c.Evidence = cl.Class, e.Status+": "+cl.Evidence
-	}
-	if head := firstLines(e.Stderr, 5); head != "" {
-		c.Evidence += "\n" + head
-	}
-	return c
-}
-
-// endpoints names the run's measured operations: where its findings are.
-func endpoints(run *probes.Run) string {
-	var ops []string
-	for _, op := range run.Ops {
-		if !op.Setup {
-			ops = append(ops, op.Name)
-		}
-	}
-	return strings.Join(ops, ", ")
-}
-
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
-	return strings.Join(lines[:min(len(lines), n)], "\n")
-}
-
-// Combine makes the report of `probe all` from the microloads' reports.
-func Combine(target string, reports []*Report) *Report {
-	all := &Report{Microload: "all", Target: target, Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{},
-		Errors: map[string]int64{}, Runs: reports, latency: hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)}
-	var calls, errs int64
-	var d time.Duration
-	for _, r := range reports {
-		all.Mode = r.Mode
-		all.DurationS += r.DurationS
-		d += time.Duration(r.DurationS * float64(time.Second))
-		calls += r.Latency.Requests
-		errs += r.Latency.Errors
-		all.latency.Merge(r.latency)
-		all.Findings = append(all.Findings, r.Findings...)
-		all.Crashes = append(all.Crashes, r.Crashes...)
-		for _, w := range r.Warnings {
-			all.Warnings = append(all.Warnings, probes.Warning{Kind: w.Kind, Message: r.Microload + ": " + w.Message})
-		}
-		for k, n := range r.Errors {
-			all.Errors[r.Microload+": "+k] += n
-		}
-		if r.Ended != "" && all.Ended == "" {
-			all.Ended = r.Microload + ": " + r.Ended
-		}
-	}
-	all.Latency = summarise(all.latency, calls, errs, d)
-	return all
-}
+// Warn adds a warning once.
+func (r *Report) Warn(kind, msg string) { r.Warnings = probes.AddWarning(r.Warnings, kind, msg) }
 
 // Failed says whether the run should exit non-zero: failed checks, or a run
 // that ended early.

@@ -15,8 +15,8 @@ import (
 	"probe/probes/h1"
 )
 
-// The microloads of the reference target. They work against any site that
-// serves the same endpoints.
+// The microloads of web sites: a sitemap, the pages it lists, the feeds
+// they announce and a search over the site's own words.
 
 // acceptGzip is sent where a browser would send it: seed 002's client without
 // it decompressed nothing and measured something else.
@@ -298,51 +298,6 @@ func checkSearch(r *Reply, wantNone bool) error {
 		}
 	}
 	return nil
-}
-
-// NoteQuery loads POST /query with a handful of realistic Jsonnet queries.
-type NoteQuery struct{}
-
-func (NoteQuery) Name() string { return "notequery" }
-
-// noteQueries are what a reader of the site asks: filter by tag, sort by
-// date, count words, group by month.
-var noteQueries = []struct{ name, source, params string }{
-	{"filter-by-tag", `[n.title for n in std.extVar('notes') if std.member(n.tags, std.extVar('params').tag)]`, `{"tag": "go"}`},
-	{"filter-by-tag", `[n.title for n in std.extVar('notes') if std.member(n.tags, std.extVar('params').tag)]`, `{"tag": "travel"}`},
-	{"sort-by-date", `local notes = std.extVar('notes'); [{title: n.title, date: n.date} for n in std.sort(notes, function(n) n.date)][std.length(notes) - 10:]`, `{}`},
-	{"count-words", `std.foldl(function(acc, n) acc + n.words, std.extVar('notes'), 0)`, `{}`},
-	{"group-by-month", `local notes = [n for n in std.extVar('notes') if std.startsWith(n.date, std.extVar('params').year)];
-{ [m]: std.length([1 for n in notes if std.startsWith(n.date, m)]) for m in std.set([std.substr(n.date, 0, 7) for n in notes]) }`, `{"year": "2024"}`},
-}
-
-func (NoteQuery) Prepare(ctx context.Context, t *Target, c *Client) error {
-	_, err := fetch(c, noteQueryCall(t, 0))
-	return err
-}
-
-func (NoteQuery) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
-	calls := make([]Call, len(noteQueries))
-	for i := range calls {
-		calls[i] = noteQueryCall(c.target, (i+id)%len(noteQueries))
-	}
-	return staticSession(calls), nil
-}
-
-func noteQueryCall(t *Target, i int) Call {
-	q := noteQueries[i]
-	body, _ := json.Marshal(map[string]any{"query": q.source, "params": json.RawMessage(q.params)})
-	return Call{Op: "POST /query " + q.name, Key: q.name + " " + q.params,
-		Req: t.Request("POST", "/query", body, h1.Field{Name: "Content-Type", Value: "application/json"}, acceptGzip),
-		Check: func(r *Reply) error {
-			if err := wantStatus(r, 200, "json"); err != nil {
-				return err
-			}
-			if !json.Valid(r.Body) {
-				return errors.New("query result is not JSON")
-			}
-			return nil
-		}}
 }
 
 func sortByCount(words []string, counts map[string]int) {

@@ -1,9 +1,14 @@
-// Package analyzers turns what a run saw into findings and crash classes.
-package analyzers
+// Package crash classifies how a Go process died from what it printed:
+// stack overflow, out of memory, concurrent map writes, deadlock, panic,
+// hang. It is a leaf: the load engine, the fuzzer and the reports all name
+// crashes by it.
+package crash
 
 import (
 	"regexp"
 	"strings"
+
+	"probe/analyzers/frames"
 )
 
 // Crash classes (DESIGN.md).
@@ -89,7 +94,7 @@ func Recursion(stderr string) string {
 	if most < 3 {
 		return ""
 	}
-	return pkgPath(best)
+	return frames.PkgPath(best)
 }
 
 // CrashFrames are the top functions of the first goroutine trace in a Go
@@ -125,4 +130,17 @@ func CrashFrames(stderr string, n int) []string {
 		}
 	}
 	return frames
+}
+
+// FirstFatalLine finds the line by which a Go process names its death.
+func FirstFatalLine(stderr string) string {
+	lines := strings.Split(stderr, "\n")
+	for _, prefix := range []string{"fatal error:", "panic:", "runtime:", "SIGKILL", "signal:"} {
+		for _, l := range lines {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package analyzers
+package crash
 
 import (
 	"os/exec"

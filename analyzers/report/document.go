@@ -1,0 +1,94 @@
+// Package report turns finished data — a run with its analysis, a suite of
+// runs, a fuzz run, a before/after comparison — into report.json (the
+// schemas in docs/DESIGN.md), report.md, report.html, the terminal table
+// and the files beside them. It formats and writes; it does not measure or
+// analyse: the command's pipeline hands it what the stages produced.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Document is one kind of report. Each kind is its own type; the writer
+// and the command treat them alike through this interface.
+type Document interface {
+	// JSON is report.json.
+	JSON() ([]byte, error)
+	// Markdown is report.md.
+	Markdown() string
+	// WriteTable prints what a terminal shows.
+	WriteTable(w io.Writer)
+	// Files are the other files of the report folder by relative path
+	// (profiles, flame graphs, latency distributions, crashers, pages).
+	Files() (map[string][]byte, error)
+	// Page is the file a reader should open: report.md or report.html.
+	Page() string
+}
+
+// marshal is report.json's encoding: indented, ending in a newline; an
+// error (a value JSON cannot hold) is returned, never an empty file.
+func marshal(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding report.json: %v", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteFolder writes d's report.json, report.md and files to dir. Each
+// file is written under a temporary name and renamed into place, so an
+// interrupted write never leaves half a report.
+func WriteFolder(dir string, d Document) error {
+	files, err := d.Files()
+	if err != nil {
+		return err
+	}
+	js, err := d.JSON()
+	if err != nil {
+		return err
+	}
+	files["report.json"] = js
+	files["report.md"] = []byte(d.Markdown())
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := writeFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes b to a temporary file beside path and renames it.
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

@@ -1,0 +1,94 @@
+package analyzers
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// stack is one sample as analyzers see it: function names leaf first
+// (inlined calls expanded) and the sample's value.
+type stack struct {
+	funcs   []string
+	files   []string
+	value   int64
+	serving bool // under request handling
+}
+
+// stacks flattens p's samples at the value index named typ (the profile's
+// default when typ is empty or absent).
+func stacks(p *profile.Profile, typ string) ([]stack, int64) {
+	if p == nil {
+		return nil, 0
+	}
+	idx, err := p.SampleIndexByName(typ)
+	if err != nil {
+		idx, _ = p.SampleIndexByName("")
+	}
+	out := make([]stack, 0, len(p.Sample))
+	var total int64
+	for _, s := range p.Sample {
+		v := s.Value[idx]
+		if v == 0 {
+			continue
+		}
+		st := stack{value: v}
+		for _, loc := range s.Location {
+			for _, line := range loc.Line {
+				if line.Function != nil {
+					st.funcs = append(st.funcs, line.Function.Name)
+					st.files = append(st.files, line.Function.Filename)
+				}
+			}
+		}
+		if measuring(st.funcs) {
+			continue
+		}
+		out = append(out, st)
+		total += v
+	}
+	return out, total
+}
+
+// measurementPkgs serve the profiles probe fetches while it measures:
+// their work (gzip of every profile served, fgprof's stack walks) is the
+// cost of being measured, not the target's, and a cheap endpoint would
+// otherwise show repeated gzip under /debug/pprof as its own.
+var measurementPkgs = []string{"net/http/pprof.", "runtime/pprof.", "github.com/felixge/fgprof."}
+
+func measuring(funcs []string) bool {
+	for _, fn := range funcs {
+		for _, p := range measurementPkgs {
+			if strings.HasPrefix(fn, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasFrame(s stack, re *regexp.Regexp) bool {
+	for _, f := range s.funcs {
+		if re.MatchString(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// ValueTypes lists a profile's sample types, for error messages.
+func ValueTypes(p *profile.Profile) []string {
+	var ts []string
+	for _, st := range p.SampleType {
+		ts = append(ts, st.Type)
+	}
+	return ts
+}
+
+// CPUTime is the CPU time a CPU profile sampled.
+func CPUTime(p *profile.Profile) time.Duration {
+	_, total := stacks(p, "cpu")
+	return time.Duration(total)
+}
