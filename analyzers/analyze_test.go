@@ -221,19 +221,6 @@ func TestTimeline(t *testing.T) {
 	}
 }
 
-func TestDisplayName(t *testing.T) {
-	for in, want := range map[string]string{
-		"encoding/json.Marshal": "encoding/json.Marshal",
-		"github.com/google/jsonschema-go/jsonschema.unmarshalStructWithMap[go.shape.98589ff4]": "github.com/google/jsonschema-go/jsonschema.unmarshalStructWithMap[…]",
-		"x.marshal[go.shape.struct { Items interface {} \"json:\\\"items\\\"\"; *x.T }]":       "x.marshal[…]",
-		"internal/sync.(*HashTrieMap[go.shape.interface {},go.shape.interface {}]).Load":       "internal/sync.(*HashTrieMap[…]).Load",
-	} {
-		if got := frames.DisplayName(in); got != want {
-			t.Errorf("%q → %q, want %q", in, got, want)
-		}
-	}
-}
-
 // The gzip of the profiles probe fetches is the cost of being measured:
 // on a cheap endpoint it would otherwise read as the target's own.
 func TestProfilingItselfIsNoFinding(t *testing.T) {

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
@@ -25,15 +26,21 @@ func TestProfilesOfARealServer(t *testing.T) {
 	defer srv.Close()
 	tg := targetOf(t, srv)
 	o := &ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/"), FgprofURL: tg.URL.JoinPath("/debug/fgprof"), Window: time.Second}
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 2, Duration: 2 * time.Second, Profile: o})
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 2, Duration: 3 * time.Second, Profile: o})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Three 1 s windows fit in 3 s; a busy machine may fit one fewer (a
+	// fetch takes its second and then some), never one.
 	p := run.Profiles
-	if p == nil || len(p.Windows) != 2 || p.CPU == nil || p.Allocs == nil || p.Goroutine == nil {
+	if p == nil || len(p.Windows) < 2 || len(p.Windows) > 3 || p.CPU == nil || p.Allocs == nil || p.Goroutine == nil {
 		t.Fatalf("profiles %+v", p)
 	}
-	for _, f := range []string{"cpu.pb.gz", "cpu-window-01.pb.gz", "cpu-window-02.pb.gz", "allocs.pb.gz", "goroutine.pb.gz"} {
+	files := []string{"cpu.pb.gz", "allocs.pb.gz", "goroutine.pb.gz"}
+	for i := range p.Windows {
+		files = append(files, fmt.Sprintf("cpu-window-%02d.pb.gz", i+1))
+	}
+	for _, f := range files {
 		if len(p.Raw[f]) == 0 {
 			t.Errorf("no %s", f)
 		}

@@ -90,9 +90,7 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 		return reply, err // not a failed request: the run is ending with the target
 	}
 	op := c.rec.op(call.Op, setup)
-	op.Calls++
-	op.Latency.RecordValue(max(1, done.Sub(intended).Microseconds()))
-	op.Service.RecordValue(max(1, done.Sub(sent).Microseconds()))
+	op.record(intended, sent, done)
 	if !setup {
 		c.live.requests.Add(1)
 	}
@@ -187,6 +185,16 @@ func checkReply(call Call, r *Reply) error {
 		return fmt.Errorf("status %d", r.Status)
 	}
 	return nil
+}
+
+// record counts one call: its latency from when it was due (the open
+// loop's correction for coordinated omission: a stalled server delays the
+// sends behind it, and their wait counts) and its service time from when
+// it was sent.
+func (op *OpStats) record(intended, sent, done time.Time) {
+	op.Calls++
+	op.Latency.RecordValue(max(1, done.Sub(intended).Microseconds()))
+	op.Service.RecordValue(max(1, done.Sub(sent).Microseconds()))
 }
 
 func (r *recorder) op(name string, setup bool) *OpStats {

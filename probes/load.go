@@ -119,9 +119,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	var wg sync.WaitGroup
 	var sessionErr atomic.Pointer[error]
 	var next atomic.Int64 // open loop: index of the next intended send
-	interval := time.Duration(0)
+	sched := openLoop{start: start}
 	if o.Rate > 0 {
-		interval = time.Duration(float64(time.Second) / o.Rate)
+		sched.interval = time.Duration(float64(time.Second) / o.Rate)
 	}
 	for id, c := range clients {
 		wg.Go(func() {
@@ -138,9 +138,8 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 					return
 				}
 				var intended time.Time
-				if interval > 0 {
-					k := next.Add(1) - 1
-					intended = start.Add(time.Duration(k) * interval)
+				if sched.interval > 0 {
+					intended = sched.due(next.Add(1) - 1)
 					if !intended.Before(end) {
 						return
 					}
@@ -244,6 +243,15 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	judge(run, o, numCPU())
 	return run, nil
 }
+
+// openLoop is the open loop's schedule: request k is due at start + k ×
+// interval, whether or not the ones before it were answered.
+type openLoop struct {
+	start    time.Time
+	interval time.Duration
+}
+
+func (s openLoop) due(k int64) time.Time { return s.start.Add(time.Duration(k) * s.interval) }
 
 // judge adds the warnings a reader needs to trust the figures; machineCPUs
 // is how many CPUs the machine has (probe, the target and others share them).
