@@ -36,7 +36,7 @@ func buildAB(before, after map[string][]*RunData) *AB {
 
 // runOf is a run with the figures that matter here.
 func runOf(microload string, rps, p50, cpuS float64, requests int64, rules ...string) *RunData {
-	r := &Report{Microload: microload, Latency: Latency{Requests: requests, RPS: rps, Percentiles: Percentiles{P50: p50, P95: 2 * p50, P99: 3 * p50}},
+	r := &Report{Summary: Summary{Microload: microload, Latency: Latency{Requests: requests, RPS: rps, Percentiles: Percentiles{P50: p50, P95: 2 * p50, P99: 3 * p50}}},
 		TargetProcess: &Process{CPUSeconds: cpuS}}
 	for _, rule := range rules {
 		r.Findings = append(r.Findings, analyzers.Finding{Rule: rule, Class: "load-time"})
@@ -44,18 +44,22 @@ func runOf(microload string, rps, p50, cpuS float64, requests int64, rules ...st
 	return &RunData{Report: r, Curve: []CurvePoint{{50, p50}, {90, 2 * p50}, {99, 3 * p50}, {99.9, 4 * p50}}}
 }
 
-func TestBuildABClaimsOnlyWhatTheRunsShow(t *testing.T) {
-	before := map[string][]*RunData{}
-	after := map[string][]*RunData{}
-	// toolslist: four times the throughput, a tenth of the CPU, gzip gone.
-	// search: the same figures, shuffled: noise.
+// sampleSides are six runs a side: toolslist with four times the
+// throughput, a tenth of the CPU and gzip gone; search with the same
+// figures, shuffled: noise.
+func sampleSides() (before, after map[string][]*RunData) {
+	before, after = map[string][]*RunData{}, map[string][]*RunData{}
 	for i, jitter := range []float64{0, 3, -2, 5, -4, 1} {
 		before["toolslist"] = append(before["toolslist"], runOf("toolslist", 400+jitter, 20+jitter/10, 10+jitter/10, 4000, "repeated-schema"))
 		after["toolslist"] = append(after["toolslist"], runOf("toolslist", 1600+jitter, 5+jitter/20, 1.6+jitter/100, 16000))
 		before["search"] = append(before["search"], runOf("search", 100+float64(i), 9, 5, 1000))
 		after["search"] = append(after["search"], runOf("search", 105-float64(i), 9, 5, 1000))
 	}
-	ab := buildAB(before, after)
+	return before, after
+}
+
+func TestBuildABClaimsOnlyWhatTheRunsShow(t *testing.T) {
+	ab := buildAB(sampleSides())
 	if ab.Runs != 6 || len(ab.Microloads) != 2 {
 		t.Fatalf("runs %d microloads %v", ab.Runs, ab.Microloads)
 	}

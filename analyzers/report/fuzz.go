@@ -17,17 +17,10 @@ import (
 // FuzzReport is report.json of a fuzz run: its crashes in DESIGN.md's
 // schema and what the search did.
 type FuzzReport struct {
-	Microload   string              `json:"microload"` // "fuzz notequery", "fuzz http"
-	Target      string              `json:"target"`
-	Mode        string              `json:"mode"` // "fuzz"
-	DurationS   float64             `json:"duration_s"`
-	Latency     Latency             `json:"latency"`
-	Findings    []analyzers.Finding `json:"findings"` // none: a fuzz run looks for crashes
-	Crashes     []Crash             `json:"crashes"`
-	Warnings    []probes.Warning    `json:"warnings"`
-	Concurrency int                 `json:"concurrency,omitempty"`
-	Ended       string              `json:"ended,omitempty"`
-	Fuzz        *FuzzSummary        `json:"fuzz"`
+	Summary                  // microload "fuzz notequery" or "fuzz http", mode "fuzz", no findings
+	Concurrency int          `json:"concurrency,omitempty"`
+	Ended       string       `json:"ended,omitempty"`
+	Fuzz        *FuzzSummary `json:"fuzz"`
 
 	files map[string][]byte // crashers/
 }
@@ -64,8 +57,8 @@ const maxInputText = 2000
 // FromFuzz builds the report of a fuzz run and the crasher files that go
 // with it.
 func FromFuzz(res *fuzz.Result, s FuzzSetting) *FuzzReport {
-	r := &FuzzReport{Microload: s.Name, Target: res.Target, Mode: "fuzz", DurationS: res.Search.Seconds(),
-		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{},
+	r := &FuzzReport{Summary: Summary{Microload: s.Name, Target: res.Target, Mode: "fuzz", DurationS: res.Search.Seconds(),
+		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{}},
 		Ended: res.Ended, Concurrency: s.Concurrency, files: map[string][]byte{}}
 	var errs int64
 	for code, n := range res.Statuses {

@@ -133,14 +133,7 @@ func TestGoldenFuzz(t *testing.T) {
 }
 
 func TestGoldenAB(t *testing.T) {
-	before, after := map[string][]*RunData{}, map[string][]*RunData{}
-	for i, jitter := range []float64{0, 3, -2, 5, -4, 1} {
-		before["toolslist"] = append(before["toolslist"], runOf("toolslist", 400+jitter, 20+jitter/10, 10+jitter/10, 4000, "repeated-schema"))
-		after["toolslist"] = append(after["toolslist"], runOf("toolslist", 1600+jitter, 5+jitter/20, 1.6+jitter/100, 16000))
-		before["search"] = append(before["search"], runOf("search", 100+float64(i), 9, 5, 1000))
-		after["search"] = append(after["search"], runOf("search", 105-float64(i), 9, 5, 1000))
-	}
-	ab := buildAB(before, after)
+	ab := buildAB(sampleSides())
 	ab.Order = "interleaved A B A B"
 	golden(t, "ab.md", ab.Markdown())
 	golden(t, "ab.html", ab.HTML())

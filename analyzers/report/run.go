@@ -11,10 +11,9 @@ import (
 	"probe/probes"
 )
 
-// Report is report.json of one microload's run. Fields up to Warnings are
-// DESIGN.md's contract; the rest add what a reader needs to trust the
-// figures.
-type Report struct {
+// Summary is the head of every report.json that measured a target: the
+// fields of DESIGN.md's original contract.
+type Summary struct {
 	Microload string              `json:"microload"`
 	Target    string              `json:"target"`
 	Mode      string              `json:"mode"`
@@ -23,6 +22,12 @@ type Report struct {
 	Findings  []analyzers.Finding `json:"findings"`
 	Crashes   []Crash             `json:"crashes"`
 	Warnings  []probes.Warning    `json:"warnings"`
+}
+
+// Report is report.json of one microload's run: the summary, and what a
+// reader needs to trust the figures.
+type Report struct {
+	Summary
 
 	Concurrency   int                       `json:"concurrency,omitempty"`
 	Rate          float64                   `json:"rate,omitempty"`
@@ -159,8 +164,8 @@ func summarise(h *hdrhistogram.Histogram, calls, errors int64, d time.Duration) 
 func FromRun(run *probes.Run, a Analysis) *Report {
 	calls, errs := run.Requests()
 	r := &Report{
-		Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
-		Findings: nonNil(a.Findings), Crashes: nonNil(a.Crashes), Warnings: append([]probes.Warning{}, run.Warnings...),
+		Summary: Summary{Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
+			Findings: nonNil(a.Findings), Crashes: nonNil(a.Crashes), Warnings: append([]probes.Warning{}, run.Warnings...)},
 		Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
 		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},

@@ -16,24 +16,17 @@ import (
 // Suite is report.json of `probe all`: the runs of several microloads
 // against one target, each also written whole in a folder of its own.
 type Suite struct {
-	Microload string              `json:"microload"` // "all"
-	Target    string              `json:"target"`
-	Mode      string              `json:"mode"`
-	DurationS float64             `json:"duration_s"`
-	Latency   Latency             `json:"latency"`
-	Findings  []analyzers.Finding `json:"findings"`
-	Crashes   []Crash             `json:"crashes"`
-	Warnings  []probes.Warning    `json:"warnings"`
-	Errors    map[string]int64    `json:"errors"`
-	Ended     string              `json:"ended,omitempty"`
-	Runs      []*Report           `json:"runs"`
+	Summary                  // microload "all"
+	Errors  map[string]int64 `json:"errors"`
+	Ended   string           `json:"ended,omitempty"`
+	Runs    []*Report        `json:"runs"`
 
 	latency *hdrhistogram.Histogram
 }
 
 // NewSuite makes the report of `probe all` from the microloads' reports.
 func NewSuite(target string, runs []*Report) *Suite {
-	s := &Suite{Microload: "all", Target: target, Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{},
+	s := &Suite{Summary: Summary{Microload: "all", Target: target, Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{}},
 		Errors: map[string]int64{}, Runs: runs, latency: hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)}
 	var calls, errs int64
 	var d time.Duration
