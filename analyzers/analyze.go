@@ -1,9 +1,7 @@
 package analyzers
 
 import (
-	"regexp"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -13,7 +11,17 @@ import (
 // below it, a share of an idle target's few samples is noise.
 const minCPUEvidence = int64(200 * time.Millisecond)
 
-var serving = regexp.MustCompile(`^net/http\.\(\*conn\)\.serve$`)
+// Marker classes: catalog entries that mark frames for the evidence and
+// make no finding of their own.
+const (
+	markServing     = "serving"      // a server handling a request (net/http, fasthttp, gRPC, HTTP/2)
+	markRequestBody = "request-body" // reading what arrives with the request
+	markSending     = "sending"      // writing the reply out
+)
+
+func isMarker(class string) bool {
+	return class == markServing || class == markRequestBody || class == markSending
+}
 
 // samples are the profiles as the detectors see them.
 type samples struct {
@@ -22,13 +30,15 @@ type samples struct {
 	requestTotal int64 // CPU under request handling
 	allocs       []stack
 	allocTotal   int64
+	hasCPU       bool // a CPU profile was given (alloc-only findings need its samples)
+	markers      map[string][]*Rule
 }
 
 // detector measures one rule's work in the samples; nil when the profiles
 // do not show it. Detectors are looked up by the rule's "detector" name,
 // so the catalog can name a new one without a switch on rule ids.
 type detector struct {
-	run         func(r *Rule, s *samples, ev Evidence) *Finding
+	run         func(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding
 	needsFrames bool // a rule using it must list frames
 }
 
@@ -37,61 +47,81 @@ var detectors = map[string]detector{
 	"full-scan": {run: fullScan},
 	"log-storm": {run: logStorm, needsFrames: true},
 	"gc":        {run: gcPressure, needsFrames: true},
+	"reply":     {run: repeatedReply},
+}
+
+// Result is what the analyzers found: the findings, largest share first,
+// and the target's own code that no finding explains.
+type Result struct {
+	Findings    []Finding
+	Unexplained []Unexplained
 }
 
 // Analyze runs the rules over a CPU profile and an allocation profile (either
-// may be nil) and returns the findings, largest share first.
-func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) []Finding {
-	s := &samples{}
+// may be nil) with what the run knows.
+func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
+	s := &samples{hasCPU: cpu != nil, markers: map[string][]*Rule{}}
+	for i := range rules {
+		if isMarker(rules[i].Class) {
+			s.markers[rules[i].Class] = append(s.markers[rules[i].Class], &rules[i])
+		}
+	}
 	s.cpu, s.cpuTotal = stacks(cpu, "cpu")
 	s.allocs, s.allocTotal = stacks(allocs, "alloc_space")
 	for i := range s.cpu {
-		if hasFrame(s.cpu[i], serving) {
+		if s.marked(s.cpu[i], markServing) {
 			s.cpu[i].serving = true
 			s.requestTotal += s.cpu[i].value
 		}
 	}
-	invariant, why := ev.replyInvariance()
+	facts := readReplies(ev.Replies)
 	var out []Finding
+	var explaining []*Rule
 	for i := range rules {
 		r := &rules[i]
-		f := detectors[r.Detector].run(r, s, ev)
+		if isMarker(r.Class) {
+			continue
+		}
+		f := detectors[r.Detector].run(r, s, ev, facts)
 		if f == nil {
 			continue
 		}
 		f.Endpoint = ev.Endpoint
-		f.Class, f.Suggestion = r.Class, r.Suggestion
-		if r.Class == "load-time" {
-			judgeClass(r, f, ev, invariant, why)
+		if r.Class != "load-time" {
+			f.Class, f.Suggestion = r.Class, r.Suggestion
+		}
+		if r.Class == "load-time" && f.Class == "" {
+			class, why, suggestion := facts.classify(r)
+			f.Class, f.Suggestion = class, suggestion
+			f.Evidence += "; " + why
 		}
 		f.Severity = severity(max(f.CPUShare, f.AllocShare))
 		out = append(out, *f)
+		if r.Detector != "reply" { // a whole reply explains no part of itself
+			explaining = append(explaining, r)
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		return max(out[i].CPUShare, out[i].AllocShare) > max(out[j].CPUShare, out[j].AllocShare)
 	})
-	return out
+	return Result{Findings: out, Unexplained: unexplained(s, explaining, out)}
 }
 
-// judgeClass keeps a load-time claim only with evidence that the work does
-// not depend on the request; otherwise the finding is information.
-func judgeClass(r *Rule, f *Finding, ev Evidence, invariant bool, why string) {
-	switch {
-	case r.Invariant:
-		f.Evidence += "; this work does not depend on the request"
-	case invariant:
-		f.Evidence += "; " + why
-	case ev.Replies == nil:
-		f.Class = "info"
-		f.Evidence += "; " + why + ", so probe does not claim this work can move to load time"
-		f.Suggestion = "If its result does not change between requests: " + strings.ToLower(r.Suggestion[:1]) + r.Suggestion[1:]
-	default:
-		f.Class = "info"
-		f.Evidence += "; " + why + ", so probe does not claim this work can move to load time"
-		if r.VaryingSuggestion != "" {
-			f.Suggestion = r.VaryingSuggestion
+// marked says whether a stack has a frame of a marker class.
+func (s *samples) marked(st stack, class string) bool {
+	return s.markedAt(st, class) >= 0
+}
+
+// markedAt is the index of the first frame of st a marker of class names,
+// or -1.
+func (s *samples) markedAt(st stack, class string) int {
+	best := -1
+	for _, r := range s.markers[class] {
+		if i := r.matchAt(st); i >= 0 && (best < 0 || i < best) {
+			best = i
 		}
 	}
+	return best
 }
 
 func severity(s float64) string {

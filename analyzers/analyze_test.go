@@ -77,7 +77,7 @@ func TestLoadTimeNeedsInvariantReplies(t *testing.T) {
 		ev    Evidence
 		class string
 	}{{"invariant", same, "load-time"}, {"varying", varying, "info"}, {"no run", Evidence{}, "info"}} {
-		f := find(Analyze(cpuWithGzip(), nil, tc.ev, DefaultRules()), "repeated-gzip")
+		f := find(Analyze(cpuWithGzip(), nil, tc.ev, DefaultRules()).Findings, "repeated-gzip")
 		if f == nil {
 			t.Fatalf("%s: no repeated-gzip", tc.name)
 		}
@@ -94,7 +94,7 @@ func TestLoadTimeNeedsInvariantReplies(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, f)
 		}
 	}
-	f := find(Analyze(cpuWithGzip(), nil, varying, DefaultRules()), "repeated-gzip")
+	f := find(Analyze(cpuWithGzip(), nil, varying, DefaultRules()).Findings, "repeated-gzip")
 	if !strings.Contains(f.Suggestion, "varies") || !strings.Contains(f.Evidence, "1 of 1 request keys got varying replies") {
 		t.Errorf("varying: %s / %s", f.Suggestion, f.Evidence)
 	}
@@ -102,7 +102,7 @@ func TestLoadTimeNeedsInvariantReplies(t *testing.T) {
 
 func TestInvariantByNature(t *testing.T) {
 	p := newProfile("cpu").add(3*sec, append([]string{"regexp.MustCompile"}, handler...)...).add(7*sec, handler...).p
-	f := find(Analyze(p, nil, Evidence{}, DefaultRules()), "repeated-regexp-compile")
+	f := find(Analyze(p, nil, Evidence{}, DefaultRules()).Findings, "repeated-regexp-compile")
 	if f == nil || f.Class != "load-time" {
 		t.Fatalf("regexp compiled per request, no run: %+v", f)
 	}
@@ -110,11 +110,11 @@ func TestInvariantByNature(t *testing.T) {
 
 func TestSmallSharesAndFewSamplesAreNotFindings(t *testing.T) {
 	p := newProfile("cpu").add(2*sec/100, append([]string{"compress/flate.(*compressor).deflate"}, handler...)...).add(98*sec/100, handler...).p
-	if f := find(Analyze(p, nil, Evidence{}, DefaultRules()), "repeated-gzip"); f != nil {
+	if f := find(Analyze(p, nil, Evidence{}, DefaultRules()).Findings, "repeated-gzip"); f != nil {
 		t.Errorf("2%% of CPU: %+v", f)
 	}
 	idle := newProfile("cpu").add(int64(100*time.Millisecond), append([]string{"compress/flate.(*compressor).deflate"}, handler...)...).p
-	if f := find(Analyze(idle, nil, Evidence{}, DefaultRules()), "repeated-gzip"); f != nil {
+	if f := find(Analyze(idle, nil, Evidence{}, DefaultRules()).Findings, "repeated-gzip"); f != nil {
 		t.Errorf("100 ms of samples: %+v", f)
 	}
 }
@@ -126,7 +126,7 @@ func TestFullScanNamesTheLoop(t *testing.T) {
 		add(2*sec, append([]string{"strconv.FormatBool", "own:app/site.(*rendered).params", "own:app/site.(*snapshot).walkFeeds"}, page...)...).
 		add(1*sec, append([]string{"own:app/site.(*snapshot).walkFeeds"}, page...)...).
 		add(3*sec, "html/template.(*Template).Execute", "own:app/site.(*Site).handlePage", "net/http.(*conn).serve").p
-	fs := Analyze(p, nil, Evidence{Replies: []Replies{{Key: "/a", Requests: 9, Distinct: 1}}}, DefaultRules())
+	fs := Analyze(p, nil, Evidence{Replies: []Replies{{Key: "/a", Requests: 9, Distinct: 1}}}, DefaultRules()).Findings
 	f := find(fs, "per-request-full-scan")
 	if f == nil {
 		t.Fatalf("no full scan in %+v", fs)
@@ -136,7 +136,7 @@ func TestFullScanNamesTheLoop(t *testing.T) {
 	}
 	// A loop whose cost is a library's real work is that library's finding.
 	lib := newProfile("cpu").add(19*sec, "compress/flate.(*compressor).deflate", "own:app/site.buildAll", "net/http.(*conn).serve").add(1*sec, "own:app/site.buildAll").p
-	if f := find(Analyze(lib, nil, Evidence{}, DefaultRules()), "per-request-full-scan"); f != nil {
+	if f := find(Analyze(lib, nil, Evidence{}, DefaultRules()).Findings, "per-request-full-scan"); f != nil {
 		t.Errorf("library work taken for a scan: %+v", f)
 	}
 }
@@ -144,12 +144,12 @@ func TestFullScanNamesTheLoop(t *testing.T) {
 func TestLogStormFromLines(t *testing.T) {
 	p := newProfile("cpu").add(sec/100, append([]string{"log.(*Logger).output", "log.Printf"}, handler...)...).add(5*sec, handler...).p
 	ev := Evidence{Replies: []Replies{{Key: "/f", Requests: 900, Distinct: 1}}, Requests: 900, LogLines: 2700, LogBytes: 270_000}
-	f := find(Analyze(p, nil, ev, DefaultRules()), "log-storm")
+	f := find(Analyze(p, nil, ev, DefaultRules()).Findings, "log-storm")
 	if f == nil || !strings.Contains(f.Evidence, "2700 lines") || !strings.Contains(f.Evidence, "3.0 a request") {
 		t.Fatalf("log storm: %+v", f)
 	}
 	ev.LogLines = 10
-	if f := find(Analyze(p, nil, ev, DefaultRules()), "log-storm"); f != nil {
+	if f := find(Analyze(p, nil, ev, DefaultRules()).Findings, "log-storm"); f != nil {
 		t.Errorf("10 lines for 900 requests: %+v", f)
 	}
 }
@@ -158,7 +158,7 @@ func TestGCPressureNamesAllocationSites(t *testing.T) {
 	cpu := newProfile("cpu").add(4*sec, "runtime.gcBgMarkWorker").add(6*sec, handler...).p
 	allocs := newProfile("alloc_space").add(900, append([]string{"runtime.mallocgc", "own:app/site.(*rendered).params"}, handler...)...).
 		add(100, append([]string{"runtime.mallocgc", "bytes.growSlice"}, handler...)...).p
-	f := find(Analyze(cpu, allocs, Evidence{}, DefaultRules()), "gc-pressure")
+	f := find(Analyze(cpu, allocs, Evidence{}, DefaultRules()).Findings, "gc-pressure")
 	if f == nil || f.Class != "gc-pressure" || !strings.Contains(f.Evidence, "app/site.(*rendered).params (90%)") {
 		t.Fatalf("gc pressure: %+v", f)
 	}
@@ -190,7 +190,7 @@ func TestRulesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newProfile("cpu").add(5*sec, append([]string{"google.golang.org/protobuf/proto.Marshal"}, handler...)...).add(5*sec, handler...).p
-	if f := find(Analyze(p, nil, Evidence{}, rules), "repeated-protobuf"); f == nil || f.CPUShare != 0.5 {
+	if f := find(Analyze(p, nil, Evidence{}, rules).Findings, "repeated-protobuf"); f == nil || f.CPUShare != 0.5 {
 		t.Errorf("user rule: %+v", f)
 	}
 	if len(rules) != len(DefaultRules())+1 {
@@ -230,7 +230,7 @@ func TestProfilingItselfIsNoFinding(t *testing.T) {
 		add(6*sec, pprofGzip...).
 		add(3*sec, append([]string{"net/http.(*response).Write"}, handler...)...).p
 	ev := Evidence{Endpoint: "GET /feeds/go.xml", Replies: []Replies{{Key: "/feeds/go.xml", Requests: 500, Distinct: 1}}}
-	if f := find(Analyze(p, nil, ev, DefaultRules()), "repeated-gzip"); f != nil {
+	if f := find(Analyze(p, nil, ev, DefaultRules()).Findings, "repeated-gzip"); f != nil {
 		t.Errorf("the profiler's own gzip became a finding: %+v", f)
 	}
 }

@@ -9,48 +9,175 @@ import (
 )
 
 // byFrames measures a rule's work: the samples with one of its frames.
-func byFrames(r *Rule, s *samples, _ Evidence) *Finding {
-	return framesAtLeast(r, s, r.MinShare)
+func byFrames(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
+	return framesAtLeast(r, s, r.MinShare, facts)
 }
 
-func framesAtLeast(r *Rule, s *samples, minShare float64) *Finding {
-	var cpuPart, reqPart, allocPart int64
-	heaviest := map[string]int64{}
-	chains := map[string][]string{}
+// weighed collects the samples of one kind of work: their value, and the
+// heaviest chain of frames and own frame to show.
+type weighed struct {
+	cpu, request, alloc int64
+	chains              map[string][]string
+	chainW              map[string]int64
+	ownW                map[string]int64
+}
+
+func newWeighed() *weighed {
+	return &weighed{chains: map[string][]string{}, chainW: map[string]int64{}, ownW: map[string]int64{}}
+}
+
+func (w *weighed) add(st stack, i int, v int64) {
+	chain := callers(st, i)
+	key := strings.Join(chain, "\n")
+	w.chainW[key] += v
+	w.chains[key] = chain
+	if own := ownAbove(st, i); own != "" {
+		w.ownW[own] += v
+	}
+}
+
+func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Finding {
+	work, input := newWeighed(), newWeighed()
+	inputSites := map[string]bool{}
+	if r.Input {
+		inputSites = s.inputSites(r, facts)
+	}
+	pick := func(st stack, i int) *weighed {
+		if r.Input && (inputSites[siteOf(st, i)] || s.readsRequestBelow(st, i)) {
+			return input
+		}
+		return work
+	}
 	for _, st := range s.cpu {
 		i := r.matchAt(st)
 		if i < 0 {
 			continue
 		}
-		cpuPart += st.value
+		w := pick(st, i)
+		w.cpu += st.value
 		if st.serving {
-			reqPart += st.value
+			w.request += st.value
 		}
-		chain := callers(st, i)
-		key := strings.Join(chain, "\n")
-		heaviest[key] += st.value
-		chains[key] = chain
+		w.add(st, i, st.value)
 	}
-	cpuChains := len(chains) > 0
 	for _, st := range s.allocs {
 		if i := r.matchAt(st); i >= 0 {
-			allocPart += st.value
-			if !cpuChains { // no CPU sample shows the work: show where it allocates
-				chain := callers(st, i)
-				key := strings.Join(chain, "\n")
-				heaviest[key] += st.value
-				chains[key] = chain
+			w := pick(st, i)
+			w.alloc += st.value
+			if len(w.chains) == 0 || w.cpu == 0 { // no CPU sample shows the work: show where it allocates
+				w.add(st, i, st.value)
 			}
 		}
 	}
-	cs, as := share(cpuPart, s.cpuTotal), share(allocPart, s.allocTotal)
-	cpuShown := cs >= minShare && cpuPart >= minCPUEvidence
-	if !cpuShown && as < minShare {
+	f := s.finding(r, work, minShare)
+	if f != nil || !r.Input {
+		if f != nil && input.cpu+input.alloc > 0 {
+			f.Evidence += fmt.Sprintf("; a further %s of the CPU decodes the request's own input, which no load can do for it", pct(share(input.cpu, s.cpuTotal)))
+		}
+		return f
+	}
+	// Only the request's own input is decoded: per-request by nature.
+	f = s.finding(r, input, minShare)
+	if f == nil {
 		return nil
 	}
-	f := &Finding{Rule: r.ID, CPUShare: cs, AllocShare: as, CPUShareOfRequests: share(reqPart, s.requestTotal), Frames: heaviestChain(heaviest, chains)}
+	f.Class = "info"
+	f.Evidence += "; all of it decodes what arrives with each request (the request's body or form), which is per-request by nature"
+	f.Suggestion = "Decode each request once, into a typed struct, and only the fields you need; this work cannot move to load time."
+	return f
+}
+
+// finding is a finding of w's samples when they reach minShare: of the
+// CPU with 200 ms of samples, or of the allocations with some CPU sample
+// through the same work (a heap profile lags by up to a GC cycle, so
+// allocations alone can be an earlier run's).
+func (s *samples) finding(r *Rule, w *weighed, minShare float64) *Finding {
+	cs, as := share(w.cpu, s.cpuTotal), share(w.alloc, s.allocTotal)
+	cpuShown := cs >= minShare && w.cpu >= minCPUEvidence
+	allocShown := as >= minShare && (w.cpu > 0 || !s.hasCPU)
+	if !cpuShown && !allocShown {
+		return nil
+	}
+	f := &Finding{Rule: r.ID, CPUShare: cs, AllocShare: as, CPUShareOfRequests: share(w.request, s.requestTotal),
+		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW)}
 	f.Evidence = fmt.Sprintf("%s: %s of the target's CPU (%s of the CPU serving requests), %s of its allocations", r.What, pct(cs), pct(f.CPUShareOfRequests), pct(as))
 	return f
+}
+
+// siteOf is where work at frame i was asked for: the nearest frame of the
+// target's own code above it, or "" when none is.
+func siteOf(st stack, i int) string {
+	return ownAbove(st, i)
+}
+
+// ownAbove is the innermost frame of the target's own code at i or above
+// (towards the root), shown as its display name.
+func ownAbove(st stack, i int) string {
+	for k := i; k < len(st.funcs); k++ {
+		if frames.Kind(st.funcs[k], st.files[k]) == frames.Own {
+			return frames.DisplayName(st.funcs[k])
+		}
+	}
+	return ""
+}
+
+// readsRequestBelow says whether the work at i reads the request as it
+// runs: a request-body reader below it (a decoder on the body).
+func (s *samples) readsRequestBelow(st stack, i int) bool {
+	j := s.markedAt(st, markRequestBody)
+	return j >= 0 && j < i
+}
+
+// inputSites are the own functions whose decoding r counts as decoding the
+// request's input: those that read the request's body themselves (in any
+// sample of either profile), and, when the run's requests carried bodies,
+// the sites near the handler that are not seen reading a file.
+func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
+	sites := map[string]bool{}
+	readsFile := map[string]bool{}
+	for _, ss := range [][]stack{s.cpu, s.allocs} {
+		for _, st := range ss {
+			if j := s.markedAt(st, markRequestBody); j >= 0 {
+				if site := ownAbove(st, j); site != "" {
+					sites[site] = true
+				}
+			}
+			for k, fn := range st.funcs {
+				if strings.HasPrefix(fn, "os.(*File).Read") || strings.HasPrefix(fn, "io/fs.ReadFile") || strings.HasPrefix(fn, "os.ReadFile") {
+					if site := ownAbove(st, k); site != "" {
+						readsFile[site] = true
+					}
+				}
+			}
+		}
+	}
+	if facts.bodies {
+		// The requests carried bodies: decoding called by the handler
+		// itself, by its direct helper, or by the server's libraries is
+		// presumed to be of the body; deeper code decodes something else.
+		for _, ss := range [][]stack{s.cpu, s.allocs} {
+			for _, st := range ss {
+				if i := r.matchAt(st); i >= 0 {
+					if site := siteOf(st, i); !readsFile[site] && ownDepth(st, i) <= 2 {
+						sites[site] = true
+					}
+				}
+			}
+		}
+	}
+	return sites
+}
+
+// ownDepth counts the frames of the target's own code at i and above it:
+// 1 for the handler the server called, 0 for none.
+func ownDepth(st stack, i int) int {
+	n := 0
+	for k := i; k < len(st.funcs); k++ {
+		if frames.Kind(st.funcs[k], st.files[k]) == frames.Own {
+			n++
+		}
+	}
+	return n
 }
 
 // callers is what a finding shows of a stack: the matched frame (at i) and a
@@ -83,92 +210,25 @@ func callers(s stack, i int) []string {
 	return out
 }
 
-func heaviestChain(weights map[string]int64, chains map[string][]string) []string {
+func heaviest(weights map[string]int64, chains map[string][]string) []string {
+	return chains[heaviestKey(weights)]
+}
+
+func heaviestKey(weights map[string]int64) string {
 	best, bestW := "", int64(-1)
 	for k, w := range weights {
 		if w > bestW || w == bestW && k < best {
 			best, bestW = k, w
 		}
 	}
-	return chains[best]
-}
-
-// cheapStd are standard packages whose cost under a loop is the loop's: a
-// walk that formats, sorts and fills maps is still the walk.
-var cheapStd = map[string]bool{"sort": true, "strings": true, "strconv": true, "time": true, "bytes": true, "unicode": true,
-	"unicode/utf8": true, "maps": true, "slices": true, "sync": true, "sync/atomic": true, "math": true, "fmt": true, "path": true}
-
-// fullScan finds the target's own function whose cost is its own loop: the
-// samples under it whose frames below it are only its own code, the runtime
-// and cheap standard packages (no library doing "real" work), as seed 002's
-// layout walking every note to find the feeds.
-func fullScan(r *Rule, s *samples, _ Evidence) *Finding {
-	type cand struct {
-		part, depth int64
-		chain       []string
-	}
-	cands := map[string]*cand{}
-	for _, st := range s.cpu {
-		seen := map[string]bool{}
-		for i := range st.funcs {
-			fn := st.funcs[i]
-			if seen[fn] || frames.Kind(fn, st.files[i]) != frames.Own {
-				continue
-			}
-			seen[fn] = true
-			cheap := true
-			for j := 0; j < i && cheap; j++ {
-				switch frames.Kind(st.funcs[j], st.files[j]) {
-				case frames.Own, frames.Runtime:
-				case frames.Std:
-					cheap = cheapStd[frames.PkgPath(st.funcs[j])]
-				default:
-					cheap = false
-				}
-			}
-			if !cheap {
-				continue
-			}
-			c := cands[fn]
-			if c == nil {
-				c = &cand{chain: callers(st, i)}
-				cands[fn] = c
-			}
-			c.part += st.value
-			c.depth += int64(i) * st.value
-		}
-	}
-	var bestPart int64
-	for _, c := range cands {
-		bestPart = max(bestPart, c.part)
-	}
-	if share(bestPart, s.cpuTotal) < r.MinShare || bestPart < minCPUEvidence {
-		return nil
-	}
-	// Of the functions that carry the walk (a caller and its callee carry the
-	// same samples), name the deepest: the loop itself.
-	var pick string
-	var pickDepth float64
-	for fn, c := range cands {
-		if float64(c.part) < 0.97*float64(bestPart) {
-			continue
-		}
-		d := float64(c.depth) / float64(c.part)
-		if pick == "" || d < pickDepth || d == pickDepth && fn < pick {
-			pick, pickDepth = fn, d
-		}
-	}
-	c := cands[pick]
-	cs := share(c.part, s.cpuTotal)
-	return &Finding{Rule: r.ID, CPUShare: cs, Frames: c.chain,
-		Evidence: fmt.Sprintf("%s: %s spends %s of the target's CPU in its own code, maps and slices, with no library doing the work", r.What, pick, pct(cs))}
+	return best
 }
 
 // logStorm measures logging whatever its share (lines counted on the
 // target's stderr can show a storm that costs little CPU), adds what probe
 // counted, and keeps the finding when logging is costly or frequent.
-func logStorm(r *Rule, s *samples, ev Evidence) *Finding {
-	f := framesAtLeast(r, s, 0)
+func logStorm(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
+	f := framesAtLeast(r, s, 0, facts)
 	if f == nil {
 		return nil
 	}
@@ -186,8 +246,8 @@ func logStorm(r *Rule, s *samples, ev Evidence) *Finding {
 
 // gcPressure measures the collector's share by its frames and names the
 // top allocation sites, where the fix starts.
-func gcPressure(r *Rule, s *samples, _ Evidence) *Finding {
-	f := byFrames(r, s, Evidence{})
+func gcPressure(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
+	f := byFrames(r, s, ev, facts)
 	if f != nil {
 		f.Evidence += "; top allocation sites: " + topAllocSites(s.allocs, s.allocTotal, 3)
 	}
@@ -208,9 +268,7 @@ func topAllocSites(allocs []stack, total int64, n int) string {
 	for fn := range flat {
 		names = append(names, fn)
 	}
-	sort.Slice(names, func(i, j int) bool {
-		return flat[names[i]] > flat[names[j]] || flat[names[i]] == flat[names[j]] && names[i] < names[j]
-	})
+	sort.Slice(names, func(i, j int) bool { return flat[names[i]] > flat[names[j]] || flat[names[i]] == flat[names[j]] && names[i] < names[j] })
 	var parts []string
 	for _, fn := range names[:min(n, len(names))] {
 		parts = append(parts, fmt.Sprintf("%s (%s)", fn, pct(share(flat[fn], total))))

@@ -22,8 +22,19 @@ type Finding struct {
 	Evidence   string   `json:"evidence"`
 	Suggestion string   `json:"suggestion"`
 	// CPUShareOfRequests is the share of the CPU spent under request handling
-	// (net/http's conn.serve) rather than of all the target's CPU.
+	// (the serving frames of the catalog) rather than of all the target's CPU.
 	CPUShareOfRequests float64 `json:"cpu_share_of_requests"`
+	// OwnFrame is the innermost frame of the target's own code over the
+	// work: where the fix goes.
+	OwnFrame string `json:"own_frame"`
+}
+
+// Unexplained is the target's own code that took CPU no finding explains:
+// where a rule of the user's own (--rules) could look next.
+type Unexplained struct {
+	Function string   `json:"function"` // the innermost own function
+	Path     []string `json:"path"`     // own frames from the outermost to it
+	CPUShare float64  `json:"cpu_share"`
 }
 
 // Evidence is what a run knows beyond the profiles.
@@ -36,37 +47,18 @@ type Evidence struct {
 	Duration time.Duration
 }
 
-// Replies is how many distinct replies one request key got.
+// Replies are one request key's replies: how many distinct ones, and the
+// evidence to compare them (the request and up to three of the replies).
 type Replies struct {
-	Key      string
-	Requests int64
-	Distinct int
-}
-
-// replyInvariance says whether every request key got one reply.
-func (e Evidence) replyInvariance() (invariant bool, why string) {
-	if e.Replies == nil {
-		return false, "no run to show that the replies did not change (profiles analysed alone)"
-	}
-	keys, varying := 0, 0
-	var requests int64
-	for _, d := range e.Replies {
-		if d.Requests < 2 {
-			continue
-		}
-		keys++
-		requests += d.Requests
-		if d.Distinct > 1 {
-			varying++
-		}
-	}
-	switch {
-	case keys == 0:
-		return false, "too few requests per key to tell whether the replies change"
-	case varying > 0:
-		return false, fmt.Sprintf("%d of %d request keys got varying replies", varying, keys)
-	}
-	return true, fmt.Sprintf("each of %d request keys got the same reply every time (%d requests)", keys, requests)
+	Key       string
+	Op        string // the endpoint as the run named it
+	Requests  int64
+	Distinct  int
+	Top       uint64   // digest of the most frequent reply: equal digests, equal bytes
+	Input     bool     // the request carried a query or a body
+	BodyBytes int      // the request body's size
+	Request   string   // method, path and body
+	Bodies    [][]byte // distinct replies, most frequent first
 }
 
 func share(part, total int64) float64 {

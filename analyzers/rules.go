@@ -25,6 +25,8 @@ type Rule struct {
 	Frames            []string `json:"frames,omitempty"`
 	Exclude           []string `json:"exclude,omitempty"`   // a sample with one of these frames is not this work
 	Invariant         bool     `json:"invariant,omitempty"` // the work's result never depends on the request
+	Scope             string   `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
+	Input             bool     `json:"input,omitempty"`     // the work may be decoding the request's own input
 	MinShare          float64  `json:"min_share,omitempty"` // of CPU or of allocations; default 0.05
 	Suggestion        string   `json:"suggestion"`
 	VaryingSuggestion string   `json:"varying_suggestion,omitempty"`
@@ -104,9 +106,9 @@ func LoadRules(path string) ([]Rule, error) {
 func checkDetector(file string, r *Rule) error {
 	d, ok := detectors[r.Detector]
 	if !ok {
-		return fmt.Errorf("%s: rule %s: unknown detector %q (want frames, full-scan, log-storm or gc)", file, r.ID, r.Detector)
+		return fmt.Errorf("%s: rule %s: unknown detector %q (want frames, full-scan, log-storm, gc or reply)", file, r.ID, r.Detector)
 	}
-	if d.needsFrames && len(r.Frames) == 0 {
+	if (d.needsFrames || isMarker(r.Class)) && len(r.Frames) == 0 {
 		return fmt.Errorf("%s: rule %s has no frames", file, r.ID)
 	}
 	return nil
@@ -133,9 +135,14 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 			return nil, fmt.Errorf("%s: rule %d has no id", name, i+1)
 		}
 		switch r.Class {
-		case "load-time", "gc-pressure", "info":
+		case "load-time", "gc-pressure", "info", markServing, markRequestBody, markSending:
 		default:
-			return nil, fmt.Errorf("%s: rule %s: class %q (want load-time, gc-pressure or info)", name, r.ID, r.Class)
+			return nil, fmt.Errorf("%s: rule %s: class %q (want load-time, gc-pressure or info; or a marker: serving, request-body, sending)", name, r.ID, r.Class)
+		}
+		switch r.Scope {
+		case "", scopePart, scopeWhole, scopeToken:
+		default:
+			return nil, fmt.Errorf("%s: rule %s: scope %q (want part, whole or token)", name, r.ID, r.Scope)
 		}
 		for _, f := range r.Frames {
 			re, err := regexp.Compile(f)

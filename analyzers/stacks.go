@@ -1,7 +1,6 @@
 package analyzers
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
@@ -64,15 +63,6 @@ func measuring(funcs []string) bool {
 			if strings.HasPrefix(fn, p) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func hasFrame(s stack, re *regexp.Regexp) bool {
-	for _, f := range s.funcs {
-		if re.MatchString(f) {
-			return true
 		}
 	}
 	return false

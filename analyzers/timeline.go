@@ -28,7 +28,7 @@ func Timeline(windows []*profile.Profile, rules []Rule) []WindowSummary {
 		for _, s := range ss {
 			work := "other"
 			for j := range rules {
-				if len(rules[j].frames) > 0 && rules[j].matchAt(s) >= 0 {
+				if len(rules[j].frames) > 0 && !isMarker(rules[j].Class) && rules[j].matchAt(s) >= 0 {
 					work = rules[j].ID
 					break
 				}

@@ -5,6 +5,8 @@
 # the share of A/A metrics claimed significant.
 # Usage: bench/ab.sh [runs] [seconds] — then copy the figures into docs/BENCHMARKS.md.
 set -euo pipefail
+# Go 1.27.3, as the module asks: a machine starts on its own Go.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
 runs=${1:-6}
 secs=${2:-5}

@@ -4,6 +4,8 @@
 # in both fixture modes. Prints Markdown; copy the figures into
 # docs/BENCHMARKS.md. Usage: bench/fuzz.sh [seconds]
 set -euo pipefail
+# Go 1.27.3, as the module asks: a machine starts on its own Go.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 tmp=$(mktemp -d)

@@ -5,6 +5,8 @@
 # it into docs/BENCHMARKS.md between the loadgen markers.
 # Usage: bench/loadgen.sh [rounds] [seconds]   (default 3 rounds of 10 s)
 set -euo pipefail
+# Go 1.27.3, as the module asks: a machine starts on its own Go.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 secs=${2:-10}

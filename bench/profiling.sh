@@ -4,6 +4,8 @@
 # Prints a Markdown table and puts it into docs/BENCHMARKS.md between the
 # profiling markers. Usage: bench/profiling.sh [rounds] [seconds] [microload]
 set -euo pipefail
+# Go 1.27.3, as the module asks: a machine starts on its own Go.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 secs=${2:-10}

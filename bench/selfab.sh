@@ -6,6 +6,8 @@
 # run, and the medians: a change to the code must not make the generator
 # dearer. Usage: bench/selfab.sh OLD_REF [rounds] [seconds] (default 5 × 5 s)
 set -euo pipefail
+# Go 1.27.3, as the module asks: a machine starts on its own Go.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
 old=${1:?usage: bench/selfab.sh OLD_REF [rounds] [seconds]}
 rounds=${2:-5}

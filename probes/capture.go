@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +30,7 @@ type ProfileOptions struct {
 type Profiles struct {
 	CPU       *profile.Profile   // the windows merged
 	Windows   []*profile.Profile // consecutive CPU profiles, in order
-	Allocs    *profile.Profile   // allocations during the window (a delta profile)
+	Allocs    *profile.Profile   // allocations during the window: the delta of two heap profiles each taken after a GC
 	Wall      *profile.Profile   // fgprof's wall-clock profile
 	Goroutine *profile.Profile   // goroutines at the end
 	Raw       map[string][]byte  // file name → bytes as fetched (gzipped protobuf)
@@ -85,7 +86,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 			if w < 500*time.Millisecond {
 				return
 			}
-			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", int(math.Max(1, math.Round(w.Seconds()))), o.Slack)
+			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", seconds(int(math.Max(1, math.Round(w.Seconds())))), o.Slack)
 			if err != nil {
 				warn("profile-fetch", "CPU window %d: %v", i+1, err)
 				return
@@ -97,17 +98,20 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 		}
 	})
 	wg.Go(func() {
-		prof, raw, err := fetchProfile(ctx, o.PprofURL, "allocs", secs, o.Slack)
+		prof, raw, exact, err := allocationWindow(ctx, o, d)
 		if err != nil {
 			warn("profile-fetch", "allocations: %v", err)
 			return
+		}
+		if !exact {
+			warn("allocs-approximate", "the target's heap profile cannot be taken after a GC (heap?gc=1): the allocation delta is as of the last GC at each end, and may hold some of an earlier run's allocations")
 		}
 		keep("allocs.pb.gz", raw)
 		p.Allocs = prof
 	})
 	if o.FgprofURL != nil {
 		wg.Go(func() {
-			prof, raw, err := fetchProfile(ctx, o.FgprofURL, "", secs, o.Slack)
+			prof, raw, err := fetchProfile(ctx, o.FgprofURL, "", url.Values{"seconds": {fmt.Sprint(secs)}, "format": {"pprof"}}, o.Slack)
 			if err != nil {
 				if strings.Contains(err.Error(), "status 404") || strings.Contains(err.Error(), "parsing profile") {
 					warn("no-fgprof", "the target has no /debug/fgprof (it answered without a profile): no wall-clock profile")
@@ -121,7 +125,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 		})
 	}
 	wg.Wait()
-	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", 0, o.Slack); err == nil {
+	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", nil, o.Slack); err == nil {
 		keep("goroutine.pb.gz", raw)
 		p.Goroutine = prof
 	}
@@ -140,22 +144,63 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 	return p
 }
 
+// allocationWindow is what the target allocated during the next d: the
+// heap profile is as of the last completed GC, so a delta between two
+// plain snapshots is stale by up to a GC cycle at each end (an earlier
+// run's allocations show in the next). A GC before each snapshot (gc=1)
+// makes both ends exact. Targets that refuse gc=1 get the delta endpoint
+// (allocs?seconds=), and exact is false.
+func allocationWindow(ctx context.Context, o ProfileOptions, d time.Duration) (prof *profile.Profile, raw []byte, exact bool, err error) {
+	gc := url.Values{"gc": {"1"}}
+	start, _, err := fetchProfile(ctx, o.PprofURL, "heap", gc, o.Slack)
+	if err != nil {
+		secs := int(math.Max(1, math.Round(d.Seconds())))
+		prof, raw, err := fetchProfile(ctx, o.PprofURL, "allocs", seconds(secs), o.Slack)
+		return prof, raw, false, err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done(): // the run ended early: the window ends with it
+	}
+	end, _, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "heap", gc, o.Slack)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	start.Scale(-1)
+	delta, err := profile.Merge([]*profile.Profile{start, end})
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("the delta of two heap profiles: %v", err)
+	}
+	delta.TimeNanos, delta.DurationNanos = end.TimeNanos, end.TimeNanos+end.DurationNanos-start.TimeNanos
+	var b bytes.Buffer
+	if err := delta.Write(&b); err != nil {
+		return nil, nil, false, err
+	}
+	return delta, b.Bytes(), true, nil
+}
+
+func seconds(n int) url.Values { return url.Values{"seconds": {fmt.Sprint(n)}} }
+
 // fetchProfile gets one profile; name is the pprof profile ("profile",
-// "allocs", …) or empty for fgprof's URL as given.
-func fetchProfile(ctx context.Context, base *url.URL, name string, seconds int, slack time.Duration) (*profile.Profile, []byte, error) {
+// "heap", …) or empty for fgprof's URL as given. A "seconds" query gives
+// the fetch that much longer.
+func fetchProfile(ctx context.Context, base *url.URL, name string, query url.Values, slack time.Duration) (*profile.Profile, []byte, error) {
 	u := *base
 	if name != "" {
 		u = *base.JoinPath(name)
 	}
 	q := u.Query()
-	if seconds > 0 {
-		q.Set("seconds", fmt.Sprint(seconds))
-	}
-	if name == "" {
-		q.Set("format", "pprof")
+	for k, v := range query {
+		q[k] = v
 	}
 	u.RawQuery = q.Encode()
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second+slack)
+	wait := slack
+	if s, err := strconv.Atoi(q.Get("seconds")); err == nil {
+		wait += time.Duration(s) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	resp, err := http.DefaultClient.Do(req)

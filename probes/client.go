@@ -38,11 +38,22 @@ type recorder struct {
 	ops     map[string]*OpStats
 	order   []string
 	errors  map[string]int64
-	digests map[string]map[uint64]int64
+	digests map[string]*keyReplies
 	checked map[uint64]checked // reply digest → the check's verdict on those bytes
+	samples *samples           // decoded bodies by digest, for comparing replies (shared by the clients)
 	wire    int64
 	decoded int64
 	seed    maphash.Seed
+}
+
+// keyReplies are one request key's replies: how often each digest came,
+// and what the request was.
+type keyReplies struct {
+	op        string
+	request   string // method, path and body, bounded: to tell an echo of the input in a reply
+	input     bool   // the request carries a query or a body
+	bodyBytes int    // the request body's size
+	counts    map[uint64]int64
 }
 
 type checked struct {
@@ -50,12 +61,12 @@ type checked struct {
 	decoded int
 }
 
-func newClient(t *Target, timeout time.Duration, seed maphash.Seed, measuring *atomic.Bool, live *liveCounters) *Client {
+func newClient(t *Target, timeout time.Duration, seed maphash.Seed, measuring *atomic.Bool, live *liveCounters, kept *samples) *Client {
 	c := &Client{
 		target: t,
 		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout},
-		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]map[uint64]int64{},
-			checked: map[uint64]checked{}, seed: seed},
+		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
+			checked: map[uint64]checked{}, seed: seed, samples: kept},
 		measuring: measuring, live: live,
 	}
 	c.header = c.resp.Header
@@ -137,10 +148,10 @@ func (c *Client) verify(call Call) (*Reply, error) {
 		c.rec.wire += int64(r.WireBytes)
 		d := c.rec.digests[call.Key]
 		if d == nil {
-			d = map[uint64]int64{}
+			d = &keyReplies{op: call.Op, request: requestText(call.Req), input: hasInput(call.Req), bodyBytes: len(call.Req.Body), counts: map[uint64]int64{}}
 			c.rec.digests[call.Key] = d
 		}
-		d[sum]++
+		d.counts[sum]++
 	}
 	reply := &c.reply
 	*reply = Reply{Status: r.Status, Header: c.header, Body: r.Body}
@@ -162,6 +173,7 @@ func (c *Client) verify(call Call) (*Reply, error) {
 		v.decoded = len(reply.Body)
 	}
 	if v.err == nil {
+		c.rec.samples.keep(sum, reply.Body)
 		v.err = checkReply(call, reply)
 	}
 	if len(c.rec.checked) < 100_000 { // bounded: a varying reply is checked every time
@@ -228,7 +240,7 @@ func errorReason(op string, err error) string {
 }
 
 // mergeInto adds the client's records to run.
-func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[string]map[uint64]int64) {
+func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[string]*keyReplies) {
 	for _, name := range r.order {
 		src := r.ops[name]
 		dst, ok := index[name]
@@ -245,14 +257,14 @@ func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[st
 	for k, n := range r.errors {
 		run.Errors[k] += n
 	}
-	for key, set := range r.digests {
+	for key, kr := range r.digests {
 		d := digests[key]
 		if d == nil {
-			d = map[uint64]int64{}
+			d = &keyReplies{op: kr.op, request: kr.request, input: kr.input, bodyBytes: kr.bodyBytes, counts: map[uint64]int64{}}
 			digests[key] = d
 		}
-		for sum, n := range set {
-			d[sum] += n
+		for sum, n := range kr.counts {
+			d.counts[sum] += n
 		}
 	}
 	run.WireBytes += r.wire

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,7 +64,8 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	seed := maphash.MakeSeed()
 	measuring := &atomic.Bool{}
 	live := &liveCounters{}
-	setup := newClient(t, o.Timeout, seed, measuring, live)
+	kept := newSamples()
+	setup := newClient(t, o.Timeout, seed, measuring, live, kept)
 	if err := ml.Prepare(ctx, t, setup); err != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			return nil, cause
@@ -87,7 +87,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	}
 	clients := make([]*Client, o.Concurrency)
 	for i := range clients {
-		clients[i] = newClient(t, o.Timeout, seed, measuring, live)
+		clients[i] = newClient(t, o.Timeout, seed, measuring, live, kept)
 	}
 
 	var sampler *procSampler
@@ -226,20 +226,13 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	}
 
 	index := map[string]*OpStats{}
-	digests := map[string]map[uint64]int64{}
+	keys := map[string]*keyReplies{}
 	for _, c := range clients {
-		c.rec.mergeInto(run, index, digests)
+		c.rec.mergeInto(run, index, keys)
 		run.ConnsOpened += c.conn.Opened
 		c.conn.Close()
 	}
-	for key, set := range digests {
-		var n int64
-		for _, count := range set {
-			n += count
-		}
-		run.Digests = append(run.Digests, Digest{Key: key, Requests: n, Distinct: len(set)})
-	}
-	sort.Slice(run.Digests, func(i, j int) bool { return run.Digests[i].Key < run.Digests[j].Key })
+	run.Digests = digestsOf(keys, kept)
 	judge(run, o, numCPU())
 	return run, nil
 }

@@ -53,11 +53,19 @@ type OpStats struct {
 	Service *hdrhistogram.Histogram // from the actual send time
 }
 
-// Digest is how many distinct replies one request key got.
+// Digest is how many distinct replies one request key got, and the
+// evidence to compare them: the request, the most frequent reply's digest
+// and a few of the replies themselves (decoded, cut to 128 KB).
 type Digest struct {
-	Key      string
-	Requests int64
-	Distinct int
+	Key       string
+	Op        string // the operation (endpoint) the key belongs to
+	Requests  int64
+	Distinct  int
+	Top       uint64   // digest of the most frequent reply; equal digests, equal bytes
+	Input     bool     // the request carries a query or a body
+	BodyBytes int      // the request body's size
+	Request   string   // method, path and body, cut to 2 KB
+	Bodies    [][]byte // up to three distinct replies, most frequent first; fewer when the run's budget ran out
 }
 
 // Warning is something the reader must know to trust the figures.

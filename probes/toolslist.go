@@ -64,28 +64,41 @@ func (l ToolsList) NewSession(ctx context.Context, c *Client, id int) (Session, 
 		}}); err != nil {
 		return nil, fmt.Errorf("MCP notifications/initialized: %v", err)
 	}
-	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
-	return staticSession{{Op: "tools/list", Key: "tools/list", Req: t.Request("POST", l.path(), []byte(list), headers...),
-		Check: checkJSONRPC(func(result json.RawMessage) error {
-			var r struct {
-				Tools []struct {
-					Name        string          `json:"name"`
-					InputSchema json.RawMessage `json:"inputSchema"`
-				} `json:"tools"`
-			}
-			if err := json.Unmarshal(result, &r); err != nil {
-				return fmt.Errorf("tools/list result: %v", err)
-			}
-			if len(r.Tools) == 0 {
-				return errors.New("tools/list lists no tools")
-			}
-			for _, tool := range r.Tools {
-				if tool.Name == "" || len(tool.InputSchema) == 0 {
-					return errors.New("a tool without name or input schema")
-				}
-			}
-			return nil
-		})}}, nil
+	// Clients number their requests: each session cycles through a few ids,
+	// each id a request key, so that replies that differ only in the id they
+	// echo show that the rest does not depend on the request.
+	calls := make(staticSession, listIDs)
+	for k := range calls {
+		id := 2 + (k+max(id, 0))%listIDs
+		list := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, id)
+		calls[k] = Call{Op: "tools/list", Key: fmt.Sprintf("tools/list id=%d", id), Req: t.Request("POST", l.path(), []byte(list), headers...),
+			Check: checkJSONRPC(checkTools)}
+	}
+	return calls, nil
+}
+
+// listIDs is how many JSON-RPC ids a session cycles through.
+const listIDs = 8
+
+func checkTools(result json.RawMessage) error {
+	var r struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return fmt.Errorf("tools/list result: %v", err)
+	}
+	if len(r.Tools) == 0 {
+		return errors.New("tools/list lists no tools")
+	}
+	for _, tool := range r.Tools {
+		if tool.Name == "" || len(tool.InputSchema) == 0 {
+			return errors.New("a tool without name or input schema")
+		}
+	}
+	return nil
 }
 
 // checkJSONRPC checks a JSON-RPC reply (JSON, not an event stream) and hands

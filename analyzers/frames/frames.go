@@ -27,20 +27,39 @@ func PkgPath(fn string) string {
 }
 
 // Kind tells the target's own code from the standard library and
-// third-party modules: by the first path element (a domain has a dot) and,
-// for dotless paths, by whether the file lies in GOROOT/src.
+// third-party modules: by the first path element (a domain has a dot), and
+// for dotless paths by the standard library's top-level directories. The
+// file name decides only what the path cannot: a binary built with
+// -trimpath names its files "reflect/value.go", with no GOROOT to see, a
+// module without a dot in its path ("app/handlers") is the target's own,
+// and so is code under a GOPATH-style /src/ folder.
 func Kind(fn, file string) string {
 	pkg := PkgPath(fn)
 	first, _, _ := strings.Cut(pkg, "/")
 	switch {
-	case strings.Contains(first, "."), strings.Contains(file, "/pkg/mod/"):
+	case strings.Contains(first, "."):
 		return ThirdParty
-	case strings.HasPrefix(pkg, "runtime") || strings.HasPrefix(pkg, "internal/runtime"):
+	case pkg == "runtime" || strings.HasPrefix(pkg, "runtime/") || strings.HasPrefix(pkg, "internal/runtime/"):
 		return Runtime
-	case file == "" || strings.Contains(file, "/src/"+pkg+"/"):
+	case stdRoots[first]: // also when the toolchain lives in the module cache (GOTOOLCHAIN)
 		return Std
+	case strings.Contains(file, "/pkg/mod/"): // a dotless module path from the module cache
+		return ThirdParty
 	}
 	return Own
+}
+
+// stdRoots are the first elements of the standard library's import paths
+// (go list std | cut -d/ -f1).
+var stdRoots = map[string]bool{}
+
+func init() {
+	for _, r := range strings.Fields(`archive bufio bytes cmp compress container context crypto database debug embed
+		encoding errors expvar flag fmt go hash html image index internal io iter log maps math mime net os path
+		plugin reflect regexp runtime slices sort strconv strings structs sync syscall testing text time unicode
+		unique unsafe vendor weak`) {
+		stdRoots[r] = true
+	}
 }
 
 // DisplayName elides the type arguments of generic functions, which Go

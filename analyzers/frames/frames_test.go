@@ -12,6 +12,16 @@ func TestKind(t *testing.T) {
 		{"main.handler", "/src/app/main.go", Own},
 		{"golang.org/x/net/http2.(*serverConn).serve", "", ThirdParty},
 		{"encoding/json.Marshal", "", Std},
+		// -trimpath: no GOROOT in the file names.
+		{"reflect.Value.Call", "reflect/value.go", Std},
+		{"text/template.(*state).evalCall", "text/template/exec.go", Std},
+		{"app/handlers.(*Feed).build", "app/handlers/feed.go", Own},
+		{"main.main.func1", "main.go", Own},
+		{"runtime/pprof.(*profileBuilder).build", "runtime/pprof/proto.go", Runtime},
+		{"runtimeutil.F", "/src/runtimeutil/f.go", Own},
+		// a toolchain fetched by GOTOOLCHAIN lives in the module cache
+		{"strings.Fields", "/root/go/pkg/mod/golang.org/toolchain@v0.0.1-go1.27.3.linux-amd64/src/strings/strings.go", Std},
+		{"runtime.mapassign_faststr", "/root/go/pkg/mod/golang.org/toolchain@v0.0.1-go1.27.3.linux-amd64/src/internal/runtime/maps/runtime_faststr.go", Runtime},
 	} {
 		if got := Kind(tc.fn, tc.file); got != tc.kind {
 			t.Errorf("Kind(%q, %q) = %s, want %s", tc.fn, tc.file, got, tc.kind)

@@ -11,8 +11,9 @@ import (
 // ProfileFindings is what `probe analyze` found in profiles taken
 // elsewhere: no run, so no latencies and no reply evidence.
 type ProfileFindings struct {
-	Profiles []string            `json:"profiles"`
-	Findings []analyzers.Finding `json:"findings"`
+	Profiles    []string                `json:"profiles"`
+	Findings    []analyzers.Finding     `json:"findings"`
+	Unexplained []analyzers.Unexplained `json:"unexplained,omitempty"`
 }
 
 // JSON is the findings as JSON.
@@ -33,8 +34,11 @@ func (p *ProfileFindings) WriteTable(w io.Writer) {
 		fmt.Fprintln(w, "no findings: no rule's work reaches its share of these profiles")
 	}
 	for i, f := range p.Findings {
-		fmt.Fprintf(w, "%d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations\n   %s\n   evidence: %s\n   at %s\n", i+1, f.Rule, f.Class, f.Severity,
-			100*f.CPUShare, 100*f.AllocShare, f.Suggestion, f.Evidence, strings.Join(f.Frames, " ← "))
+		fmt.Fprintf(w, "%d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations\n   %s\n   evidence: %s\n   %s\n", i+1, f.Rule, f.Class, f.Severity,
+			100*f.CPUShare, 100*f.AllocShare, f.Suggestion, f.Evidence, where(f))
+	}
+	for _, u := range p.Unexplained {
+		fmt.Fprintf(w, "unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, strings.Join(u.Path, " → "))
 	}
 }
 

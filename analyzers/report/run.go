@@ -41,6 +41,7 @@ type Report struct {
 	Machine       Machine                   `json:"machine"`
 	Ended         string                    `json:"ended,omitempty"`
 	Timeline      []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a profiled run
+	Unexplained   []analyzers.Unexplained   `json:"unexplained,omitempty"`
 	ProfileFiles  []string                  `json:"profile_files,omitempty"`
 
 	latency *hdrhistogram.Histogram
@@ -140,7 +141,8 @@ type Machine struct {
 // timeline of CPU windows, crashes, warnings about the profiles, and the
 // files to keep beside the report (profiles as fetched, flame graphs).
 type Analysis struct {
-	Findings []analyzers.Finding
+	Findings    []analyzers.Finding
+	Unexplained []analyzers.Unexplained
 	Timeline []analyzers.WindowSummary
 	Crashes  []Crash
 	Warnings []probes.Warning
@@ -171,7 +173,7 @@ func FromRun(run *probes.Run, a Analysis) *Report {
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,
 			CPUs: run.CPUs},
-		Machine: Machine{OthersCPUCores: run.OthersCPU}, Ended: run.Ended, Timeline: a.Timeline,
+		Machine: Machine{OthersCPUCores: run.OthersCPU}, Ended: run.Ended, Timeline: a.Timeline, Unexplained: a.Unexplained,
 		latency: run.Latency(), files: maps.Clone(a.Files),
 	}
 	for _, w := range a.Warnings {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"probe/analyzers"
 	"probe/probes"
 )
 
@@ -49,8 +50,11 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], reason)
 	}
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "  %d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n     %s\n     at %s\n", i+1, f.Rule, f.Class, f.Severity,
-			100*f.CPUShare, 100*f.AllocShare, f.Endpoint, f.Suggestion, strings.Join(f.Frames[:min(3, len(f.Frames))], " ← "))
+		fmt.Fprintf(w, "  %d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n     %s\n     %s\n", i+1, f.Rule, f.Class, f.Severity,
+			100*f.CPUShare, 100*f.AllocShare, f.Endpoint, f.Suggestion, where(f))
+	}
+	for _, u := range r.Unexplained {
+		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, strings.Join(u.Path, " → "))
 	}
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
@@ -84,9 +88,20 @@ func (r *Report) Markdown() string {
 	if len(r.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
 		for i, f := range r.Findings {
-			fmt.Fprintf(&b, "%d. **%s** (%s, %s) on %s: %.0f%% of CPU (%.0f%% of the CPU serving requests), %.0f%% of allocations.  \n   %s  \n   Evidence: %s  \n   Frames: `%s`\n",
-				i+1, f.Rule, f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, f.Suggestion, f.Evidence, strings.Join(f.Frames, "` ← `"))
+			fmt.Fprintf(&b, "%d. **%s** (%s, %s) on %s: %.0f%% of CPU (%.0f%% of the CPU serving requests), %.0f%% of allocations.  \n   %s  \n   Evidence: %s  \n",
+				i+1, f.Rule, f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, f.Suggestion, f.Evidence)
+			if f.OwnFrame != "" {
+				fmt.Fprintf(&b, "   In the target's own code: `%s`  \n", f.OwnFrame)
+			}
+			fmt.Fprintf(&b, "   Frames: `%s`\n", strings.Join(f.Frames, "` ← `"))
 		}
+	}
+	if len(r.Unexplained) > 0 {
+		t := &Table{Columns: []Column{{Title: "CPU", Right: true}, {Title: "the target's own code, outermost first"}}}
+		for _, u := range r.Unexplained {
+			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+strings.Join(u.Path, "` → `")+"`")
+		}
+		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
 	}
 	if len(r.Timeline) > 0 {
 		t := &Table{Columns: []Column{{Title: "window", Right: true}, {Title: "top work"}}}
@@ -147,4 +162,23 @@ func hgrm(h *hdrhistogram.Histogram) []byte {
 	var b bytes.Buffer
 	h.PercentilesPrint(&b, 5, 1000)
 	return b.Bytes()
+}
+
+// where shows a finding's place: the target's own frame first, then the
+// library path from the work up.
+func where(f analyzers.Finding) string {
+	if f.OwnFrame == "" {
+		return "at " + strings.Join(f.Frames[:min(3, len(f.Frames))], " ← ")
+	}
+	var lib []string
+	for _, fr := range f.Frames {
+		if fr == f.OwnFrame || fr == "…" || len(lib) == 3 {
+			break
+		}
+		lib = append(lib, fr)
+	}
+	if len(lib) == 0 {
+		return "in " + f.OwnFrame
+	}
+	return "in " + f.OwnFrame + ": " + strings.Join(lib, " ← ")
 }

@@ -33,8 +33,8 @@ func analyzeCommand(fs *flag.FlagSet) runner {
 		if err != nil {
 			return err
 		}
-		doc := &report.ProfileFindings{Profiles: paths,
-			Findings: analyzers.Analyze(cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)}
+		res := analyzers.Analyze(cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)
+		doc := &report.ProfileFindings{Profiles: paths, Findings: res.Findings, Unexplained: res.Unexplained}
 		if *asJSON {
 			js, err := doc.JSON()
 			if err != nil {

@@ -74,7 +74,8 @@ func analyzeRun(run *probes.Run, rules []analyzers.Rule) report.Analysis {
 	calls, _ := run.Requests()
 	ev := analyzers.Evidence{Endpoint: endpoints(run), Replies: replies(run.Digests), Requests: calls,
 		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
-	a.Findings = analyzers.Analyze(prof.CPU, prof.Allocs, ev, rules)
+	res := analyzers.Analyze(prof.CPU, prof.Allocs, ev, rules)
+	a.Findings, a.Unexplained = res.Findings, res.Unexplained
 	a.Timeline = analyzers.Timeline(prof.Windows, rules)
 	if tp := run.TargetProc; tp != nil && prof.CPU != nil && prof.CPU.DurationNanos > 0 {
 		profiled := analyzers.CPUTime(prof.CPU)
@@ -99,7 +100,8 @@ func analyzeRun(run *probes.Run, rules []analyzers.Rule) report.Analysis {
 func replies(ds []probes.Digest) []analyzers.Replies {
 	out := make([]analyzers.Replies, len(ds))
 	for i, d := range ds {
-		out[i] = analyzers.Replies{Key: d.Key, Requests: d.Requests, Distinct: d.Distinct}
+		out[i] = analyzers.Replies{Key: d.Key, Op: d.Op, Requests: d.Requests, Distinct: d.Distinct, Top: d.Top,
+			Input: d.Input, BodyBytes: d.BodyBytes, Request: d.Request, Bodies: d.Bodies}
 	}
 	return out
 }

@@ -1,0 +1,261 @@
+package analyzers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The evidence model: whether work could be done once, and where, is read
+// from the replies. Per request key: did the same request get the same
+// reply, or the same reply but for small fragments (a nonce, a timestamp,
+// an order)? Across keys: did different requests get the same reply, one
+// that differs only where it echoes the request, or a different one? And
+// did the requests carry input at all?
+
+// nearInvariant is the least share of a reply's bytes that every reply of
+// its key must share for the rest to count as fragments.
+const nearInvariant = 0.9
+
+// acrossKeysCompared bounds the keys compared with the first.
+const acrossKeysCompared = 8
+
+// replyFacts are what a run's replies say.
+type replyFacts struct {
+	run      bool  // there was a run: replies to judge by
+	keys     int   // keys with two requests or more
+	requests int64 // their requests
+	input    bool  // some request carried a query or a body
+	bodies   bool  // some request carried a body
+	varying  int   // keys whose replies changed
+	near     bool  // every varying key is the same but for fragments
+	worst    comparison
+	across   string // "one" key, "identical", "echo" (differs only where it echoes the request) or "different"
+	why      string // the evidence in words
+}
+
+func readReplies(rs []Replies) replyFacts {
+	f := replyFacts{run: rs != nil, near: true, worst: comparison{size: 1, stable: 1, complete: true}}
+	if !f.run {
+		f.why = "no run to show that the replies did not change (profiles analysed alone)"
+		return f
+	}
+	var keys []Replies
+	for _, r := range rs {
+		f.input = f.input || r.Input
+		f.bodies = f.bodies || r.BodyBytes > 0
+		if r.Requests >= 2 {
+			keys = append(keys, r)
+			f.requests += r.Requests
+		}
+	}
+	f.keys = len(keys)
+	if f.keys == 0 {
+		f.why = "too few requests per key to tell whether the replies change"
+		return f
+	}
+	var varyingKey string
+	for _, k := range keys {
+		if k.Distinct <= 1 {
+			continue
+		}
+		f.varying++
+		if len(k.Bodies) < 2 {
+			f.near = false // nothing kept to compare
+			continue
+		}
+		c := compareReplies(k.Bodies[0], k.Bodies[1:]...)
+		if !c.complete || c.stableShare() < nearInvariant {
+			f.near = false
+		}
+		if varyingKey == "" || c.stableShare() < f.worst.stableShare() {
+			f.worst, varyingKey = c, k.Key
+		}
+	}
+	f.across = acrossKeys(keys)
+	switch {
+	case f.varying > 0 && f.near:
+		f.why = fmt.Sprintf("replies identical except %s that %s per request (%d of %d request keys vary; %.0f%% of the reply is the same every time, e.g. %s)",
+			fragmentsInWords(f.worst), plural(len(f.worst.fragments), "differs", "differ"), f.varying, f.keys, 100*f.worst.stableShare(), quoteFragment(f.worst))
+	case f.varying > 0:
+		f.why = fmt.Sprintf("%d of %d request keys got varying replies", f.varying, f.keys)
+		if f.worst.size > 1 {
+			f.why += fmt.Sprintf(" (only %.0f%% of the reply is the same every time)", 100*f.worst.stableShare())
+		}
+	default:
+		f.why = fmt.Sprintf("each of %d request keys got the same reply every time (%d requests)", f.keys, f.requests)
+	}
+	switch f.across {
+	case "identical":
+		if f.keys > 1 {
+			f.why += ", and every key the same reply"
+		}
+	case "echo":
+		f.why += ", and different keys' replies differ only where they echo the request"
+	case "different":
+		if f.input {
+			f.why += ", and different keys got different replies"
+		} else {
+			f.why += "; the keys are requests without a query or a body, each a resource of the site"
+		}
+	case "one":
+		if f.input {
+			f.why += "; probe sent one request shape, so the reply could still depend on its input"
+		}
+	}
+	return f
+}
+
+// acrossKeys compares the replies of different keys.
+func acrossKeys(keys []Replies) string {
+	if len(keys) == 1 {
+		return "one"
+	}
+	same := true
+	for _, k := range keys[1:] {
+		same = same && k.Top == keys[0].Top
+	}
+	if same {
+		return "identical"
+	}
+	first := keys[0]
+	if len(first.Bodies) == 0 {
+		return "different"
+	}
+	compared := 0
+	for _, k := range keys[1:] {
+		if k.Top == first.Top {
+			continue
+		}
+		if len(k.Bodies) == 0 || compared == acrossKeysCompared {
+			if len(k.Bodies) == 0 {
+				return "different"
+			}
+			break
+		}
+		compared++
+		c := compareReplies(first.Bodies[0], k.Bodies[0])
+		if !c.complete || c.stableShare() < nearInvariant || !echoes(c.fragments, first.Request, k.Request) {
+			return "different"
+		}
+	}
+	return "echo"
+}
+
+// echoes says whether every fragment in which two replies differ is a
+// part of the two requests where they differ: the reply quotes its input,
+// and the rest of it does not depend on the input.
+func echoes(frags []fragment, reqA, reqB string) bool {
+	req := compareReplies([]byte(reqA), []byte(reqB))
+	for _, f := range frags {
+		ok := false
+		for _, r := range req.fragments {
+			if within(f.first, r.first) && within(f.other, r.other) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func within(part, whole string) bool {
+	part = strings.TrimSpace(part)
+	return part == "" || strings.Contains(whole, part)
+}
+
+func fragmentsInWords(c comparison) string {
+	n := len(c.fragments)
+	return fmt.Sprintf("%d %s of %d bytes", n, plural(n, "fragment", "fragments"), c.fragmentBytes())
+}
+
+func quoteFragment(c comparison) string {
+	for _, f := range c.fragments {
+		if s := strings.TrimSpace(f.first); s != "" {
+			if len(s) > 40 {
+				s = s[:40] + "…"
+			}
+			return fmt.Sprintf("%q", s)
+		}
+	}
+	return "an insertion"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Scopes of work (a rule's "scope"): what part of a reply the work makes,
+// which decides what a reply that differs in fragments allows.
+const (
+	scopePart  = "part"  // work that feeds a part of the reply: data, settings, templates, parsing (default)
+	scopeWhole = "whole" // work over the whole reply: compressing or encoding it
+	scopeToken = "token" // work that can itself make a small varying part: a hash, a token, a nonce
+)
+
+// classify is the class a load-time rule's finding keeps, given the
+// replies, with the evidence in words and the suggestion.
+func (f replyFacts) classify(r *Rule) (class, evidence, suggestion string) {
+	if r.Invariant {
+		return "load-time", "this work does not depend on the request", r.Suggestion
+	}
+	scope := r.Scope
+	if scope == "" {
+		scope = scopePart
+	}
+	info := func() (string, string, string) {
+		s := r.VaryingSuggestion
+		if !f.run {
+			s = "If its result does not change between requests: " + strings.ToLower(r.Suggestion[:1]) + r.Suggestion[1:]
+		} else if s == "" {
+			s = r.Suggestion
+		}
+		return "info", f.why + ", so probe does not claim this work can move to load time", s
+	}
+	cacheable := func() (string, string, string) {
+		return "cacheable", f.why + ", so the work is a function of the input: probe claims it can be memoised per input, not moved to load time",
+			fmt.Sprintf("Memoise %s per input (keyed by what the request varies) and reuse it until the data changes; move it to load time only if the inputs are few and known.", r.What)
+	}
+	switch {
+	case !f.run || f.keys == 0:
+		return info()
+	case f.varying > 0 && !(f.near && scope == scopePart):
+		return info()
+	}
+	loadTime := func() (string, string, string) {
+		s := r.Suggestion
+		if f.varying > 0 {
+			s += " Keep the fragment that varies per request out of it."
+		}
+		return "load-time", f.why, s
+	}
+	switch {
+	case f.across == "identical":
+		return loadTime()
+	case !f.input:
+		// Requests without a query or a body: each key is a resource of
+		// the site (a page, a feed), the same reply every time; the set
+		// is the one probe found, so the work can be done per resource
+		// at load.
+		return loadTime()
+	case f.across == "echo" && scope == scopePart:
+		return loadTime()
+	}
+	return cacheable()
+}
+
+// sortedKeys are a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,235 @@
+package analyzers
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// page makes an HTML page around a body, with a sidebar in the given order
+// and a nonce.
+func page(body, nonce string, sidebar ...string) []byte {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html><html><head><title>Notes</title><meta name="csrf" content="` + nonce + `"></head><body><nav>`)
+	for _, s := range sidebar {
+		fmt.Fprintf(&b, `<a href="/%s">%s</a>`, s, s)
+	}
+	b.WriteString("</nav><main>" + body + strings.Repeat(" Lorem ipsum dolor sit amet, consectetur adipiscing elit.", 40) + "</main></body></html>")
+	return []byte(b.String())
+}
+
+func dbRule() *Rule {
+	for _, r := range DefaultRules() {
+		if r.ID == "repeated-db-query" {
+			return &r
+		}
+	}
+	panic("no rule")
+}
+
+func rule(id string) *Rule {
+	for _, r := range DefaultRules() {
+		if r.ID == id {
+			return &r
+		}
+	}
+	panic("no rule " + id)
+}
+
+func TestCompareRepliesFindsTheFragments(t *testing.T) {
+	a, b := page("hello", "a1b2c3d4e5"), page("hello", "f6g7h8i9j0")
+	c := compareReplies(a, b)
+	if len(c.fragments) != 1 || c.fragmentBytes() != 10 || c.stableShare() < 0.99 || !c.complete {
+		t.Fatalf("%+v", c)
+	}
+	if c.fragments[0].first != "a1b2c3d4e5" || c.fragments[0].other != "f6g7h8i9j0" {
+		t.Errorf("fragment %+v", c.fragments[0])
+	}
+}
+
+// A nonce or a shuffled sidebar around invariant work: the work is still
+// claimed, with the fragments named.
+func TestRepliesIdenticalButForFragments(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		bodies [][]byte
+	}{
+		{"nonce", [][]byte{page("x", "n0nce1111"), page("x", "n0nce2222"), page("x", "n0nce3333")}},
+		{"shuffle", [][]byte{page("x", "k", "a", "b", "c", "d"), page("x", "k", "c", "a", "d", "b"), page("x", "k", "d", "c", "b", "a")}},
+	} {
+		facts := readReplies([]Replies{{Key: "/", Op: "GET /", Requests: 300, Distinct: 290, Top: 1, Bodies: tc.bodies}})
+		class, why, suggestion := facts.classify(dbRule())
+		if class != "load-time" || !strings.Contains(why, "replies identical except") || !strings.Contains(suggestion, "fragment that varies") {
+			t.Errorf("%s: %s, %s", tc.name, class, why)
+		}
+		// Whole-reply work cannot move when the reply differs, however little.
+		if class, _, _ := facts.classify(rule("repeated-gzip")); class != "info" {
+			t.Errorf("%s: gzip of a varying reply is %s", tc.name, class)
+		}
+		// Nor can work that may make the fragment.
+		if class, _, _ := facts.classify(rule("repeated-hash")); class != "info" {
+			t.Errorf("%s: a hash beside a nonce is %s", tc.name, class)
+		}
+	}
+	// Replies that differ in most of their bytes are no fragments.
+	facts := readReplies([]Replies{{Key: "/", Requests: 300, Distinct: 300, Top: 1, Bodies: [][]byte{[]byte("alpha beta gamma"), []byte("one two three four")}}})
+	if class, why, _ := facts.classify(dbRule()); class != "info" {
+		t.Errorf("varying replies: %s (%s)", class, why)
+	}
+}
+
+// A pure function of a parameter is cacheable, never load-time; replies
+// that differ only where they echo the request are input-independent.
+func TestAcrossKeys(t *testing.T) {
+	token := func(user string) Replies {
+		body := fmt.Sprintf(`{"user":"%s","token":"%x"}`, user, []byte(user+"-secret-derived-value"))
+		return Replies{Key: "user=" + user, Op: "GET /token", Requests: 50, Distinct: 1, Top: uint64(len(user))*31 + uint64(user[0]), Input: true,
+			Request: "GET /token?user=" + user, Bodies: [][]byte{[]byte(body)}}
+	}
+	facts := readReplies([]Replies{token("alice"), token("bob"), token("carol")})
+	for _, id := range []string{"repeated-hash", "repeated-db-query", "repeated-json-encode"} {
+		if class, why, _ := facts.classify(rule(id)); class != "cacheable" {
+			t.Errorf("derived token, %s: %s (%s)", id, class, why)
+		}
+	}
+	rpc := func(id int) Replies {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, id)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"tools":[%s]}}`, id, strings.Repeat(`{"name":"search","inputSchema":{"type":"object"}},`, 50))
+		return Replies{Key: fmt.Sprint("id=", id), Op: "tools/list", Requests: 50, Distinct: 1, Top: uint64(id), Input: true, BodyBytes: len(req),
+			Request: "POST /mcp " + req, Bodies: [][]byte{[]byte(body)}}
+	}
+	facts = readReplies([]Replies{rpc(2), rpc(3), rpc(4)})
+	if class, why, _ := facts.classify(rule("repeated-schema")); class != "load-time" || !strings.Contains(why, "echo the request") {
+		t.Errorf("replies that echo the id: %s (%s)", class, why)
+	}
+	if class, _, _ := facts.classify(rule("repeated-json-encode")); class != "cacheable" {
+		t.Errorf("encoding a reply that echoes the id: %s", class)
+	}
+	// One request shape with input: the same reply proves nothing about
+	// other inputs.
+	facts = readReplies([]Replies{rpc(2)})
+	if class, _, _ := facts.classify(rule("repeated-schema")); class != "cacheable" {
+		t.Errorf("one request with input: %s", class)
+	}
+	// One request without input: the reply depends on nothing it sends.
+	facts = readReplies([]Replies{{Key: "/sitemap.xml", Requests: 50, Distinct: 1, Top: 9}})
+	if class, _, _ := facts.classify(rule("repeated-gzip")); class != "load-time" {
+		t.Errorf("one input-free request: %s", class)
+	}
+}
+
+var feedHandler = []string{"own:app.buildItems", "own:app.feedHandler", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve"}
+
+func TestRepeatedReply(t *testing.T) {
+	p := newProfile("cpu").
+		add(5*sec, append([]string{"strings.(*Builder).WriteString"}, feedHandler...)...).
+		add(2*sec, append([]string{"html.EscapeString"}, feedHandler...)...).
+		add(2*sec, "syscall.Syscall", "internal/poll.(*FD).Write", "net.(*conn).Write", "net/http.(*response).Write", "own:app.feedHandler", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve").
+		add(1*sec, "net/http.(*conn).readRequest", "net/http.(*conn).serve").p
+	same := []Replies{{Key: "/feed.xml", Op: "GET /feed.xml", Requests: 400, Distinct: 1, Top: 5}}
+	res := Analyze(p, nil, Evidence{Replies: same}, DefaultRules())
+	f := find(res.Findings, "repeated-reply")
+	if f == nil || f.Class != "load-time" || f.CPUShare < 0.69 || f.CPUShare > 0.71 || f.OwnFrame != "app.buildItems" || f.Suggestion == "" {
+		t.Fatalf("repeated reply: %+v", f)
+	}
+	// It explains the reply, not its parts: the own code stays unexplained.
+	if len(res.Unexplained) == 0 || res.Unexplained[0].Function != "app.buildItems" || res.Unexplained[0].CPUShare < 0.69 ||
+		strings.Join(res.Unexplained[0].Path, " → ") != "app.feedHandler → app.buildItems" {
+		t.Errorf("unexplained %+v", res.Unexplained)
+	}
+	// Replies that vary: no such finding.
+	vary := []Replies{{Key: "/feed.xml", Op: "GET /feed.xml", Requests: 400, Distinct: 2, Top: 5}}
+	if f := find(Analyze(p, nil, Evidence{Replies: vary}, DefaultRules()).Findings, "repeated-reply"); f != nil {
+		t.Errorf("varying replies: %+v", f)
+	}
+	// No run: no such finding.
+	if f := find(Analyze(p, nil, Evidence{}, DefaultRules()).Findings, "repeated-reply"); f != nil {
+		t.Errorf("no run: %+v", f)
+	}
+}
+
+var jsonHandler = []string{"own:app.handleRPC", "github.com/valyala/fasthttp.(*Server).serveConn"}
+
+// Decoding what arrives with the request is never movable.
+func TestRequestDecodingIsNotClaimed(t *testing.T) {
+	p := newProfile("cpu").
+		add(6*sec, append([]string{"encoding/json.(*decodeState).object", "encoding/json.Unmarshal"}, jsonHandler...)...).
+		add(4*sec, jsonHandler...).p
+	// The run posted bodies: the decode is the request's.
+	posted := []Replies{{Key: "rpc", Op: "POST /rpc", Requests: 300, Distinct: 1, Top: 1, Input: true, BodyBytes: 80, Request: "POST /rpc {}"}}
+	f := find(Analyze(p, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode")
+	if f == nil || f.Class != "info" || !strings.Contains(f.Evidence, "arrives with each request") || f.CPUShareOfRequests < 0.59 {
+		t.Fatalf("posted body: %+v", f)
+	}
+	// A decoder on the request body, seen in the profile.
+	body := newProfile("cpu").
+		add(6*sec, append([]string{"encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve")...).
+		add(1*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.(*conn).serve")...).
+		add(3*sec, "own:app.handle", "net/http.(*conn).serve").p
+	get := []Replies{{Key: "/x", Op: "GET /x", Requests: 300, Distinct: 1, Top: 1}}
+	if f := find(Analyze(body, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
+		t.Errorf("decoder on the request body: %+v", f)
+	}
+	// Config decoded on every GET is the waste the rule is for.
+	cfg := newProfile("cpu").
+		add(6*sec, append([]string{"encoding/json.Unmarshal"}, "own:app.loadConfig", "own:app.handle", "net/http.(*conn).serve")...).
+		add(4*sec, "own:app.handle", "net/http.(*conn).serve").p
+	if f := find(Analyze(cfg, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "load-time" || f.OwnFrame != "app.loadConfig" {
+		t.Errorf("config per request: %+v", f)
+	}
+}
+
+// An allocation profile lags by up to a GC cycle: allocations with no CPU
+// sample through the same work make no finding.
+func TestAllocationsAloneMakeNoFinding(t *testing.T) {
+	cpu := newProfile("cpu").add(10*sec, handler...).p
+	allocs := newProfile("alloc_space").add(900, append([]string{"encoding/xml.Marshal"}, handler...)...).add(100, handler...).p
+	ev := Evidence{Replies: []Replies{{Key: "/s", Op: "GET /s", Requests: 100, Distinct: 1, Top: 1}}}
+	if f := find(Analyze(cpu, allocs, ev, DefaultRules()).Findings, "repeated-xml-encode"); f != nil {
+		t.Errorf("allocations of another run: %+v", f)
+	}
+	// Without a CPU profile at all, allocations are all there is.
+	if f := find(Analyze(nil, allocs, ev, DefaultRules()).Findings, "repeated-xml-encode"); f == nil {
+		t.Error("an allocation profile alone found nothing")
+	}
+}
+
+// A loop that computes or formats is no scan; a walk over a map is.
+func TestFullScanNeedsAWalk(t *testing.T) {
+	arith := newProfile("cpu").add(9*sec, "own:app.fib", "own:app.handle", "net/http.(*conn).serve").add(1*sec, handler...).p
+	if f := find(Analyze(arith, nil, Evidence{}, DefaultRules()).Findings, "per-request-full-scan"); f != nil {
+		t.Errorf("arithmetic taken for a scan: %+v", f)
+	}
+	logLine := newProfile("cpu").
+		add(5*sec, "fmt.(*pp).doPrintf", "fmt.Sprintf", "own:app.logLine", "own:app.handle", "net/http.(*conn).serve").
+		add(4*sec, "strconv.AppendInt", "own:app.logLine", "own:app.handle", "net/http.(*conn).serve").p
+	if f := find(Analyze(logLine, nil, Evidence{}, DefaultRules()).Findings, "per-request-full-scan"); f != nil {
+		t.Errorf("formatting taken for a scan: %+v", f)
+	}
+	walk := newProfile("cpu").
+		add(6*sec, "runtime.mapiternext", "own:app.(*Store).countTags", "own:app.handle.func1", "net/http.(*conn).serve").
+		add(2*sec, "own:app.(*Store).countTags", "own:app.handle.func1", "net/http.(*conn).serve").
+		add(2*sec, "own:app.handle.func1", "net/http.(*conn).serve").p
+	f := find(Analyze(walk, nil, Evidence{}, DefaultRules()).Findings, "per-request-full-scan")
+	if f == nil || f.OwnFrame != "app.(*Store).countTags" {
+		t.Errorf("a walk over a map: %+v", f)
+	}
+}
+
+// A binary built with -trimpath names standard files without GOROOT: its
+// reflect frames are not the target's own code.
+func TestTrimpathStandardLibraryIsNotOwnCode(t *testing.T) {
+	p := newProfile("cpu").add(8*sec, "reflect.Value.Call", "own:app.handle", "net/http.(*conn).serve").add(2*sec, handler...).p
+	for i := range p.Function {
+		if p.Function[i].Name == "reflect.Value.Call" {
+			p.Function[i].Filename = "reflect/value.go"
+		}
+	}
+	res := Analyze(p, nil, Evidence{}, DefaultRules())
+	if f := find(res.Findings, "per-request-full-scan"); f != nil {
+		t.Errorf("reflect taken for own code: %+v", f)
+	}
+	if len(res.Unexplained) == 0 || res.Unexplained[0].Function != "app.handle" {
+		t.Errorf("unexplained %+v", res.Unexplained)
+	}
+}

@@ -1,0 +1,113 @@
+package analyzers
+
+import (
+	"fmt"
+	"regexp"
+
+	"probe/analyzers/frames"
+)
+
+// cheapStd are standard packages whose cost under a loop is the loop's: a
+// walk that sorts, formats, compares and fills maps is still the walk (a
+// loop that only formats shows no walk evidence and is no scan).
+var cheapStd = map[string]bool{"sort": true, "strings": true, "strconv": true, "fmt": true, "time": true, "bytes": true, "unicode": true,
+	"unicode/utf8": true, "maps": true, "slices": true, "sync": true, "sync/atomic": true, "math": true, "path": true,
+	"internal/bytealg": true, "iter": true, "cmp": true}
+
+// walkEvidence are the frames by which a loop shows that it walks a
+// collection the server holds: map iteration and lookups, element
+// comparisons and searches, sorting.
+var walkEvidence = regexp.MustCompile(`^(runtime\.(mapiter|mapaccess|mapassign|makemap|cmpstring|memequal)|internal/runtime/maps\.|maps\.|strings\.(Contains|Index|EqualFold|HasPrefix|HasSuffix|Compare|Fields|Split)|bytes\.(Contains|Index|Equal|HasPrefix)|internal/bytealg\.|sort\.|slices\.)`)
+
+// fullScan finds the target's own function whose cost is a walk over its
+// data: the samples under it whose frames below it are only its own code,
+// the runtime and cheap standard packages (no library doing "real" work),
+// as seed 002's layout walking every note to find the feeds. A loop is
+// taken for a walk only when its samples show collection work (map
+// iteration and lookups, comparisons, searches, sorting) in at least a
+// quarter of them: an arithmetic loop or a formatting loop shows none.
+func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
+	type cand struct {
+		part, walk, flat, depth int64
+		chain                   []string
+	}
+	cands := map[string]*cand{}
+	for _, st := range s.cpu {
+		seen := map[string]bool{}
+		walkAt := -1
+		for j, fn := range st.funcs {
+			if walkEvidence.MatchString(fn) {
+				walkAt = j
+				break
+			}
+		}
+		for i := range st.funcs {
+			fn := st.funcs[i]
+			if seen[fn] || frames.Kind(fn, st.files[i]) != frames.Own {
+				continue
+			}
+			seen[fn] = true
+			cheap := true
+			for j := 0; j < i && cheap; j++ {
+				switch frames.Kind(st.funcs[j], st.files[j]) {
+				case frames.Own, frames.Runtime:
+				case frames.Std:
+					cheap = cheapStd[frames.PkgPath(st.funcs[j])]
+				default:
+					cheap = false
+				}
+			}
+			if !cheap {
+				continue
+			}
+			c := cands[fn]
+			if c == nil {
+				c = &cand{chain: callers(st, i)}
+				cands[fn] = c
+			}
+			c.part += st.value
+			if walkAt >= 0 && walkAt < i {
+				c.walk += st.value
+			}
+			if i == 0 {
+				c.flat += st.value // the loop's own body, not a callee's
+			}
+			c.depth += int64(i) * st.value
+		}
+	}
+	// The walk is named by its evidence: of the functions that carry most of
+	// it (a caller and its callee carry the same samples), the deepest that
+	// runs code of its own (the loop's body), not the handler that calls the
+	// loop nor the helper the loop calls per element; else the deepest.
+	var bestWalk int64
+	for _, c := range cands {
+		if 4*c.walk >= c.part {
+			bestWalk = max(bestWalk, c.walk)
+		}
+	}
+	var pick string
+	var pickDepth float64
+	pickLoop := false
+	for fn, c := range cands {
+		if 4*c.walk < c.part || float64(c.walk) < 0.97*float64(bestWalk) || bestWalk == 0 {
+			continue
+		}
+		d := float64(c.depth) / float64(c.part)
+		loop := 20*c.flat >= c.part
+		better := pick == "" || loop && !pickLoop || loop == pickLoop && (d < pickDepth || d == pickDepth && fn < pick)
+		if better {
+			pick, pickDepth, pickLoop = fn, d, loop
+		}
+	}
+	if pick == "" {
+		return nil
+	}
+	c := cands[pick]
+	cs := share(c.part, s.cpuTotal)
+	if cs < r.MinShare || c.part < minCPUEvidence {
+		return nil
+	}
+	return &Finding{Rule: r.ID, CPUShare: cs, Frames: c.chain, OwnFrame: frames.DisplayName(pick),
+		Evidence: fmt.Sprintf("%s: %s spends %s of the target's CPU in its own code walking a collection (map and element work in %s of its samples), with no library doing the work",
+			r.What, pick, pct(cs), pct(share(c.walk, c.part)))}
+}

@@ -1,0 +1,115 @@
+package analyzers
+
+import (
+	"fmt"
+	"strings"
+
+	"probe/analyzers/frames"
+)
+
+// minReplyRequests is the fewest requests on which identical replies count.
+const minReplyRequests = 20
+
+// repeatedReply needs no frames: when every reply of each of the run's
+// endpoints was byte-identical, the CPU the target's own handlers spent
+// building them (sending them left out: a cached reply pays for that too)
+// is work whose result did not change. The frame rules say what it is
+// made of.
+func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
+	ops, why, class := identicalReplies(ev.Replies)
+	if ops == 0 {
+		return nil
+	}
+	w := newWeighed()
+	cum := map[string]int64{} // per own function, the building samples under it
+	depth := map[string]int64{}
+	for _, st := range s.cpu {
+		if !st.serving || s.marked(st, markSending) {
+			continue
+		}
+		outer, n := -1, int64(0)
+		seen := map[string]bool{}
+		for k := len(st.funcs) - 1; k >= 0; k-- {
+			if frames.Kind(st.funcs[k], st.files[k]) != frames.Own {
+				continue
+			}
+			if outer < 0 {
+				outer = k
+			}
+			fn := frames.DisplayName(st.funcs[k])
+			if !seen[fn] {
+				seen[fn] = true
+				cum[fn] += st.value
+				depth[fn] += n * st.value
+			}
+			n++
+		}
+		if outer < 0 {
+			continue
+		}
+		w.cpu += st.value
+		w.request += st.value
+		w.add(st, outer, st.value)
+	}
+	f := s.finding(r, w, r.MinShare)
+	if f == nil || w.cpu == 0 {
+		return nil
+	}
+	// The handler that builds the reply: the deepest own function under
+	// which nine tenths of the building happen (not the middleware that
+	// wraps every handler).
+	f.OwnFrame, f.Frames = "", nil
+	var best float64
+	for fn, c := range cum {
+		if 10*c < 9*w.cpu {
+			continue
+		}
+		if d := float64(depth[fn]) / float64(c); f.OwnFrame == "" || d > best || d == best && fn < f.OwnFrame {
+			f.OwnFrame, best = fn, d
+		}
+	}
+	f.Frames = []string{f.OwnFrame}
+	f.AllocShare = 0
+	f.Evidence = fmt.Sprintf("%s: %s, and the handlers spent %s of the target's CPU (%s of the CPU serving requests) building them, sending them left out",
+		r.What, why, pct(f.CPUShare), pct(f.CPUShareOfRequests))
+	f.Class, f.Suggestion = class, r.Suggestion
+	if class == "cacheable" {
+		f.Evidence += "; probe sent one request shape with input, so the reply could still depend on it"
+		f.Suggestion = r.VaryingSuggestion
+	}
+	return f
+}
+
+// identicalReplies says whether every endpoint (operation) of the run got
+// one and the same reply every time: how many endpoints, in words, and
+// whether that proves the reply independent of the request (load-time) or
+// only of a request probe never varied (cacheable).
+func identicalReplies(rs []Replies) (ops int, why, class string) {
+	byOp := map[string][]Replies{}
+	var requests int64
+	for _, r := range rs {
+		byOp[r.Op] = append(byOp[r.Op], r)
+		requests += r.Requests
+	}
+	if len(byOp) == 0 || requests < minReplyRequests {
+		return 0, "", ""
+	}
+	class = "load-time"
+	for _, op := range sortedKeys(byOp) {
+		keys := byOp[op]
+		for _, k := range keys {
+			if k.Distinct != 1 || k.Top != keys[0].Top {
+				return 0, "", ""
+			}
+		}
+		if len(keys) == 1 && keys[0].Input {
+			class = "cacheable"
+		}
+	}
+	names := sortedKeys(byOp)
+	shown := strings.Join(names[:min(3, len(names))], ", ")
+	if len(names) > 3 {
+		shown += fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	return len(names), fmt.Sprintf("every one of the %d replies of %s was byte-identical", requests, shown), class
+}
