@@ -268,7 +268,9 @@ func topAllocSites(allocs []stack, total int64, n int) string {
 	for fn := range flat {
 		names = append(names, fn)
 	}
-	sort.Slice(names, func(i, j int) bool { return flat[names[i]] > flat[names[j]] || flat[names[i]] == flat[names[j]] && names[i] < names[j] })
+	sort.Slice(names, func(i, j int) bool {
+		return flat[names[i]] > flat[names[j]] || flat[names[i]] == flat[names[j]] && names[i] < names[j]
+	})
 	var parts []string
 	for _, fn := range names[:min(n, len(names))] {
 		parts = append(parts, fmt.Sprintf("%s (%s)", fn, pct(share(flat[fn], total))))

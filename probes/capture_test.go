@@ -3,10 +3,10 @@ package probes
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"

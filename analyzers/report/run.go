@@ -143,10 +143,10 @@ type Machine struct {
 type Analysis struct {
 	Findings    []analyzers.Finding
 	Unexplained []analyzers.Unexplained
-	Timeline []analyzers.WindowSummary
-	Crashes  []Crash
-	Warnings []probes.Warning
-	Files    map[string][]byte
+	Timeline    []analyzers.WindowSummary
+	Crashes     []Crash
+	Warnings    []probes.Warning
+	Files       map[string][]byte
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }

@@ -156,16 +156,34 @@ func (d *data) waste() map[string]http.HandlerFunc {
 			enc.Close()
 		},
 		// JSON encoding of unchanging data
-		"/waste/json/std":      func(w http.ResponseWriter, r *http.Request) { b, _ := json.Marshal(d.listing()); reply(w, "application/json", b) },
-		"/waste/json/goccy":    func(w http.ResponseWriter, r *http.Request) { b, _ := goccy.Marshal(d.listing()); reply(w, "application/json", b) },
-		"/waste/json/jsoniter": func(w http.ResponseWriter, r *http.Request) { b, _ := jsoniter.ConfigCompatibleWithStandardLibrary.Marshal(d.listing()); reply(w, "application/json", b) },
+		"/waste/json/std": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := json.Marshal(d.listing())
+			reply(w, "application/json", b)
+		},
+		"/waste/json/goccy": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := goccy.Marshal(d.listing())
+			reply(w, "application/json", b)
+		},
+		"/waste/json/jsoniter": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := jsoniter.ConfigCompatibleWithStandardLibrary.Marshal(d.listing())
+			reply(w, "application/json", b)
+		},
 		"/waste/json/segmentio": func(w http.ResponseWriter, r *http.Request) {
 			b, _ := segjson.Marshal(d.listing())
 			reply(w, "application/json", b)
 		},
-		"/waste/json/sonic":    func(w http.ResponseWriter, r *http.Request) { b, _ := sonic.Marshal(d.listing()); reply(w, "application/json", b) },
-		"/waste/json/v2":       func(w http.ResponseWriter, r *http.Request) { b, _ := gjson.Marshal(d.listing()); reply(w, "application/json", b) },
-		"/waste/json/easyjson": func(w http.ResponseWriter, r *http.Request) { b, _ := easyjson.Marshal(easyNotes(d.listing())); reply(w, "application/json", b) },
+		"/waste/json/sonic": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := sonic.Marshal(d.listing())
+			reply(w, "application/json", b)
+		},
+		"/waste/json/v2": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := gjson.Marshal(d.listing())
+			reply(w, "application/json", b)
+		},
+		"/waste/json/easyjson": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := easyjson.Marshal(easyNotes(d.listing()))
+			reply(w, "application/json", b)
+		},
 		// JSON decoding of unchanging configuration, on a GET
 		"/waste/config/std":       d.decodeConfig(func(b []byte, v any) error { return json.Unmarshal(b, v) }),
 		"/waste/config/goccy":     d.decodeConfig(goccy.Unmarshal),
@@ -232,7 +250,9 @@ func (d *data) waste() map[string]http.HandlerFunc {
 			reply(w, "text/html", b.Bytes())
 		},
 		"/waste/md/blackfriday": func(w http.ResponseWriter, r *http.Request) { reply(w, "text/html", blackfriday.Run(d.markdown)) },
-		"/waste/md/gomarkdown":  func(w http.ResponseWriter, r *http.Request) { reply(w, "text/html", markdown.ToHTML(d.markdown, nil, nil)) },
+		"/waste/md/gomarkdown": func(w http.ResponseWriter, r *http.Request) {
+			reply(w, "text/html", markdown.ToHTML(d.markdown, nil, nil))
+		},
 		// XML and feeds built per request
 		"/waste/xml": func(w http.ResponseWriter, r *http.Request) {
 			b, _ := xml.Marshal(struct {
@@ -280,11 +300,26 @@ func (d *data) waste() map[string]http.HandlerFunc {
 			reply(w, "text/plain", []byte(fmt.Sprint(ok)))
 		},
 		// logging on every request
-		"/waste/log/std":     func(w http.ResponseWriter, r *http.Request) { log.Printf("warning: layout %q not found, using default", "podcast"); reply(w, "text/plain", []byte("ok")) },
-		"/waste/log/slog":    func(w http.ResponseWriter, r *http.Request) { sl.Warn("layout not found", "layout", "podcast"); reply(w, "text/plain", []byte("ok")) },
-		"/waste/log/zap":     func(w http.ResponseWriter, r *http.Request) { zlog.Warn("layout not found", zap.String("layout", "podcast")); reply(w, "text/plain", []byte("ok")) },
-		"/waste/log/zerolog": func(w http.ResponseWriter, r *http.Request) { zero.Warn().Str("layout", "podcast").Msg("layout not found"); reply(w, "text/plain", []byte("ok")) },
-		"/waste/log/logrus":  func(w http.ResponseWriter, r *http.Request) { lr.WithField("layout", "podcast").Warn("layout not found"); reply(w, "text/plain", []byte("ok")) },
+		"/waste/log/std": func(w http.ResponseWriter, r *http.Request) {
+			log.Printf("warning: layout %q not found, using default", "podcast")
+			reply(w, "text/plain", []byte("ok"))
+		},
+		"/waste/log/slog": func(w http.ResponseWriter, r *http.Request) {
+			sl.Warn("layout not found", "layout", "podcast")
+			reply(w, "text/plain", []byte("ok"))
+		},
+		"/waste/log/zap": func(w http.ResponseWriter, r *http.Request) {
+			zlog.Warn("layout not found", zap.String("layout", "podcast"))
+			reply(w, "text/plain", []byte("ok"))
+		},
+		"/waste/log/zerolog": func(w http.ResponseWriter, r *http.Request) {
+			zero.Warn().Str("layout", "podcast").Msg("layout not found")
+			reply(w, "text/plain", []byte("ok"))
+		},
+		"/waste/log/logrus": func(w http.ResponseWriter, r *http.Request) {
+			lr.WithField("layout", "podcast").Warn("layout not found")
+			reply(w, "text/plain", []byte("ok"))
+		},
 		// search that loads every hit's document again to highlight it
 		"/waste/search/bleve": func(w http.ResponseWriter, r *http.Request) {
 			req := bleve.NewSearchRequest(bleve.NewMatchQuery("sourdough gzip"))
