@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"probe/analyzers/frames"
 )
 
 // minCPUEvidence is the least CPU time (ns) a CPU share is claimed on:
@@ -66,8 +68,12 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 			s.markers[rules[i].Class] = append(s.markers[rules[i].Class], &rules[i])
 		}
 	}
-	s.cpu, s.cpuTotal = stacks(cpu, "cpu")
-	s.allocs, s.allocTotal = stacks(allocs, "alloc_space")
+	code := frames.Code{MainModule: ev.MainModule}
+	if code.MainModule == "" {
+		code.MainModule = frames.MainModule(cpu, allocs)
+	}
+	s.cpu, s.cpuTotal = stacks(cpu, "cpu", code)
+	s.allocs, s.allocTotal = stacks(allocs, "alloc_space", code)
 	for i := range s.cpu {
 		if s.marked(s.cpu[i], markServing) {
 			s.cpu[i].serving = true

@@ -114,7 +114,7 @@ func siteOf(st stack, i int) string {
 // (towards the root), shown as its display name.
 func ownAbove(st stack, i int) string {
 	for k := i; k < len(st.funcs); k++ {
-		if frames.Kind(st.funcs[k], st.files[k]) == frames.Own {
+		if st.kinds[k] == frames.Own {
 			return frames.DisplayName(st.funcs[k])
 		}
 	}
@@ -173,7 +173,7 @@ func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
 func ownDepth(st stack, i int) int {
 	n := 0
 	for k := i; k < len(st.funcs); k++ {
-		if frames.Kind(st.funcs[k], st.files[k]) == frames.Own {
+		if st.kinds[k] == frames.Own {
 			n++
 		}
 	}
@@ -193,7 +193,7 @@ func callers(s stack, i int) []string {
 		out = append(out, frames.DisplayName(s.funcs[j]))
 	}
 	for k := i; k < len(s.funcs); k++ {
-		if frames.Kind(s.funcs[k], s.files[k]) != frames.Own {
+		if s.kinds[k] != frames.Own {
 			continue
 		}
 		if k >= j {
@@ -201,7 +201,7 @@ func callers(s stack, i int) []string {
 				out = append(out, "…")
 			}
 			out = append(out, frames.DisplayName(s.funcs[k]))
-			if k+1 < len(s.funcs) && frames.Kind(s.funcs[k+1], s.files[k+1]) == frames.Own {
+			if k+1 < len(s.funcs) && s.kinds[k+1] == frames.Own {
 				out = append(out, frames.DisplayName(s.funcs[k+1]))
 			}
 		}
@@ -258,7 +258,7 @@ func topAllocSites(allocs []stack, total int64, n int) string {
 	flat := map[string]int64{}
 	for _, s := range allocs {
 		for i, fn := range s.funcs {
-			if frames.Kind(fn, s.files[i]) != frames.Runtime {
+			if s.kinds[i] != frames.Runtime {
 				flat[fn] += s.value
 				break
 			}

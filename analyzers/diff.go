@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/google/pprof/profile"
+
+	"probe/analyzers/frames"
 )
 
 // FuncDelta is one function's share of two profiles: flat (its own code)
@@ -63,7 +65,7 @@ func HotPathDelta(before, after *profile.Profile, typ string, n int) (gainers, l
 // funcShares are each function's flat and cumulative share of p.
 func funcShares(p *profile.Profile, typ string) (flat, cum map[string]float64) {
 	flat, cum = map[string]float64{}, map[string]float64{}
-	ss, total := stacks(p, typ)
+	ss, total := stacks(p, typ, frames.Code{})
 	if total == 0 {
 		return flat, cum
 	}

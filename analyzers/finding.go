@@ -39,12 +39,13 @@ type Unexplained struct {
 
 // Evidence is what a run knows beyond the profiles.
 type Evidence struct {
-	Endpoint string
-	Replies  []Replies // nil: no run (probe analyze), so no proof replies were invariant
-	Requests int64
-	LogLines int64 // lines the target wrote to stderr during the run, when probe started it
-	LogBytes int64
-	Duration time.Duration
+	Endpoint   string
+	MainModule string    // the target's main module, when known (frames.MainModule of its goroutine profile)
+	Replies    []Replies // nil: no run (probe analyze), so no proof replies were invariant
+	Requests   int64
+	LogLines   int64 // lines the target wrote to stderr during the run, when probe started it
+	LogBytes   int64
+	Duration   time.Duration
 }
 
 // Replies are one request key's replies: how many distinct ones, and the

@@ -43,13 +43,13 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 		}
 		for i := range st.funcs {
 			fn := st.funcs[i]
-			if seen[fn] || frames.Kind(fn, st.files[i]) != frames.Own {
+			if seen[fn] || st.kinds[i] != frames.Own {
 				continue
 			}
 			seen[fn] = true
 			cheap := true
 			for j := 0; j < i && cheap; j++ {
-				switch frames.Kind(st.funcs[j], st.files[j]) {
+				switch st.kinds[j] {
 				case frames.Own, frames.Runtime:
 				case frames.Std:
 					cheap = cheapStd[frames.PkgPath(st.funcs[j])]

@@ -30,7 +30,7 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 		outer, n := -1, int64(0)
 		seen := map[string]bool{}
 		for k := len(st.funcs) - 1; k >= 0; k-- {
-			if frames.Kind(st.funcs[k], st.files[k]) != frames.Own {
+			if st.kinds[k] != frames.Own {
 				continue
 			}
 			if outer < 0 {

@@ -2,6 +2,8 @@ package analyzers
 
 import (
 	"strings"
+
+	"probe/analyzers/frames"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -12,13 +14,14 @@ import (
 type stack struct {
 	funcs   []string
 	files   []string
+	kinds   []string // whose code each frame is (frames.Own, …)
 	value   int64
 	serving bool // under request handling
 }
 
 // stacks flattens p's samples at the value index named typ (the profile's
 // default when typ is empty or absent).
-func stacks(p *profile.Profile, typ string) ([]stack, int64) {
+func stacks(p *profile.Profile, typ string, code frames.Code) ([]stack, int64) {
 	if p == nil {
 		return nil, 0
 	}
@@ -39,6 +42,7 @@ func stacks(p *profile.Profile, typ string) ([]stack, int64) {
 				if line.Function != nil {
 					st.funcs = append(st.funcs, line.Function.Name)
 					st.files = append(st.files, line.Function.Filename)
+					st.kinds = append(st.kinds, code.Kind(line.Function.Name, line.Function.Filename))
 				}
 			}
 		}
@@ -79,6 +83,6 @@ func ValueTypes(p *profile.Profile) []string {
 
 // CPUTime is the CPU time a CPU profile sampled.
 func CPUTime(p *profile.Profile) time.Duration {
-	_, total := stacks(p, "cpu")
+	_, total := stacks(p, "cpu", frames.Code{})
 	return time.Duration(total)
 }

@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	"github.com/google/pprof/profile"
+
+	"probe/analyzers/frames"
 )
 
 // WindowSummary is one CPU window of the timeline: what took its CPU.
@@ -23,7 +25,7 @@ type ShareOfWork struct {
 func Timeline(windows []*profile.Profile, rules []Rule) []WindowSummary {
 	var out []WindowSummary
 	for i, w := range windows {
-		ss, total := stacks(w, "cpu")
+		ss, total := stacks(w, "cpu", frames.Code{})
 		parts := map[string]int64{}
 		for _, s := range ss {
 			work := "other"

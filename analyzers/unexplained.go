@@ -36,7 +36,7 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 		}
 		var own []string // outermost first
 		for k := len(st.funcs) - 1; k >= 0; k-- {
-			if frames.Kind(st.funcs[k], st.files[k]) == frames.Own {
+			if st.kinds[k] == frames.Own {
 				own = append(own, frames.DisplayName(st.funcs[k]))
 			}
 		}

@@ -53,7 +53,7 @@ func BenchmarkFoldAndRender100k(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var size int
 			for b.Loop() {
-				tr, err := Fold(p, "", nil)
+				tr, err := Fold(p, FoldOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -47,7 +47,7 @@ func TestFoldMergesAndAddsUp(t *testing.T) {
 	}
 	again.Value = []int64{1, 4}
 	p.Sample = append(p.Sample, &again)
-	tr, err := Fold(p, "", nil)
+	tr, err := Fold(p, FoldOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestFoldMergesAndAddsUp(t *testing.T) {
 	if serve.Name != "serve" || serve.Total != 12 || serve.Children[0].Name != "gzip" || serve.Children[0].Total != 9 {
 		t.Errorf("serve %+v", serve)
 	}
-	focused, _ := Fold(p, "cpu", regexp.MustCompile("json"))
+	focused, _ := Fold(p, FoldOptions{SampleIndex: "cpu", Focus: regexp.MustCompile("json")})
 	if focused.Root.Total != 3 {
 		t.Errorf("focus on json: %d", focused.Root.Total)
 	}
-	if _, err := Fold(p, "alloc_space", nil); err == nil || !strings.Contains(err.Error(), "valid: samples, cpu") {
+	if _, err := Fold(p, FoldOptions{SampleIndex: "alloc_space"}); err == nil || !strings.Contains(err.Error(), "valid: samples, cpu") {
 		t.Errorf("unknown index: %v", err)
 	}
 }
@@ -79,7 +79,7 @@ func TestFoldMergesAndAddsUp(t *testing.T) {
 func TestDiffIsNormalised(t *testing.T) {
 	before := build(map[string]int64{"main;gzip": 80, "main;json": 20})
 	after := build(map[string]int64{"main;gzip": 10, "main;json": 40, "main;new": 50}) // twice the samples
-	tr, err := FoldDiff(before, after, "")
+	tr, err := FoldDiff(before, after, FoldOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +96,14 @@ func TestDiffIsNormalised(t *testing.T) {
 		t.Errorf("grown frame coloured %s", c)
 	}
 	bigger := build(map[string]int64{"main;gzip": 20, "main;json": 80, "main;new": 100})
-	if tr2, _ := FoldDiff(before, bigger, ""); math.Abs(tr2.Root.Base-200) > 1e-9 {
+	if tr2, _ := FoldDiff(before, bigger, FoldOptions{}); math.Abs(tr2.Root.Base-200) > 1e-9 {
 		t.Errorf("base total scaled to %v, want 200", tr2.Root.Base)
 	}
 }
 
 func TestSVGLayoutAndEscaping(t *testing.T) {
 	p := build(map[string]int64{"main;pkg.F[go.shape.int];a<b>&c": 6, "main;pkg.(*T).func1": 4})
-	tr, _ := Fold(p, "", nil)
+	tr, _ := Fold(p, FoldOptions{})
 	var b bytes.Buffer
 	if err := WriteSVG(&b, tr, Options{Title: "t <1>", Width: 1020}); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestHTMLInABrowser(t *testing.T) {
 		stacks[fmt.Sprintf("main;net/http.(*conn).serve;app.handler%d;app.(*snapshot).walkFeeds;runtime.mapassign", i%7)] += 3
 		stacks[fmt.Sprintf("main;net/http.(*conn).serve;app.handler%d;compress/flate.deflate;x<&>%d", i%7, i)] += 2
 	}
-	tr, _ := Fold(build(stacks), "", nil)
+	tr, _ := Fold(build(stacks), FoldOptions{})
 	dir := t.TempDir()
 	page := filepath.Join(dir, "flame.html")
 	var b bytes.Buffer

@@ -55,19 +55,30 @@ func sampleTypes(p *profile.Profile) []string {
 	return ts
 }
 
-// Fold merges p's samples into a call tree: identical stacks add up. With
-// focus, only samples with a matching frame count.
-func Fold(p *profile.Profile, sampleIndex string, focus *regexp.Regexp) (*Tree, error) {
-	idx, err := SampleIndex(p, sampleIndex)
+// FoldOptions say what to fold: the sample type ("" = the profile's
+// default), a focus (only stacks with a matching frame count) and whose
+// code a frame is (the main module; found in the profile when not given).
+type FoldOptions struct {
+	SampleIndex string
+	Focus       *regexp.Regexp
+	Code        frames.Code
+}
+
+// Fold merges p's samples into a call tree: identical stacks add up.
+func Fold(p *profile.Profile, o FoldOptions) (*Tree, error) {
+	idx, err := SampleIndex(p, o.SampleIndex)
 	if err != nil {
 		return nil, err
 	}
-	if focus != nil {
+	if o.Focus != nil {
 		p = p.Copy()
-		p.FilterSamplesByName(focus, nil, nil, nil)
+		p.FilterSamplesByName(o.Focus, nil, nil, nil)
 	}
 	t := &Tree{Root: newNode("all", "", ""), Unit: p.SampleType[idx].Unit, Sample: p.SampleType[idx].Type}
-	f := newFolder()
+	if o.Code.MainModule == "" {
+		o.Code.MainModule = frames.MainModule(p)
+	}
+	f := newFolder(o.Code)
 	t.f = f
 	for _, s := range p.Sample {
 		if v := s.Value[idx]; v != 0 {
@@ -84,6 +95,7 @@ type frame struct{ name, file string }
 // folder caches what each location and function resolves to: a profile
 // repeats a few thousand of them across a hundred thousand stacks.
 type folder struct {
+	code     frames.Code
 	locs     map[uint64][]frame
 	kinds    map[string]string
 	children map[childKey]*Node // one index for the whole tree: a map per node costs more than the node
@@ -106,8 +118,8 @@ type childKey struct {
 	name   string
 }
 
-func newFolder() *folder {
-	return &folder{locs: map[uint64][]frame{}, kinds: map[string]string{}, children: map[childKey]*Node{}}
+func newFolder(code frames.Code) *folder {
+	return &folder{code: code, locs: map[uint64][]frame{}, kinds: map[string]string{}, children: map[childKey]*Node{}}
 }
 
 // frames lists s's functions root first; the slice is reused.
@@ -132,7 +144,7 @@ func (f *folder) frames(s *profile.Sample) []frame {
 func (f *folder) kind(fr frame) string {
 	k, ok := f.kinds[fr.name]
 	if !ok {
-		k = frames.Kind(fr.name, strings.Split(fr.file, ":")[0])
+		k = f.code.Kind(fr.name, strings.Split(fr.file, ":")[0])
 		f.kinds[fr.name] = k
 	}
 	return k
@@ -142,8 +154,9 @@ func (f *folder) kind(fr frame) string {
 // totals (profile.Normalize), so that each frame's Base and Total compare
 // as shares and the colours show a change of share, not of load (Brendan
 // Gregg's differential flame graphs).
-func FoldDiff(base, after *profile.Profile, sampleIndex string) (*Tree, error) {
-	ta, err := Fold(after, sampleIndex, nil)
+func FoldDiff(base, after *profile.Profile, o FoldOptions) (*Tree, error) {
+	o.Focus = nil
+	ta, err := Fold(after, o)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +169,8 @@ func FoldDiff(base, after *profile.Profile, sampleIndex string) (*Tree, error) {
 	if err := scaled.Normalize(ref); err != nil {
 		return nil, fmt.Errorf("base profile: %v", err)
 	}
-	tb, err := Fold(scaled, ta.Sample, nil)
+	o.SampleIndex = ta.Sample
+	tb, err := Fold(scaled, o)
 	if err != nil {
 		return nil, fmt.Errorf("base profile: %v", err)
 	}

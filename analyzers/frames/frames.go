@@ -5,7 +5,13 @@
 // by it, and neither imports the other.
 package frames
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+
+	"github.com/google/pprof/profile"
+	"golang.org/x/mod/module"
+)
 
 // Kinds of code.
 const (
@@ -26,27 +32,75 @@ func PkgPath(fn string) string {
 	return fn[:slash+1+dot]
 }
 
-// Kind tells the target's own code from the standard library and
-// third-party modules: by the first path element (a domain has a dot), and
-// for dotless paths by the standard library's top-level directories. The
-// file name decides only what the path cannot: a binary built with
-// -trimpath names its files "reflect/value.go", with no GOROOT to see, a
-// module without a dot in its path ("app/handlers") is the target's own,
-// and so is code under a GOPATH-style /src/ folder.
-func Kind(fn, file string) string {
+// Code tells whose code a frame is. MainModule, when known, is the import
+// path of the target's main module: its packages are the target's own code
+// even when it was built out of the module cache (go install
+// example.com/server@v1.2.3), where every file looks like a dependency's.
+type Code struct{ MainModule string }
+
+// Kind tells the target's own code from the standard library, the runtime
+// and third-party modules. The standard library is known by its top-level
+// directories (so -trimpath binaries, whose files read "reflect/value.go",
+// and toolchains in the module cache are read right); a dependency by its
+// file in the module cache (/pkg/mod/, a path@version) or a vendor folder,
+// or by a domain in its path with no file to tell. Everything else — the
+// main package, the main module, a module built from a checkout, a dotless
+// module path — is the target's own.
+func (c Code) Kind(fn, file string) string {
 	pkg := PkgPath(fn)
 	first, _, _ := strings.Cut(pkg, "/")
+	dotted := strings.Contains(first, ".")
 	switch {
-	case strings.Contains(first, "."):
-		return ThirdParty
 	case pkg == "runtime" || strings.HasPrefix(pkg, "runtime/") || strings.HasPrefix(pkg, "internal/runtime/"):
 		return Runtime
-	case stdRoots[first]: // also when the toolchain lives in the module cache (GOTOOLCHAIN)
+	case !dotted && stdRoots[first]:
 		return Std
-	case strings.Contains(file, "/pkg/mod/"): // a dotless module path from the module cache
+	case pkg == "main" || c.MainModule != "" && (pkg == c.MainModule || strings.HasPrefix(pkg, c.MainModule+"/")):
+		return Own
+	case fromModuleCache(file), dotted && file == "":
 		return ThirdParty
 	}
 	return Own
+}
+
+// Kind is Code{}.Kind: the main module not known.
+func Kind(fn, file string) string { return Code{}.Kind(fn, file) }
+
+var moduleVersion = regexp.MustCompile(`@v[0-9]`)
+
+func fromModuleCache(file string) bool {
+	return strings.Contains(file, "/pkg/mod/") || strings.Contains(file, "/vendor/") || moduleVersion.MatchString(file)
+}
+
+// MainModule finds the module of main.main in the profiles (a goroutine
+// profile holds it: the main goroutine waits in it) when that module came
+// from the module cache; "" when it did not, or main.main is not there.
+func MainModule(ps ...*profile.Profile) string {
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		for _, f := range p.Function {
+			if f.Name != "main.main" {
+				continue
+			}
+			file := f.Filename
+			if i := strings.Index(file, "/pkg/mod/"); i >= 0 {
+				file = file[i+len("/pkg/mod/"):]
+			} else if !moduleVersion.MatchString(file) {
+				return ""
+			}
+			at := strings.Index(file, "@")
+			if at < 0 {
+				return ""
+			}
+			if path, err := module.UnescapePath(file[:at]); err == nil {
+				return path
+			}
+			return file[:at]
+		}
+	}
+	return ""
 }
 
 // stdRoots are the first elements of the standard library's import paths

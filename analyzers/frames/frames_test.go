@@ -1,6 +1,10 @@
 package frames
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
 
 func TestKind(t *testing.T) {
 	for _, tc := range []struct{ fn, file, kind string }{
@@ -52,5 +56,47 @@ func TestDisplayName(t *testing.T) {
 		if got := DisplayName(in); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A server built out of the module cache (go install example.com/x@v1):
+// its files look like a dependency's; main.main tells which module is its.
+func TestMainModule(t *testing.T) {
+	p := &profile.Profile{Function: []*profile.Function{
+		{Name: "net/http.(*Server).Serve", Filename: "/usr/local/go/src/net/http/server.go"},
+		{Name: "main.main", Filename: "/root/go/pkg/mod/github.com/caddyserver/caddy/v2@v2.11.9/cmd/caddy/main.go"},
+	}}
+	mod := MainModule(nil, p)
+	if mod != "github.com/caddyserver/caddy/v2" {
+		t.Fatalf("main module %q", mod)
+	}
+	c := Code{MainModule: mod}
+	for _, tc := range []struct{ fn, file, kind string }{
+		{"github.com/caddyserver/caddy/v2/modules/caddyhttp/templates.(*Templates).ServeHTTP", "/root/go/pkg/mod/github.com/caddyserver/caddy/v2@v2.11.9/modules/caddyhttp/templates/templates.go", Own},
+		{"github.com/klauspost/compress/gzip.(*Writer).Write", "/root/go/pkg/mod/github.com/klauspost/compress@v1.18.0/gzip/gzip.go", ThirdParty},
+		{"text/template.(*Template).Parse", "/usr/local/go/src/text/template/template.go", Std},
+	} {
+		if got := c.Kind(tc.fn, tc.file); got != tc.kind {
+			t.Errorf("%s: %s, want %s", tc.fn, got, tc.kind)
+		}
+	}
+	// Escaped module paths (upper case) are read back.
+	esc := &profile.Profile{Function: []*profile.Function{{Name: "main.main", Filename: "/root/go/pkg/mod/github.com/!cloudy!kit/app@v1.0.0/main.go"}}}
+	if m := MainModule(esc); m != "github.com/CloudyKit/app" {
+		t.Errorf("escaped: %q", m)
+	}
+	// Built from a checkout: nothing to tell, and nothing needed.
+	src := &profile.Profile{Function: []*profile.Function{{Name: "main.main", Filename: "/src/server/main.go"}}}
+	if m := MainModule(src); m != "" {
+		t.Errorf("a checkout: %q", m)
+	}
+	if k := Kind("github.com/acme/server/internal/feed.Build", "/src/server/internal/feed/build.go"); k != Own {
+		t.Errorf("a dotted module built from its checkout: %s", k)
+	}
+	if k := Kind("github.com/acme/lib.F", "github.com/acme/lib@v1.2.0/f.go"); k != ThirdParty {
+		t.Errorf("a -trimpath dependency: %s", k)
+	}
+	if k := Kind("github.com/acme/server/feed.Build", "github.com/acme/server/feed/build.go"); k != Own {
+		t.Errorf("a -trimpath main module: %s", k)
 	}
 }

@@ -76,7 +76,7 @@ func compareSides(beforeName, afterName string, before, after map[string][]*repo
 		comps = append(comps, c)
 		curves[m] = [2][][]report.CurvePoint{cb, ca}
 		if c.Before != nil && c.After != nil {
-			if t, err := flamegraphs.FoldDiff(c.Before, c.After, "cpu"); err == nil {
+			if t, err := flamegraphs.FoldDiff(c.Before, c.After, flamegraphs.FoldOptions{SampleIndex: "cpu"}); err == nil {
 				var buf bytes.Buffer
 				title := fmt.Sprintf("%s: CPU of %s against %s (red: a larger share after)", m, afterName, beforeName)
 				if flamegraphs.WriteHTML(&buf, t, flamegraphs.Options{Title: title}) == nil {

@@ -48,11 +48,11 @@ func drawFlame(paths []string, out, base, index, focus string, stdout io.Writer)
 		if err != nil {
 			return err
 		}
-		tree, err = flamegraphs.FoldDiff(b, p, index)
+		tree, err = flamegraphs.FoldDiff(b, p, flamegraphs.FoldOptions{SampleIndex: index})
 		if err != nil {
 			return err
 		}
-	} else if tree, err = flamegraphs.Fold(p, index, re); err != nil {
+	} else if tree, err = flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: index, Focus: re}); err != nil {
 		return err
 	}
 	var buf bytes.Buffer

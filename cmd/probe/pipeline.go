@@ -10,6 +10,7 @@ import (
 
 	"probe/analyzers"
 	"probe/analyzers/crash"
+	"probe/analyzers/frames"
 	"probe/analyzers/report"
 	"probe/flamegraphs"
 	"probe/probes"
@@ -72,7 +73,8 @@ func analyzeRun(run *probes.Run, rules []analyzers.Rule) report.Analysis {
 		return a
 	}
 	calls, _ := run.Requests()
-	ev := analyzers.Evidence{Endpoint: endpoints(run), Replies: replies(run.Digests), Requests: calls,
+	code := frames.Code{MainModule: frames.MainModule(prof.Goroutine, prof.CPU, prof.Allocs)}
+	ev := analyzers.Evidence{Endpoint: endpoints(run), MainModule: code.MainModule, Replies: replies(run.Digests), Requests: calls,
 		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
 	res := analyzers.Analyze(prof.CPU, prof.Allocs, ev, rules)
 	a.Findings, a.Unexplained = res.Findings, res.Unexplained
@@ -90,7 +92,7 @@ func analyzeRun(run *probes.Run, rules []analyzers.Rule) report.Analysis {
 		a.Files[name] = b
 	}
 	title := run.Microload + ": %s of " + run.Target
-	for name, b := range flameGraphs(prof.CPU, prof.Allocs, a.Findings, title) {
+	for name, b := range flameGraphs(prof.CPU, prof.Allocs, a.Findings, title, code) {
 		a.Files[name] = b
 	}
 	return a
@@ -108,7 +110,7 @@ func replies(ds []probes.Digest) []analyzers.Replies {
 
 // flameGraphs draws flame.html (CPU) and flame-alloc.html, the frames the
 // findings name outlined; title has a %s for the sample type.
-func flameGraphs(cpu, allocs *profile.Profile, findings []analyzers.Finding, title string) map[string][]byte {
+func flameGraphs(cpu, allocs *profile.Profile, findings []analyzers.Finding, title string, code frames.Code) map[string][]byte {
 	named := map[string]bool{}
 	for _, f := range findings {
 		for _, fr := range f.Frames {
@@ -123,7 +125,7 @@ func flameGraphs(cpu, allocs *profile.Profile, findings []analyzers.Finding, tit
 		if g.prof == nil {
 			continue
 		}
-		t, err := flamegraphs.Fold(g.prof, g.index, nil)
+		t, err := flamegraphs.Fold(g.prof, flamegraphs.FoldOptions{SampleIndex: g.index, Code: code})
 		if err != nil {
 			continue
 		}
