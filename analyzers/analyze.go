@@ -19,10 +19,11 @@ const (
 	markServing     = "serving"      // a server handling a request (net/http, fasthttp, gRPC, HTTP/2)
 	markRequestBody = "request-body" // reading what arrives with the request
 	markSending     = "sending"      // writing the reply out
+	markStorage     = "storage"      // reading files
 )
 
 func isMarker(class string) bool {
-	return class == markServing || class == markRequestBody || class == markSending
+	return class == markServing || class == markRequestBody || class == markSending || class == markStorage
 }
 
 // samples are the profiles as the detectors see them.

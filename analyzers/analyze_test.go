@@ -1,8 +1,6 @@
 package analyzers
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +150,16 @@ func TestLogStormFromLines(t *testing.T) {
 	if f := find(Analyze(p, nil, ev, DefaultRules()).Findings, "log-storm"); f != nil {
 		t.Errorf("10 lines for 900 requests: %+v", f)
 	}
+	// No CPU sample caught the logging: the lines alone are the evidence.
+	quiet := newProfile("cpu").add(5*sec, handler...).p
+	ev.LogLines = 2700
+	if f := find(Analyze(quiet, nil, ev, DefaultRules()).Findings, "log-storm"); f == nil || !strings.Contains(f.Evidence, "no CPU sample caught it") || len(f.Frames) != 0 {
+		t.Errorf("lines without samples: %+v", f)
+	}
+	ev.LogLines = 10
+	if f := find(Analyze(quiet, nil, ev, DefaultRules()).Findings, "log-storm"); f != nil {
+		t.Errorf("10 lines for 900 requests, no samples: %+v", f)
+	}
 }
 
 func TestGCPressureNamesAllocationSites(t *testing.T) {
@@ -165,27 +173,22 @@ func TestGCPressureNamesAllocationSites(t *testing.T) {
 }
 
 func TestRulesFiles(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(src), 0o644)
-		return p
-	}
 	for _, tc := range []struct{ file, src, want string }{
 		{"syntax.json", "[\n  {\"id\": \"x\",\n   \"class\": load-time}\n]", "syntax.json:3:"},
 		{"type.json", `[{"id": 7}]`, "must be string"},
 		{"class.json", `[{"id": "x", "class": "faster", "frames": ["a"]}]`, `class "faster"`},
 		{"regexp.json", `[{"id": "x", "class": "info", "frames": ["(unclosed"]}]`, `frame pattern "(unclosed"`},
 		{"noframes.json", `[{"id": "x", "class": "info"}]`, "has no frames"},
-		{"bad.jsonnet", "[{ id: 'x', class: }]", "bad.jsonnet:1:"},
+		{"scope.json", `[{"id": "x", "class": "info", "scope": "all", "frames": ["a"]}]`, `scope "all"`},
+		{"detector.json", `[{"id": "x", "class": "info", "detector": "magic", "frames": ["a"]}]`, `unknown detector "magic"`},
 	} {
-		_, err := LoadRules(write(tc.file, tc.src))
+		_, err := AddRules(tc.file, []byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.file, err, tc.want)
 		}
 	}
-	rules, err := LoadRules(write("mine.jsonnet", `[{ id: 'repeated-protobuf', class: 'load-time', what: 'marshalling protobufs',
-		frames: ['^google\\.golang\\.org/protobuf/proto\\.Marshal'], suggestion: 'Marshal once.' }]`))
+	rules, err := AddRules("mine.json", []byte(`[{"id": "repeated-protobuf", "class": "load-time", "what": "marshalling protobufs",
+		"frames": ["^google\\.golang\\.org/protobuf/proto\\.Marshal"], "suggestion": "Marshal once."}]`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,5 +235,26 @@ func TestProfilingItselfIsNoFinding(t *testing.T) {
 	ev := Evidence{Endpoint: "GET /feeds/go.xml", Replies: []Replies{{Key: "/feeds/go.xml", Requests: 500, Distinct: 1}}}
 	if f := find(Analyze(p, nil, ev, DefaultRules()).Findings, "repeated-gzip"); f != nil {
 		t.Errorf("the profiler's own gzip became a finding: %+v", f)
+	}
+}
+
+// Requests served by fasthttp or gRPC count as request handling as net/http's
+// do: the share of the CPU serving requests is computed under their frames.
+func TestOtherServersServeRequests(t *testing.T) {
+	for name, serving := range map[string][]string{
+		"fasthttp": {"own:app/api.handle", "github.com/valyala/fasthttp.(*Server).serveConn"},
+		"grpc":     {"own:app/api.(*svc).List", "google.golang.org/grpc.(*Server).processUnaryRPC", "google.golang.org/grpc.(*Server).handleStream"},
+	} {
+		p := newProfile("cpu").
+			add(6*sec, append([]string{"compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write"}, serving...)...).
+			add(3*sec, serving...).
+			add(1*sec, "runtime.gcBgMarkWorker").p
+		f := find(Analyze(p, nil, Evidence{}, DefaultRules()).Findings, "repeated-gzip")
+		if f == nil {
+			t.Fatalf("%s: no repeated-gzip", name)
+		}
+		if f.CPUShareOfRequests < 0.66 || f.CPUShareOfRequests > 0.67 {
+			t.Errorf("%s: share of requests %.2f, want 0.67 (6 of the 9 s serving)", name, f.CPUShareOfRequests)
+		}
 	}
 }

@@ -228,13 +228,21 @@ func heaviestKey(weights map[string]int64) string {
 // target's stderr can show a storm that costs little CPU), adds what probe
 // counted, and keeps the finding when logging is costly or frequent.
 func logStorm(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
+	perReq := 0.0
+	if ev.Requests > 0 {
+		perReq = float64(ev.LogLines) / float64(ev.Requests)
+	}
 	f := framesAtLeast(r, s, 0, facts)
 	if f == nil {
-		return nil
+		if perReq < 0.5 {
+			return nil
+		}
+		// Lines are cheap to write: no CPU sample may have caught one.
+		// The lines counted are the evidence; the frames stay unknown.
+		f = &Finding{Rule: r.ID, Evidence: r.What + ": no CPU sample caught it"}
 	}
 	storm := f.CPUShare >= r.MinShare
 	if ev.Requests > 0 && ev.LogLines > 0 {
-		perReq := float64(ev.LogLines) / float64(ev.Requests)
 		f.Evidence += fmt.Sprintf("; the target wrote %d lines (%.1f MB) to stderr during the run, %.1f a request", ev.LogLines, float64(ev.LogBytes)/1e6, perReq)
 		storm = storm || perReq >= 0.5
 	}

@@ -233,3 +233,15 @@ func TestTrimpathStandardLibraryIsNotOwnCode(t *testing.T) {
 		t.Errorf("unexplained %+v", res.Unexplained)
 	}
 }
+
+// A path through dozens of middleware frames is shown by its inner end,
+// with a count of what it leaves out; a short one whole.
+func TestUnexplainedPathTail(t *testing.T) {
+	u := Unexplained{Path: []string{"a", "b", "c", "d", "e", "f"}}
+	if got := u.PathTail(3, " → "); got != "(3 outer frames) → d → e → f" {
+		t.Errorf("tail %q", got)
+	}
+	if got := u.PathTail(6, " → "); got != "a → b → c → d → e → f" {
+		t.Errorf("whole %q", got)
+	}
+}

@@ -6,6 +6,7 @@ package analyzers
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -35,6 +36,17 @@ type Unexplained struct {
 	Function string   `json:"function"` // the innermost own function
 	Path     []string `json:"path"`     // own frames from the outermost to it
 	CPUShare float64  `json:"cpu_share"`
+}
+
+// PathTail is the innermost n frames of the path, joined with sep; a path
+// cut short starts with how many outer frames it leaves out. Real servers
+// wrap a handler in dozens of middleware frames: the inner ones say where.
+func (u Unexplained) PathTail(n int, sep string) string {
+	p := u.Path
+	if n <= 0 || len(p) <= n {
+		return strings.Join(p, sep)
+	}
+	return fmt.Sprintf("(%d outer frames)", len(p)-n) + sep + strings.Join(p[len(p)-n:], sep)
 }
 
 // Evidence is what a run knows beyond the profiles.

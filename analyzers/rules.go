@@ -3,15 +3,9 @@ package analyzers
 import (
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
-
-	"github.com/google/go-jsonnet"
 )
 
 // Rule says which frames do which kind of work, whether that work can move
@@ -55,23 +49,11 @@ func DefaultRules() []Rule {
 	return rules
 }
 
-// LoadRules reads rules from a JSON or Jsonnet file and adds them to the
-// built-in ones; a rule with a built-in id replaces it.
-func LoadRules(path string) ([]Rule, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if strings.HasSuffix(path, ".jsonnet") || strings.HasSuffix(path, ".libsonnet") {
-		vm := jsonnet.MakeVM()
-		vm.Importer(&jsonnet.FileImporter{JPaths: []string{filepath.Dir(path)}})
-		out, err := vm.EvaluateAnonymousSnippet(path, string(src))
-		if err != nil {
-			return nil, errors.New(strings.TrimSpace(err.Error()))
-		}
-		src = []byte(out)
-	}
-	extra, err := parseRules(path, src)
+// AddRules reads rules in the catalog's JSON (a file's, or a Jsonnet
+// file's output; name says which in errors) and adds them to the built-in
+// ones; a rule with a built-in id replaces it.
+func AddRules(name string, src []byte) ([]Rule, error) {
+	extra, err := parseRules(name, src)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +76,7 @@ func LoadRules(path string) ([]Rule, error) {
 		if rules[i].Detector == "" {
 			rules[i].Detector = "frames"
 		}
-		if err := checkDetector(path, &rules[i]); err != nil {
+		if err := checkDetector(name, &rules[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -135,9 +117,9 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 			return nil, fmt.Errorf("%s: rule %d has no id", name, i+1)
 		}
 		switch r.Class {
-		case "load-time", "gc-pressure", "info", markServing, markRequestBody, markSending:
+		case "load-time", "gc-pressure", "info", markServing, markRequestBody, markSending, markStorage:
 		default:
-			return nil, fmt.Errorf("%s: rule %s: class %q (want load-time, gc-pressure or info; or a marker: serving, request-body, sending)", name, r.ID, r.Class)
+			return nil, fmt.Errorf("%s: rule %s: class %q (want load-time, gc-pressure or info; or a marker: serving, request-body, sending, storage)", name, r.ID, r.Class)
 		}
 		switch r.Scope {
 		case "", scopePart, scopeWhole, scopeToken:

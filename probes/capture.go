@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"probe/analyzers/pprofio"
 )
 
 // ProfileOptions turn on continuous profiling of the target during the
@@ -24,6 +26,9 @@ type ProfileOptions struct {
 	FgprofURL *url.URL      // the target's /debug/fgprof; nil: none
 	Window    time.Duration // length of one CPU window (default 5s)
 	Slack     time.Duration // a fetch may take its seconds plus this (default 20s)
+	// MaxProfile bounds each profile as read and as decompressed
+	// (0: pprofio.DefaultLimit).
+	MaxProfile int64
 }
 
 // Profiles is what the target's profilers saw during the measured window.
@@ -86,7 +91,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 			if w < 500*time.Millisecond {
 				return
 			}
-			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", seconds(int(math.Max(1, math.Round(w.Seconds())))), o.Slack)
+			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", seconds(int(math.Max(1, math.Round(w.Seconds())))), o)
 			if err != nil {
 				warn("profile-fetch", "CPU window %d: %v", i+1, err)
 				return
@@ -111,7 +116,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 	})
 	if o.FgprofURL != nil {
 		wg.Go(func() {
-			prof, raw, err := fetchProfile(ctx, o.FgprofURL, "", url.Values{"seconds": {fmt.Sprint(secs)}, "format": {"pprof"}}, o.Slack)
+			prof, raw, err := fetchProfile(ctx, o.FgprofURL, "", url.Values{"seconds": {fmt.Sprint(secs)}, "format": {"pprof"}}, o)
 			if err != nil {
 				if strings.Contains(err.Error(), "status 404") || strings.Contains(err.Error(), "parsing profile") {
 					warn("no-fgprof", "the target has no /debug/fgprof (it answered without a profile): no wall-clock profile")
@@ -125,7 +130,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 		})
 	}
 	wg.Wait()
-	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", nil, o.Slack); err == nil {
+	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", nil, o); err == nil {
 		keep("goroutine.pb.gz", raw)
 		p.Goroutine = prof
 	}
@@ -152,10 +157,10 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 // (allocs?seconds=), and exact is false.
 func allocationWindow(ctx context.Context, o ProfileOptions, d time.Duration) (prof *profile.Profile, raw []byte, exact bool, err error) {
 	gc := url.Values{"gc": {"1"}}
-	start, _, err := fetchProfile(ctx, o.PprofURL, "heap", gc, o.Slack)
+	start, _, err := fetchProfile(ctx, o.PprofURL, "heap", gc, o)
 	if err != nil {
 		secs := int(math.Max(1, math.Round(d.Seconds())))
-		prof, raw, err := fetchProfile(ctx, o.PprofURL, "allocs", seconds(secs), o.Slack)
+		prof, raw, err := fetchProfile(ctx, o.PprofURL, "allocs", seconds(secs), o)
 		return prof, raw, false, err
 	}
 	t := time.NewTimer(d)
@@ -164,7 +169,7 @@ func allocationWindow(ctx context.Context, o ProfileOptions, d time.Duration) (p
 	case <-t.C:
 	case <-ctx.Done(): // the run ended early: the window ends with it
 	}
-	end, _, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "heap", gc, o.Slack)
+	end, _, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "heap", gc, o)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -186,7 +191,7 @@ func seconds(n int) url.Values { return url.Values{"seconds": {fmt.Sprint(n)}} }
 // fetchProfile gets one profile; name is the pprof profile ("profile",
 // "heap", …) or empty for fgprof's URL as given. A "seconds" query gives
 // the fetch that much longer.
-func fetchProfile(ctx context.Context, base *url.URL, name string, query url.Values, slack time.Duration) (*profile.Profile, []byte, error) {
+func fetchProfile(ctx context.Context, base *url.URL, name string, query url.Values, o ProfileOptions) (*profile.Profile, []byte, error) {
 	u := *base
 	if name != "" {
 		u = *base.JoinPath(name)
@@ -196,7 +201,7 @@ func fetchProfile(ctx context.Context, base *url.URL, name string, query url.Val
 		q[k] = v
 	}
 	u.RawQuery = q.Encode()
-	wait := slack
+	wait := o.Slack
 	if s, err := strconv.Atoi(q.Get("seconds")); err == nil {
 		wait += time.Duration(s) * time.Second
 	}
@@ -208,14 +213,13 @@ func fetchProfile(ctx context.Context, base *url.URL, name string, query url.Val
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, nil, err
-	}
 	if resp.StatusCode != 200 {
-		return nil, nil, fmt.Errorf("%s: status %d: %s", u.Path, resp.StatusCode, strings.TrimSpace(string(raw[:min(len(raw), 200)])))
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return nil, nil, fmt.Errorf("%s: status %d: %s", u.Path, resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
-	prof, err := profile.ParseData(raw)
+	// The target is not trusted: an endless reply or a gzip bomb is this
+	// fetch's error, not probe's end.
+	prof, raw, err := pprofio.Read(resp.Body, o.MaxProfile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %v", u.Path, err)
 	}

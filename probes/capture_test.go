@@ -108,8 +108,6 @@ func allocateA(n int) []byte { return make([]byte, n) }
 //go:noinline
 func allocateB(n int) []byte { return make([]byte, n) }
 
-var sink []byte
-
 // A heap profile is as of the last GC: with the collector off, a plain
 // delta sees nothing of the window, and after a run it sees that run's
 // allocations in the next. The window is bracketed by GCs: run B shows
@@ -119,8 +117,8 @@ func TestAllocationWindowIsExact(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { sink = allocateA(64 << 10); w.Write([]byte("a")) })
-	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { sink = allocateB(64 << 10); w.Write([]byte("b")) })
+	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { b := allocateA(64 << 10); b[0] = 'a'; w.Write(b[:1]) })
+	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { b := allocateB(64 << 10); b[0] = 'b'; w.Write(b[:1]) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	tg := targetOf(t, srv)

@@ -99,8 +99,15 @@ func Start(ctx context.Context, spec ChildSpec) (*Child, error) {
 		}
 		argv = append([]string{"/bin/sh", "-c", `ulimit -v "$1" && shift && exec "$@"`, spec.Argv[0], strconv.FormatUint(spec.MemLimit>>10, 10), path}, argv[1:]...)
 	}
+	// The child's temporary files go into a folder of its own, removed when
+	// it ends however it ends: a server killed by a crash (a fuzz run
+	// restarts one per crash) runs no deferred clean-up of its own.
+	tmp, err := os.MkdirTemp("", "probe-child-")
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Env = append(append(os.Environ(), spec.Env...), "TMPDIR="+tmp)
 	cmd.Dir = spec.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	c := &Child{cmd: cmd, Stderr: &StreamCounter{}, exited: make(chan struct{})}
@@ -110,9 +117,11 @@ func Start(ctx context.Context, spec ChildSpec) (*Child, error) {
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("start %s: %v", spec.Argv[0], unwrapExecError(err))
 	}
 	urls := make(chan string, 1)
@@ -127,7 +136,11 @@ func Start(ctx context.Context, spec ChildSpec) (*Child, error) {
 		}
 		io.Copy(io.Discard, stdout)
 	}()
-	go func() { c.waitErr = cmd.Wait(); close(c.exited) }()
+	go func() {
+		c.waitErr = cmd.Wait()
+		os.RemoveAll(tmp)
+		close(c.exited)
+	}()
 	if spec.Addr != "" {
 		go func() {
 			for {

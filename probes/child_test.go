@@ -45,3 +45,32 @@ func TestMissingProgramReadsTheSameWithAndWithoutACap(t *testing.T) {
 		t.Errorf("without a cap %q, with one %q", msgs[0], msgs[1])
 	}
 }
+
+// A child killed outright runs none of its own clean-up: the temporary
+// folder probe gave it (TMPDIR) goes when it ends.
+func TestAChildsTemporaryFilesGoWithIt(t *testing.T) {
+	c, err := Start(context.Background(), ChildSpec{
+		Argv: []string{"sh", "-c", `mkdir "$TMPDIR/vault" && echo "$TMPDIR" >&2 && echo listening on http://127.0.0.1:9; exec sleep 30`},
+		Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmp string
+	for range 200 { // stderr is copied apart from stdout, where the URL came
+		if tmp = strings.TrimSpace(strings.Split(c.Stderr.Head(), "\n")[0]); tmp != "" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(tmp, "probe-child-") {
+		t.Fatalf("TMPDIR %q", tmp)
+	}
+	if _, err := os.Stat(tmp + "/vault"); err != nil {
+		t.Fatal(err)
+	}
+	c.Kill()
+	<-c.Exited()
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("%s after the child was killed: %v", tmp, err)
+	}
+}

@@ -35,15 +35,16 @@ type liveCounters struct{ requests, errors atomic.Int64 }
 
 // recorder is one client's share of the Run, merged at the end.
 type recorder struct {
-	ops     map[string]*OpStats
-	order   []string
-	errors  map[string]int64
-	digests map[string]*keyReplies
-	checked map[uint64]checked // reply digest → the check's verdict on those bytes
-	samples *samples           // decoded bodies by digest, for comparing replies (shared by the clients)
-	wire    int64
-	decoded int64
-	seed    maphash.Seed
+	ops            map[string]*OpStats
+	order          []string
+	errors         map[string]int64
+	digests        map[string]*keyReplies
+	checked        map[uint64]checked // reply digest → the check's verdict on those bytes
+	samples        *samples           // decoded bodies by digest, for comparing replies (shared by the clients)
+	acceptEncoding *string            // what the measured requests accepted
+	wire           int64
+	decoded        int64
+	seed           maphash.Seed
 }
 
 // keyReplies are one request key's replies: how often each digest came,
@@ -61,10 +62,13 @@ type checked struct {
 	decoded int
 }
 
-func newClient(t *Target, timeout time.Duration, seed maphash.Seed, measuring *atomic.Bool, live *liveCounters, kept *samples) *Client {
+func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget, seed maphash.Seed, measuring *atomic.Bool, live *liveCounters, kept *samples) *Client {
+	if maxBody <= 0 {
+		maxBody = h1.DefaultMaxBody
+	}
 	c := &Client{
 		target: t,
-		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout},
+		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout, MaxBody: maxBody, Budget: budget},
 		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
 			checked: map[uint64]checked{}, seed: seed, samples: kept},
 		measuring: measuring, live: live,
@@ -102,6 +106,10 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 	}
 	op := c.rec.op(call.Op, setup)
 	op.record(intended, sent, done)
+	if !setup && c.rec.acceptEncoding == nil {
+		ae := call.Req.HeaderValue("Accept-Encoding")
+		c.rec.acceptEncoding = &ae
+	}
 	if !setup {
 		c.live.requests.Add(1)
 	}
@@ -161,13 +169,18 @@ func (c *Client) verify(call Call) (*Reply, error) {
 	}
 	v := checked{decoded: len(r.Body)}
 	if strings.EqualFold(encoding, "gzip") {
+		// Decoded within the same bound as received: a gzip bomb is this
+		// request's error.
 		zr, err := gzip.NewReader(bytes.NewReader(r.Body))
 		if err == nil {
-			var out bytes.Buffer
-			_, err = io.Copy(&out, zr)
-			reply.Body = out.Bytes()
+			reply.Body, err = c.conn.Decode(zr)
 		}
-		if err != nil {
+		var tl *h1.TooLargeError
+		var be *h1.BudgetError
+		switch {
+		case errors.As(err, &tl) || errors.As(err, &be):
+			reply.Body, v.err = nil, err
+		case err != nil:
 			v.err = fmt.Errorf("gzip body does not decode: %v", err)
 		}
 		v.decoded = len(reply.Body)
@@ -176,7 +189,8 @@ func (c *Client) verify(call Call) (*Reply, error) {
 		c.rec.samples.keep(sum, reply.Body)
 		v.err = checkReply(call, reply)
 	}
-	if len(c.rec.checked) < 100_000 { // bounded: a varying reply is checked every time
+	var be *h1.BudgetError
+	if len(c.rec.checked) < 100_000 && !errors.As(v.err, &be) { // bounded; a budget refusal is of the moment, not of the bytes
 		c.rec.checked[sum] = v
 	}
 	c.countDecoded(v.decoded)
@@ -220,6 +234,13 @@ func (r *recorder) op(name string, setup bool) *OpStats {
 }
 
 // errorReason names an error stably enough to be tallied.
+// isDialError is a failure to connect (refused, unreachable, timed out):
+// the request never reached the target.
+func isDialError(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
 func errorReason(op string, err error) string {
 	var ne net.Error
 	switch {
@@ -266,6 +287,9 @@ func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[st
 		for sum, n := range kr.counts {
 			d.counts[sum] += n
 		}
+	}
+	if r.acceptEncoding != nil {
+		run.AcceptEncoding = *r.acceptEncoding
 	}
 	run.WireBytes += r.wire
 	run.Decoded += r.decoded

@@ -4,22 +4,44 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"probe/probes/h1"
 )
 
-// HTTP loads any endpoint of any server. With Param set, each request puts
-// one of Values into that query parameter, in turn, and the value is the
-// request key for reply digests.
+// HTTP loads any endpoint of any server: one request, or a family of them
+// when its path holds {name} holes and Params give their values (the rest
+// of the Params go into the query). Each filled request is a request key
+// for reply digests.
 type HTTP struct {
+	Label  string // the microload's name in reports; default "http"
 	Method string
-	Path   string
+	Path   string // path and query; {name} is filled from Params
+	Params []Param
 	Header []h1.Field
 	Body   []byte
+	Check  func(*Reply) error // nil: a status below 400
+	// Param and Values are --param name=v1,v2,…: one query parameter.
 	Param  string
 	Values []string
+
+	paths []string
 }
+
+// Param gives the values of one hole of the path or one query parameter.
+type Param struct {
+	Name   string
+	Values []string
+	// FromSitemap draws the values from the pages the sitemap lists (their
+	// paths, with this prefix when it is set); such a value is a whole path,
+	// not escaped again.
+	FromSitemap bool
+	Prefix      string
+}
+
+// maxRequestKeys bounds the requests a family expands to.
+const maxRequestKeys = 10_000
 
 // ParseParam reads a varied parameter: name=v1,v2,….
 func ParseParam(s string) (name string, values []string, err error) {
@@ -27,10 +49,7 @@ func ParseParam(s string) (name string, values []string, err error) {
 	if !ok || name == "" || list == "" {
 		return "", nil, fmt.Errorf("%q: want name=v1,v2,…", s)
 	}
-	for _, v := range strings.Split(list, ",") {
-		values = append(values, v)
-	}
-	return name, values, nil
+	return name, strings.Split(list, ","), nil
 }
 
 // ParseHeader reads a header line "Name: value".
@@ -42,17 +61,103 @@ func ParseHeader(s string) (h1.Field, error) {
 	return h1.Field{Name: k, Value: strings.TrimSpace(v)}, nil
 }
 
-func (*HTTP) Name() string { return "http" }
+func (l *HTTP) Name() string {
+	if l.Label != "" {
+		return l.Label
+	}
+	return "http"
+}
+
+var hole = regexp.MustCompile(`\{([A-Za-z0-9_-]+)\}`)
 
 func (l *HTTP) Prepare(ctx context.Context, t *Target, c *Client) error {
-	if !strings.HasPrefix(l.Path, "/") {
-		return fmt.Errorf("path %q must start with /", l.Path)
+	if !strings.HasPrefix(l.Path, "/") && !strings.HasPrefix(l.Path, "{") {
+		return fmt.Errorf("path %q must start with / (or a {hole} a whole path fills)", l.Path)
 	}
-	_, err := url.ParseRequestURI(l.Path)
+	params := append([]Param(nil), l.Params...)
+	if l.Param != "" {
+		params = append(params, Param{Name: l.Param, Values: l.Values})
+	}
+	for i, p := range params {
+		if !p.FromSitemap {
+			continue
+		}
+		s, err := readSitemaps(c, "")
+		if err != nil {
+			return reframe(err, l.Name())
+		}
+		for _, page := range s.pages {
+			if strings.HasPrefix(page, p.Prefix) {
+				params[i].Values = append(params[i].Values, page)
+			}
+		}
+		if len(params[i].Values) == 0 {
+			return &NotFound{Microload: l.Name(), What: fmt.Sprintf("the sitemap lists no page under %q for {%s}", p.Prefix, p.Name)}
+		}
+	}
+	paths, err := expand(l.Path, params)
 	if err != nil {
-		return fmt.Errorf("path %q: %v", l.Path, err)
+		return err
 	}
+	l.paths = paths
 	return nil
+}
+
+// expand fills the holes of path and appends the other parameters, one
+// request per value (parameters with fewer values cycle through theirs).
+func expand(path string, params []Param) ([]string, error) {
+	n := 1
+	byName := map[string]Param{}
+	for _, p := range params {
+		if len(p.Values) == 0 {
+			return nil, fmt.Errorf("parameter %s has no values", p.Name)
+		}
+		byName[p.Name] = p
+		n = max(n, len(p.Values))
+	}
+	for _, m := range hole.FindAllStringSubmatch(path, -1) {
+		if _, ok := byName[m[1]]; !ok {
+			return nil, fmt.Errorf("path %q: no values for {%s}", path, m[1])
+		}
+	}
+	n = min(n, maxRequestKeys)
+	out := make([]string, 0, n)
+	for i := range n {
+		inPath := map[string]bool{}
+		p := hole.ReplaceAllStringFunc(path, func(h string) string {
+			name := h[1 : len(h)-1]
+			inPath[name] = true
+			prm := byName[name]
+			v := prm.Values[i%len(prm.Values)]
+			if prm.FromSitemap {
+				return v
+			}
+			return url.PathEscape(v)
+		})
+		q := url.Values{}
+		for _, prm := range params {
+			if !inPath[prm.Name] {
+				q.Set(prm.Name, prm.Values[i%len(prm.Values)])
+			}
+		}
+		u, err := url.Parse(p)
+		if err != nil {
+			return nil, fmt.Errorf("path %q: %v", p, err)
+		}
+		uq := u.Query()
+		for k, vs := range q {
+			uq[k] = vs
+		}
+		if len(uq) > 0 {
+			u.RawQuery = uq.Encode()
+		}
+		rp := u.RequestURI()
+		if !SafePath(rp) {
+			return nil, fmt.Errorf("path %q holds characters a request line cannot carry", rp)
+		}
+		out = append(out, rp)
+	}
+	return out, nil
 }
 
 func (l *HTTP) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
@@ -61,16 +166,13 @@ func (l *HTTP) NewSession(ctx context.Context, c *Client, id int) (Session, erro
 		method = "GET"
 	}
 	op := method + " " + strings.SplitN(l.Path, "?", 2)[0]
-	if l.Param == "" {
-		return staticSession{{Op: op, Key: l.Path, Req: c.Target().Request(method, l.Path, l.Body, l.Header...), Check: statusBelow400}}, nil
+	check := l.Check
+	if check == nil {
+		check = statusBelow400
 	}
-	calls := make([]Call, len(l.Values))
-	for i, v := range l.Values {
-		u, _ := url.ParseRequestURI(l.Path)
-		q := u.Query()
-		q.Set(l.Param, v)
-		u.RawQuery = q.Encode()
-		calls[(i+id)%len(calls)] = Call{Op: op, Key: l.Param + "=" + v, Req: c.Target().Request(method, u.RequestURI(), l.Body, l.Header...), Check: statusBelow400}
+	calls := make([]Call, len(l.paths))
+	for i, p := range l.paths {
+		calls[(i+max(id, 0))%len(calls)] = Call{Op: op, Key: p, Req: c.Target().Request(method, p, l.Body, l.Header...), Check: check}
 	}
 	return staticSession(calls), nil
 }

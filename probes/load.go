@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"probe/probes/h1"
 )
 
 // LoadOptions say how hard and how long to load.
@@ -17,6 +19,8 @@ type LoadOptions struct {
 	Duration    time.Duration // measured window (default 10s)
 	Warmup      time.Duration // before the window; not recorded
 	Timeout     time.Duration // one request (default 30s)
+	MaxBody     int           // largest reply body, as received and decoded (default h1.DefaultMaxBody)
+	ReplyMemory int64         // what all clients may hold for replies at once beyond 1 MiB each (default h1.DefaultBudget)
 	// Progress, when set, is called about once a second with live counts.
 	Progress func(Progress)
 	// Profile, when set, profiles the target during the measured window.
@@ -28,12 +32,20 @@ type Progress struct {
 	Elapsed          time.Duration
 	Warmup           bool
 	Requests, Errors int64
-	RPS              float64 // over the last interval
+	RPS              float64 // replies that passed their checks, per second over the last interval
 }
 
 // ErrTargetExited is the cause of a run cut short because the target's
 // process ended.
 var ErrTargetExited = errors.New("target exited")
+
+// Prepare runs ml's Prepare against t, unmeasured: what a microload finds
+// of the target's shape (probe init writes it down).
+func Prepare(ctx context.Context, ml Microload, t *Target, timeout time.Duration) error {
+	c := newClient(t, timeout, 0, h1.NewBudget(h1.DefaultBudget), maphash.MakeSeed(), &atomic.Bool{}, &liveCounters{}, newSamples())
+	defer c.conn.Close()
+	return ml.Prepare(ctx, t, c)
+}
 
 // RunLoad drives ml against t and returns what it measured. It ends early,
 // keeping what it measured, when ctx is cancelled (Ctrl-C) or the target's
@@ -62,13 +74,20 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	}
 
 	seed := maphash.MakeSeed()
+	if o.ReplyMemory <= 0 {
+		o.ReplyMemory = h1.DefaultBudget
+	}
+	budget := h1.NewBudget(o.ReplyMemory)
 	measuring := &atomic.Bool{}
 	live := &liveCounters{}
 	kept := newSamples()
-	setup := newClient(t, o.Timeout, seed, measuring, live, kept)
+	setup := newClient(t, o.Timeout, o.MaxBody, budget, seed, measuring, live, kept)
 	if err := ml.Prepare(ctx, t, setup); err != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			return nil, cause
+		}
+		if IsNotFound(err) {
+			return nil, err // it names its microload
 		}
 		return nil, fmt.Errorf("%s: %w", ml.Name(), err)
 	}
@@ -87,12 +106,22 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	}
 	clients := make([]*Client, o.Concurrency)
 	for i := range clients {
-		clients[i] = newClient(t, o.Timeout, seed, measuring, live, kept)
+		clients[i] = newClient(t, o.Timeout, o.MaxBody, budget, seed, measuring, live, kept)
 	}
 
+	// The target's process: the child probe started, or the process that
+	// listens on the target's port when that is on this machine.
 	var sampler *procSampler
+	pid := 0
 	if t.Child != nil {
-		sampler = startProcSampler(t.Child.PID(), 500*time.Millisecond)
+		pid = t.Child.PID()
+	} else if p, err := ListenerPID(t.Addr()); err == nil {
+		pid = p
+	} else {
+		run.Warn("target-unseen", "the target's process cannot be seen ("+err.Error()+"): no target CPU, RSS, threads or open files, and no machine-busy figure")
+	}
+	if pid > 0 {
+		sampler = startProcSampler(pid, 500*time.Millisecond)
 	}
 	start := time.Now()
 	measureFrom := start.Add(o.Warmup)
@@ -106,7 +135,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		cpuAtStart, machineAtStart = snapshotCPU()
 		if sampler != nil {
 			targetCPUAtStart = sampler.cpuNow()
-			logLinesAtStart, logBytesAtStart = t.Child.Stderr.Counts()
+			if t.Child != nil {
+				logLinesAtStart, logBytesAtStart = t.Child.Stderr.Counts()
+			}
 		}
 		if o.Profile != nil {
 			go func() { captured <- captureProfiles(ctx, *o.Profile, o.Duration) }()
@@ -130,6 +161,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 				sessionErr.CompareAndSwap(nil, &err)
 				return
 			}
+			var backoff time.Duration
 			for i := 0; ; i++ {
 				if ctx.Err() != nil {
 					return
@@ -151,7 +183,18 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 						}
 					}
 				}
-				c.do(sess.Next(i), intended, false)
+				if _, err := c.do(sess.Next(i), intended, false); isDialError(err) {
+					// A target that refuses connections is not hammered in a
+					// tight loop: each client backs off, 10 ms doubling to 1 s.
+					backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+					select {
+					case <-time.After(min(backoff, time.Until(end))):
+					case <-ctx.Done():
+						return
+					}
+				} else {
+					backoff = 0
+				}
 			}
 		})
 	}
@@ -207,8 +250,8 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		}
 		busy := machineAtEnd.machineBusy - machineAtStart.machineBusy
 		others := busy - run.GeneratorCPU - targetCPU
-		if t.Child == nil {
-			others = 0 // a remote or unknown target: its CPU is not separable from the others'
+		if sampler == nil {
+			others = 0 // a remote or unseen target: its CPU is not separable from the others'
 		}
 		if run.Duration > 0 {
 			run.OthersCPU = max(0, others.Seconds()/run.Duration.Seconds())
@@ -230,6 +273,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	for _, c := range clients {
 		c.rec.mergeInto(run, index, keys)
 		run.ConnsOpened += c.conn.Opened
+		run.ConnsDropped += c.conn.Dropped
 		c.conn.Close()
 	}
 	run.Digests = digestsOf(keys, kept)
@@ -271,8 +315,10 @@ func judge(run *Run, o LoadOptions, machineCPUs int) {
 			run.Warn("rate-not-kept", fmt.Sprintf("sent %d of the %.0f requests the rate asked for: more clients or a faster target are needed; latencies count the wait", calls, want))
 		}
 	}
-	if run.Clients > 0 && run.ConnsOpened > 2*run.Clients {
-		run.Warn("connection-churn", fmt.Sprintf("%d connections opened for %d clients: the target closes kept-alive connections", run.ConnsOpened, run.Clients))
+	// Churn is the server's doing only when it closed the connections: after
+	// an error probe closes its own, and that is no claim about the target.
+	if run.Clients > 0 && run.ConnsDropped > run.Clients {
+		run.Warn("connection-churn", fmt.Sprintf("%d connections opened for %d clients; the target closed kept-alive connections %d times", run.ConnsOpened, run.Clients, run.ConnsDropped))
 	}
 }
 
@@ -280,12 +326,12 @@ func startProgress(f func(Progress), start time.Time, warmup time.Duration, live
 	if f == nil {
 		return func() {}
 	}
-	var lastN int64
+	var lastOK int64
 	last := time.Now()
 	return Every(time.Second, func(now time.Time) {
-		n := live.requests.Load()
-		f(Progress{Elapsed: now.Sub(start), Warmup: now.Sub(start) < warmup, Requests: n, Errors: live.errors.Load(),
-			RPS: float64(n-lastN) / now.Sub(last).Seconds()})
-		lastN, last = n, now
+		n, errs := live.requests.Load(), live.errors.Load()
+		f(Progress{Elapsed: now.Sub(start), Warmup: now.Sub(start) < warmup, Requests: n, Errors: errs,
+			RPS: float64(n-errs-lastOK) / now.Sub(last).Seconds()})
+		lastOK, last = n-errs, now
 	})
 }

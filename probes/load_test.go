@@ -188,11 +188,29 @@ func TestConnectionChurnIsReported(t *testing.T) {
 	if !hasWarning(run, "connection-churn") {
 		t.Errorf("warnings %v", run.Warnings)
 	}
+	// Connections probe closes after failed replies are no claim about the
+	// target's keep-alive.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10")
+		w.Write([]byte("short"))
+	}))
+	defer bad.Close()
+	run, err = RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, bad), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls, errs := run.Requests(); errs == 0 || run.ConnsOpened < int(calls)/2 || hasWarning(run, "connection-churn") {
+		t.Errorf("short replies: %d calls, %d errors, %d connections, warnings %v", calls, errs, run.ConnsOpened, run.Warnings)
+	}
 }
 
 func TestCheckFailuresAreCountedByReason(t *testing.T) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
 		switch n.Add(1) % 4 {
 		case 0:
 			w.WriteHeader(500)
@@ -209,7 +227,7 @@ func TestCheckFailuresAreCountedByReason(t *testing.T) {
 	}))
 	defer srv.Close()
 	// The first request (Prepare's) gets case 1, a whole sitemap.
-	run, err := RunLoad(context.Background(), Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
+	run, err := RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,10 +268,10 @@ func TestReplyDigestsPerKey(t *testing.T) {
 	for _, d := range run.Digests {
 		got[d.Key] = d
 	}
-	if got["k=a"].Distinct != 1 || got["k=b"].Distinct != 1 || got["k=a"].Requests < 10 {
+	if got["/x?k=a"].Distinct != 1 || got["/x?k=b"].Distinct != 1 || got["/x?k=a"].Requests < 10 {
 		t.Errorf("invariant keys: %+v", run.Digests)
 	}
-	if d := got["k=varies"]; d.Distinct != int(d.Requests) || d.Requests < 10 {
+	if d := got["/x?k=varies"]; d.Distinct != int(d.Requests) || d.Requests < 10 {
 		t.Errorf("varying key: %+v", d)
 	}
 }
@@ -332,7 +350,7 @@ func TestUnreachableTarget(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	u, _ := url.Parse("http://" + addr)
-	_, err := RunLoad(context.Background(), Sitemap{}, &Target{URL: u}, LoadOptions{Duration: time.Second})
+	_, err := RunLoad(context.Background(), &Sitemap{}, &Target{URL: u}, LoadOptions{Duration: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("err %v", err)
 	}
@@ -354,5 +372,40 @@ func TestTimeoutsAreCounted(t *testing.T) {
 	}
 	if run.Errors["timeout"] < 2 {
 		t.Errorf("errors %v: want the requests that outlived the timeout counted as timeouts", run.Errors)
+	}
+}
+
+// A target given by URL that runs on this machine is found by its socket:
+// its process figures are reported as a child's would be.
+func TestLocalTargetFoundByItsSocket(t *testing.T) {
+	child, err := Start(context.Background(), ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=100000000"}, Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Stop()
+	if pid, err := ListenerPID(strings.TrimPrefix(child.URL, "http://")); err != nil || pid != child.PID() {
+		t.Fatalf("ListenerPID: %d, %v; want %d", pid, err, child.PID())
+	}
+	u, _ := url.Parse(child.URL)
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u}, LoadOptions{Concurrency: 2, Duration: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.TargetProc == nil || run.TargetProc.PID != child.PID() || run.TargetProc.MaxRSS == 0 || hasWarning(run, "target-unseen") {
+		t.Errorf("target process %+v, warnings %v", run.TargetProc, run.Warnings)
+	}
+	// A server in probe's own process (or another machine's) cannot be
+	// told apart from probe: said, not guessed.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	run, err = RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.TargetProc != nil || !hasWarning(run, "target-unseen") {
+		t.Errorf("an in-process server: %+v, %v", run.TargetProc, run.Warnings)
+	}
+	if _, err := ListenerPID("192.0.2.1:80"); err == nil || !strings.Contains(err.Error(), "not an address of this machine") {
+		t.Errorf("another host: %v", err)
 	}
 }

@@ -7,6 +7,8 @@ package probes
 import (
 	"context"
 	"net/url"
+	"slices"
+	"strings"
 
 	"probe/probes/h1"
 )
@@ -60,10 +62,43 @@ func (t *Target) Addr() string {
 	return t.URL.Host + ":80"
 }
 
-// Request prepares a request to path on the target with its standing headers.
+// UserAgent names probe to the servers it loads, as browsers and crawlers
+// name themselves.
+const UserAgent = "probe/1 (load test)"
+
+// DefaultHeader is what every request carries unless the target's or the
+// call's header names the same field: what real clients send. Accept-Encoding
+// lets a server compress as it does for browsers (seed 002's client without
+// it measured something else); a target header Accept-Encoding: identity
+// turns that off.
+var DefaultHeader = []h1.Field{{Name: "User-Agent", Value: UserAgent}, {Name: "Accept-Encoding", Value: "gzip"}}
+
+// Request prepares a request to path on the target: the default header,
+// the target's standing header (e.g. Authorization) and the call's, a later
+// field replacing an earlier one of the same name.
 func (t *Target) Request(method, path string, body []byte, header ...h1.Field) *h1.Request {
-	hs := append(append([]h1.Field(nil), t.Header...), header...)
+	var hs []h1.Field
+	for _, group := range [][]h1.Field{DefaultHeader, t.Header, header} {
+		for _, f := range group {
+			hs = slices.DeleteFunc(hs, func(g h1.Field) bool { return strings.EqualFold(g.Name, f.Name) })
+			hs = append(hs, f)
+		}
+	}
 	return h1.NewRequest(method, t.URL.Path+path, body, hs...)
+}
+
+// HeaderValue is the value a request to the target carries for a header
+// the call does not set: the target's, else the default.
+func (t *Target) HeaderValue(name string) string {
+	v := ""
+	for _, group := range [][]h1.Field{DefaultHeader, t.Header} {
+		for _, f := range group {
+			if strings.EqualFold(f.Name, name) {
+				v = f.Value
+			}
+		}
+	}
+	return v
 }
 
 // staticSession repeats calls in turn.

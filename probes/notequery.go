@@ -3,32 +3,36 @@ package probes
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"strings"
 
 	"probe/probes/h1"
 )
 
-// NoteQuery loads a query endpoint: each client posts the queries in turn,
-// each query a request key of its own, and checks for a JSON reply.
+// NoteQuery loads a query endpoint: each client sends the queries in turn,
+// each query a request key of its own, and checks for a 200 reply (JSON
+// when it says it is JSON).
 type NoteQuery struct {
 	Path    string  // the endpoint, e.g. /query
 	Queries []Query // what to ask; at least one
 }
 
-// Query is one request body of a query endpoint.
+// Query is one query of a query endpoint: a body to POST, or (Method GET)
+// a query string to append.
 type Query struct {
 	Name        string // the row of the table: "POST /query filter-by-tag"
 	Key         string // request key for reply digests: the same key, the same reply when the work is invariant
-	Body        []byte
-	ContentType string // default application/json
+	Method      string // POST (default) or GET
+	Body        []byte // POST: the body
+	RawQuery    string // GET: the query string
+	ContentType string // POST: default application/json
 }
 
 func (NoteQuery) Name() string { return "notequery" }
 
 func (l NoteQuery) Prepare(ctx context.Context, t *Target, c *Client) error {
 	if l.Path == "" || len(l.Queries) == 0 {
-		return errors.New("notequery: no query endpoint or no queries to send")
+		return &NotFound{Microload: "notequery", What: "no query endpoint is known for this server"}
 	}
 	_, err := fetch(c, l.call(t, 0))
 	return err
@@ -44,19 +48,35 @@ func (l NoteQuery) NewSession(ctx context.Context, c *Client, id int) (Session, 
 
 func (l NoteQuery) call(t *Target, i int) Call {
 	q := l.Queries[i]
-	ct := q.ContentType
-	if ct == "" {
-		ct = "application/json"
+	op := strings.TrimSpace("POST " + l.Path + " " + q.Name)
+	var req *h1.Request
+	if q.Method == "GET" {
+		op = strings.TrimSpace("GET " + l.Path + " " + q.Name)
+		req = t.Request("GET", withQuery(l.Path, q.RawQuery), nil)
+	} else {
+		ct := q.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req = t.Request("POST", l.Path, q.Body, h1.Field{Name: "Content-Type", Value: ct})
 	}
-	return Call{Op: "POST " + l.Path + " " + q.Name, Key: q.Key,
-		Req: t.Request("POST", l.Path, q.Body, h1.Field{Name: "Content-Type", Value: ct}, acceptGzip),
-		Check: func(r *Reply) error {
-			if err := wantStatus(r, 200, "json"); err != nil {
-				return err
-			}
-			if !json.Valid(r.Body) {
-				return fmt.Errorf("query result is not JSON")
-			}
-			return nil
-		}}
+	return Call{Op: op, Key: q.Key, Req: req, Check: func(r *Reply) error {
+		if err := wantStatus(r, 200); err != nil {
+			return err
+		}
+		if strings.Contains(r.Header("Content-Type"), "json") && !json.Valid(r.Body) {
+			return fmt.Errorf("query result says it is JSON and is not")
+		}
+		return nil
+	}}
+}
+
+func withQuery(path, q string) string {
+	if q == "" {
+		return path
+	}
+	if strings.Contains(path, "?") {
+		return path + "&" + q
+	}
+	return path + "?" + q
 }

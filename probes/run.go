@@ -10,30 +10,32 @@ import (
 // Run is what one microload measured: the load engine's output and the
 // analyzers' and reports' input. Latencies are in microseconds.
 type Run struct {
-	Microload    string
-	Target       string
-	Mode         string // "closed" (N clients) or "open" (fixed rate)
-	Concurrency  int
-	Rate         float64 // requests per second asked for, open loop
-	Start        time.Time
-	Duration     time.Duration // the measured window, warm-up excluded
-	Ops          []*OpStats    // in order of first use
-	Errors       map[string]int64
-	Clients      int
-	ConnsOpened  int
-	WireBytes    int64
-	Decoded      int64 // bytes after Content-Encoding was undone
-	Digests      []Digest
-	GeneratorCPU time.Duration // probe's own CPU over the measured window
-	CPUs         int           // CPUs probe could run on
-	TargetProc   *ProcStats    // when the target is a local process
-	OthersCPU    float64       // cores used by other processes of the machine
-	Warnings     []Warning
-	Ended        string // empty when the run completed; else why it ended early
-	TargetExit   *Exit  // how the target's process ended, when it died during the run
-	Profiles     *Profiles
-	LogLines     int64 // lines the target (a child) wrote to stderr during the window
-	LogBytes     int64
+	Microload      string
+	Target         string
+	AcceptEncoding string // what the requests accepted: gzip by default, as real clients
+	Mode           string // "closed" (N clients) or "open" (fixed rate)
+	Concurrency    int
+	Rate           float64 // requests per second asked for, open loop
+	Start          time.Time
+	Duration       time.Duration // the measured window, warm-up excluded
+	Ops            []*OpStats    // in order of first use
+	Errors         map[string]int64
+	Clients        int
+	ConnsOpened    int
+	ConnsDropped   int // kept-alive connections the target closed
+	WireBytes      int64
+	Decoded        int64 // bytes after Content-Encoding was undone
+	Digests        []Digest
+	GeneratorCPU   time.Duration // probe's own CPU over the measured window
+	CPUs           int           // CPUs probe could run on
+	TargetProc     *ProcStats    // when the target is a local process (a child, or found by its socket)
+	OthersCPU      float64       // cores used by other processes of the machine
+	Warnings       []Warning
+	Ended          string // empty when the run completed; else why it ended early
+	TargetExit     *Exit  // how the target's process ended, when it died during the run
+	Profiles       *Profiles
+	LogLines       int64 // lines the target (a child) wrote to stderr during the window
+	LogBytes       int64
 }
 
 // Exit is how a target process ended: its status as os/exec says it and the
@@ -108,15 +110,6 @@ func (r *Run) Requests() (calls, errors int64) {
 		}
 	}
 	return calls, errors
-}
-
-// RPS is measured calls per second of the window.
-func (r *Run) RPS() float64 {
-	if r.Duration <= 0 {
-		return 0
-	}
-	calls, _ := r.Requests()
-	return float64(calls) / r.Duration.Seconds()
 }
 
 // CPUPerRequest is probe's own CPU per measured call.

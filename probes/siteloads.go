@@ -3,24 +3,16 @@ package probes
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"net/url"
-	"regexp"
-	"sort"
+	"slices"
 	"strings"
-
-	"probe/probes/h1"
 )
 
-// The microloads of web sites: a sitemap, the pages it lists, the feeds
-// they announce and a search over the site's own words.
-
-// acceptGzip is sent where a browser would send it: seed 002's client without
-// it decompressed nothing and measured something else.
-var acceptGzip = h1.Field{Name: "Accept-Encoding", Value: "gzip"}
+// The microloads of web sites: a sitemap, the pages it lists and the feeds
+// they announce. Each finds its endpoint the way a crawler would (robots.txt,
+// sitemap indexes, <link rel="alternate">), or takes it from its options.
 
 func wantStatus(r *Reply, status int, ctypes ...string) error {
 	if r.Status != status {
@@ -38,55 +30,6 @@ func wantStatus(r *Reply, status int, ctypes ...string) error {
 	return nil
 }
 
-// Sitemap loads GET /sitemap.xml.
-type Sitemap struct{}
-
-func (Sitemap) Name() string { return "sitemap" }
-
-func (Sitemap) Prepare(ctx context.Context, t *Target, c *Client) error {
-	_, err := fetch(c, sitemapCall(t))
-	return err
-}
-
-func (Sitemap) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
-	return staticSession{sitemapCall(c.target)}, nil
-}
-
-func sitemapCall(t *Target) Call {
-	return Call{Op: "GET /sitemap.xml", Key: "/sitemap.xml", Req: t.Request("GET", "/sitemap.xml", nil, acceptGzip), Check: checkSitemap}
-}
-
-func checkSitemap(r *Reply) error {
-	if err := wantStatus(r, 200, "xml"); err != nil {
-		return err
-	}
-	if _, err := sitemapLocs(r.Body); err != nil {
-		return err
-	}
-	return nil
-}
-
-// sitemapLocs parses a sitemap and returns its <loc> values.
-func sitemapLocs(body []byte) ([]string, error) {
-	var doc struct {
-		XMLName xml.Name `xml:"urlset"`
-		URLs    []struct {
-			Loc string `xml:"loc"`
-		} `xml:"url"`
-	}
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("sitemap is not XML: %v", err)
-	}
-	if len(doc.URLs) == 0 {
-		return nil, errors.New("sitemap lists no URLs")
-	}
-	locs := make([]string, len(doc.URLs))
-	for i, u := range doc.URLs {
-		locs[i] = u.Loc
-	}
-	return locs, nil
-}
-
 // fetch makes one unmeasured call and returns its checked reply body.
 func fetch(c *Client, call Call) ([]byte, error) {
 	if err := c.conn.Do(call.Req, &c.resp); err != nil {
@@ -99,80 +42,254 @@ func fetch(c *Client, call Call) ([]byte, error) {
 	return bytes.Clone(reply.Body), nil
 }
 
-// sitePaths reads the sitemap and returns the pages' paths on the target.
-func sitePaths(t *Target, c *Client) ([]string, error) {
-	body, err := fetch(c, sitemapCall(t))
+// get fetches path, unmeasured, whatever its status: the status and the
+// decoded body.
+func get(c *Client, path string) (int, []byte, error) {
+	call := Call{Op: "GET " + path, Req: c.target.Request("GET", path, nil), Check: func(*Reply) error { return nil }}
+	if err := c.conn.Do(call.Req, &c.resp); err != nil {
+		return 0, nil, err
+	}
+	reply, err := c.verify(call)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	locs, err := sitemapLocs(body)
-	if err != nil {
-		return nil, err
-	}
-	paths := make([]string, 0, len(locs))
-	for _, l := range locs {
-		// The sitemap names the public base URL; the pages are on the target.
-		if u, err := url.Parse(l); err == nil && u.Path != "" {
-			paths = append(paths, strings.TrimPrefix(u.Path, t.URL.Path))
-		}
-	}
-	return paths, nil
+	return reply.Status, bytes.Clone(reply.Body), nil
 }
 
-// Page loads pages drawn from the sitemap.
-type Page struct{ paths []string }
+// siteMap is what a site's sitemaps say: the sitemap documents (an index
+// and its children) and the pages they list, as paths on the target.
+type siteMap struct {
+	site     *site
+	sitemaps []string
+	pages    []string
+}
+
+// readSitemaps finds the sitemaps (path given, else robots.txt's, else
+// /sitemap.xml), follows an index to its children and lists the pages.
+func readSitemaps(c *Client, path string) (*siteMap, error) {
+	s := &siteMap{site: newSite(c.target)}
+	var tried []string
+	queue := []string{path}
+	if path == "" {
+		queue = nil
+		status, body, err := get(c, "/robots.txt")
+		if err != nil {
+			return nil, err // the target does not answer: nothing to discover
+		}
+		tried = append(tried, fmt.Sprintf("/robots.txt (%s)", statusText(status, err)))
+		if err == nil && status == 200 {
+			for _, ref := range robotsSitemaps(body) {
+				s.site.adopt(ref)
+				if p, ok := s.site.localPath(ref, c.target.URL.String()+"/robots.txt"); ok {
+					queue = append(queue, p)
+				}
+			}
+		}
+		if len(queue) == 0 {
+			queue = []string{"/sitemap.xml"}
+		}
+	}
+	for len(queue) > 0 && len(s.sitemaps) <= maxChildSitemaps && len(s.pages) < maxSitemapURLs {
+		p := queue[0]
+		queue = queue[1:]
+		if slices.Contains(s.sitemaps, p) {
+			continue
+		}
+		status, body, err := get(c, p)
+		if err != nil && len(s.sitemaps) == 0 && len(tried) == 0 {
+			return nil, err
+		}
+		if err != nil || status != 200 {
+			tried = append(tried, fmt.Sprintf("%s (%s)", p, statusText(status, err)))
+			continue
+		}
+		locs, index, err := parseSitemap(body)
+		if err != nil {
+			tried = append(tried, fmt.Sprintf("%s (%v)", p, err))
+			continue
+		}
+		s.sitemaps = append(s.sitemaps, p)
+		// The protocol puts a sitemap's URLs on one host: a sitemap the
+		// target serves names the target's public host (it may sit behind
+		// a proxy, or run here under 127.0.0.1). Locations spread over
+		// several hosts are not taken on trust; only the target's own
+		// are followed. Only paths are ever requested, on the target.
+		if h, ok := oneHost(locs); ok {
+			s.site.adopt(h)
+		}
+		for _, l := range locs {
+			if index {
+				s.site.adopt(l) // the sitemaps the site names are its own
+			}
+			lp, ok := s.site.localPath(l, c.target.URL.String()+p)
+			switch {
+			case !ok:
+			case index:
+				queue = append(queue, lp)
+			case len(s.pages) < maxSitemapURLs:
+				s.pages = append(s.pages, lp)
+			}
+		}
+	}
+	if len(s.sitemaps) == 0 {
+		return nil, &NotFound{Microload: "sitemap", What: "no sitemap", Tried: tried}
+	}
+	if len(s.pages) == 0 {
+		return nil, &NotFound{Microload: "sitemap", What: "the sitemaps list no page on this site", Tried: s.sitemaps}
+	}
+	return s, nil
+}
+
+func statusText(status int, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("status %d", status)
+}
+
+// spread picks up to n of paths, spread over them.
+func spread(paths []string, n int) []string {
+	if len(paths) <= n {
+		return paths
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = paths[i*len(paths)/n]
+	}
+	return out
+}
+
+// Sitemap loads the site's sitemaps: the one named, or those robots.txt
+// names (or /sitemap.xml), an index's children included.
+type Sitemap struct {
+	Path     string // the sitemap; empty: discover it
+	sitemaps []string
+}
+
+func (*Sitemap) Name() string { return "sitemap" }
+
+func (m *Sitemap) Prepare(ctx context.Context, t *Target, c *Client) error {
+	s, err := readSitemaps(c, m.Path)
+	if err != nil {
+		return err
+	}
+	m.sitemaps = s.sitemaps
+	return nil
+}
+
+func (m *Sitemap) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
+	calls := make([]Call, len(m.sitemaps))
+	for i, p := range m.sitemaps {
+		calls[(i+id)%len(calls)] = Call{Op: "GET " + p, Key: p, Req: c.target.Request("GET", p, nil), Check: checkSitemap}
+	}
+	return staticSession(calls), nil
+}
+
+func checkSitemap(r *Reply) error {
+	if err := wantStatus(r, 200, "xml"); err != nil {
+		return err
+	}
+	_, _, err := parseSitemap(r.Body)
+	return err
+}
+
+// Page loads pages drawn from the sitemap, each client in its own order,
+// or the one page named.
+type Page struct {
+	Path    string // one page; empty: the sitemap's
+	Sitemap string // the sitemap to draw from; empty: discover it
+	paths   []string
+}
 
 func (*Page) Name() string { return "page" }
 
 func (p *Page) Prepare(ctx context.Context, t *Target, c *Client) error {
-	var err error
-	p.paths, err = sitePaths(t, c)
-	return err
+	if p.Path != "" {
+		p.paths = []string{p.Path}
+		_, err := fetch(c, pageCall(t, p.Path))
+		return err
+	}
+	s, err := readSitemaps(c, p.Sitemap)
+	if err != nil {
+		return reframe(err, "page")
+	}
+	p.paths = s.pages
+	return nil
 }
 
 func (p *Page) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
 	calls := make([]Call, len(p.paths))
 	for i := range calls {
-		// Each client walks the pages in its own order.
 		path := p.paths[(i*7919+id*104729)%len(p.paths)]
-		calls[i] = Call{Op: "GET page", Key: path, Req: c.target.Request("GET", path, nil, acceptGzip), Check: checkPage}
+		calls[i] = pageCall(c.target, path)
 	}
 	return staticSession(calls), nil
+}
+
+func pageCall(t *Target, path string) Call {
+	return Call{Op: "GET page", Key: path, Req: t.Request("GET", path, nil), Check: checkPage}
 }
 
 func checkPage(r *Reply) error {
 	if err := wantStatus(r, 200, "text/html"); err != nil {
 		return err
 	}
-	if !bytes.Contains(r.Body, []byte("</html>")) {
+	if !bytes.Contains(bytes.ToLower(r.Body), []byte("</html>")) {
 		return errors.New("page is not a whole HTML document")
 	}
 	return nil
 }
 
-// Feed loads every RSS feed the site's pages announce, the broken one included.
-type Feed struct{ paths []string }
+// reframe names the microload that needed what discovery could not find.
+func reframe(err error, microload string) error {
+	var nf *NotFound
+	if errors.As(err, &nf) {
+		return &NotFound{Microload: microload, What: nf.What, Tried: nf.Tried}
+	}
+	return err
+}
+
+// Feed loads every RSS and Atom feed the site's pages announce (<link
+// rel="alternate">, on the home page and pages drawn from the sitemap), the
+// broken ones included, and the feeds named.
+type Feed struct {
+	Feeds   []string // feeds named; they are loaded whether announced or not
+	Sitemap string
+	paths   []string
+}
 
 func (*Feed) Name() string { return "feed" }
 
-var alternateLink = regexp.MustCompile(`<link rel="alternate" type="application/rss\+xml"[^>]*href="([^"]+)"`)
-
 func (f *Feed) Prepare(ctx context.Context, t *Target, c *Client) error {
-	paths, err := sitePaths(t, c)
-	if err != nil {
-		return err
+	f.paths = append([]string(nil), f.Feeds...)
+	if len(f.paths) > 0 {
+		return nil
 	}
-	page, err := fetch(c, Call{Op: "GET page", Req: t.Request("GET", paths[0], nil), Check: checkPage})
-	if err != nil {
-		return err
+	pages := []string{"/"}
+	st := newSite(t)
+	if s, err := readSitemaps(c, f.Sitemap); err == nil {
+		pages = append(pages, spread(s.pages, pagesForLinks)...)
+		st = s.site
 	}
-	for _, m := range alternateLink.FindAllSubmatch(page, -1) {
-		if u, err := url.Parse(string(m[1])); err == nil {
-			f.paths = append(f.paths, strings.TrimPrefix(u.Path, t.URL.Path))
+	var read []string
+	for _, page := range pages {
+		status, body, err := get(c, page)
+		if err != nil || status != 200 {
+			continue
+		}
+		read = append(read, page)
+		links, _ := parseHTML(body)
+		for _, l := range links {
+			if !strings.Contains(" "+l.rel+" ", " alternate ") || !strings.Contains(l.typ, "rss+xml") && !strings.Contains(l.typ, "atom+xml") {
+				continue
+			}
+			if p, ok := st.localPath(l.href, t.URL.String()+page); ok && !slices.Contains(f.paths, p) {
+				f.paths = append(f.paths, p)
+			}
 		}
 	}
 	if len(f.paths) == 0 {
-		return fmt.Errorf("page %s announces no RSS feed", paths[0])
+		return &NotFound{Microload: "feed", What: fmt.Sprintf("no <link rel=\"alternate\"> to an RSS or Atom feed on the %d pages read", len(read))}
 	}
 	return nil
 }
@@ -180,129 +297,33 @@ func (f *Feed) Prepare(ctx context.Context, t *Target, c *Client) error {
 func (f *Feed) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
 	calls := make([]Call, len(f.paths))
 	for i, p := range f.paths {
-		calls[(i+id)%len(calls)] = Call{Op: "GET " + p, Key: p, Req: c.target.Request("GET", p, nil, acceptGzip), Check: checkFeed}
+		calls[(i+id)%len(calls)] = Call{Op: "GET " + p, Key: p, Req: c.target.Request("GET", p, nil), Check: checkFeed}
 	}
 	return staticSession(calls), nil
 }
 
 func checkFeed(r *Reply) error {
-	if err := wantStatus(r, 200, "rss", "xml"); err != nil {
+	if err := wantStatus(r, 200, "rss", "atom", "xml"); err != nil {
 		return err
 	}
 	if len(bytes.TrimSpace(r.Body)) == 0 {
 		return errors.New("empty feed body") // seed 002's broken feed: an empty 200
 	}
-	var doc struct {
-		XMLName xml.Name `xml:"rss"`
-		Channel struct {
-			Title string `xml:"title"`
-		} `xml:"channel"`
-	}
+	var doc struct{ XMLName xml.Name }
 	if err := xml.Unmarshal(r.Body, &doc); err != nil {
-		return fmt.Errorf("feed is not RSS: %v", err)
+		return fmt.Errorf("feed is not XML: %v", err)
+	}
+	if doc.XMLName.Local != "rss" && doc.XMLName.Local != "feed" && doc.XMLName.Local != "RDF" {
+		return fmt.Errorf("feed's root is <%s>, not <rss> or <feed>", doc.XMLName.Local)
 	}
 	return nil
 }
 
-// Search loads GET /search with queries drawn from the vault's own words, a
-// share of them with no hits.
-type Search struct{ queries []string }
+// Sitemaps are the sitemap documents Prepare found.
+func (m *Sitemap) Sitemaps() []string { return m.sitemaps }
 
-func (*Search) Name() string { return "search" }
+// Pages are the pages Prepare found.
+func (p *Page) Pages() []string { return p.paths }
 
-var (
-	tagRE  = regexp.MustCompile(`(?s)<[^>]*>`)
-	wordRE = regexp.MustCompile(`\p{L}{4,}`)
-)
-
-func (s *Search) Prepare(ctx context.Context, t *Target, c *Client) error {
-	paths, err := sitePaths(t, c)
-	if err != nil {
-		return err
-	}
-	counts := map[string]int{}
-	for i := 0; i < min(len(paths), 20); i++ {
-		page, err := fetch(c, Call{Op: "GET page", Req: t.Request("GET", paths[i*len(paths)/min(len(paths), 20)], nil), Check: checkPage})
-		if err != nil {
-			return err
-		}
-		text := tagRE.ReplaceAll(page, []byte(" "))
-		for _, w := range wordRE.FindAll(text, -1) {
-			counts[strings.ToLower(string(w))]++
-		}
-	}
-	s.queries = searchQueries(counts)
-	if len(s.queries) == 0 {
-		return errors.New("no words found on the site's pages to search for")
-	}
-	return nil
-}
-
-// noHitPrefix starts the queries meant to find nothing.
-const noHitPrefix = "qzxv"
-
-// searchQueries makes one- and two-word queries from the site's vocabulary,
-// leaving out the most frequent words, plus one in ten with no hits.
-func searchQueries(counts map[string]int) []string {
-	words := make([]string, 0, len(counts))
-	for w := range counts {
-		words = append(words, w)
-	}
-	sortByCount(words, counts)
-	words = words[min(len(words), len(words)/10):] // skip the stop words
-	words = words[:min(len(words), 200)]
-	var qs []string
-	for i, w := range words {
-		if i%3 == 2 && i+1 < len(words) {
-			qs = append(qs, w+" "+words[len(words)-1-i])
-		} else {
-			qs = append(qs, w)
-		}
-		if i%9 == 8 {
-			qs = append(qs, fmt.Sprintf("%s%dk", noHitPrefix, i))
-		}
-	}
-	return qs
-}
-
-func (s *Search) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
-	calls := make([]Call, len(s.queries))
-	for i := range calls {
-		q := s.queries[(i+id*31)%len(s.queries)]
-		calls[i] = Call{Op: "GET /search", Key: q, Req: c.target.Request("GET", "/search?q="+url.QueryEscape(q), nil, acceptGzip),
-			Check: func(r *Reply) error { return checkSearch(r, strings.HasPrefix(q, noHitPrefix)) }}
-	}
-	return staticSession(calls), nil
-}
-
-func checkSearch(r *Reply, wantNone bool) error {
-	if err := wantStatus(r, 200, "json"); err != nil {
-		return err
-	}
-	var res struct {
-		Total *int64 `json:"total"`
-		Hits  []struct {
-			Path  string   `json:"path"`
-			Terms []string `json:"terms"`
-		} `json:"hits"`
-	}
-	if err := json.Unmarshal(r.Body, &res); err != nil || res.Total == nil {
-		return fmt.Errorf("search reply is not the expected JSON")
-	}
-	if wantNone && *res.Total != 0 {
-		return errors.New("a query of made-up words found notes")
-	}
-	for _, h := range res.Hits {
-		if h.Path == "" || len(h.Terms) == 0 {
-			return errors.New("a hit without path or matched terms")
-		}
-	}
-	return nil
-}
-
-func sortByCount(words []string, counts map[string]int) {
-	sort.Slice(words, func(i, j int) bool {
-		a, b := counts[words[i]], counts[words[j]]
-		return a > b || a == b && words[i] < words[j]
-	})
-}
+// Feeds are the feeds Prepare found or was given.
+func (f *Feed) Paths() []string { return f.paths }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"probe/probes/h1"
 )
@@ -13,26 +15,62 @@ import (
 // opens its own session (initialize, notifications/initialized) — measured
 // as rows of their own — then lists the tools in a loop. The exchange is the
 // protocol's JSON-RPC as the official SDK's client sends it, on probe's lean
-// connection so that the generator is not the limit.
-type ToolsList struct{ Path string } // default /mcp
+// connection so that the generator is not the limit. The endpoint is the
+// one named, or the first that answers initialize of /mcp, what
+// /.well-known/mcp.json or /.well-known/mcp name, and the <link rel="mcp">
+// of the home page.
+type ToolsList struct {
+	Path     string // the MCP endpoint; empty: discover it
+	endpoint string
+}
 
-func (ToolsList) Name() string { return "toolslist" }
+func (*ToolsList) Name() string { return "toolslist" }
 
 const mcpProtocolVersion = "2025-06-18"
 
-func (l ToolsList) path() string {
-	if l.Path == "" {
-		return "/mcp"
+func (l *ToolsList) path() string { return l.endpoint }
+
+func (l *ToolsList) Prepare(ctx context.Context, t *Target, c *Client) error {
+	if l.Path != "" {
+		l.endpoint = l.Path
+		_, err := l.NewSession(ctx, c, -1)
+		return err
 	}
-	return l.Path
+	st := newSite(t)
+	candidates := []string{"/mcp"}
+	for _, wk := range []string{"/.well-known/mcp.json", "/.well-known/mcp"} {
+		if status, body, err := get(c, wk); err == nil && status == 200 {
+			if p, ok := st.localPath(wellKnownMCP(body), t.URL.String()+wk); ok && wellKnownMCP(body) != "" {
+				candidates = append(candidates, p)
+			}
+		}
+	}
+	if status, body, err := get(c, "/"); err == nil && status == 200 {
+		links, _ := parseHTML(body)
+		for _, lk := range links {
+			if strings.Contains(" "+lk.rel+" ", " mcp ") || strings.Contains(lk.typ, "mcp") {
+				if p, ok := st.localPath(lk.href, t.URL.String()+"/"); ok {
+					candidates = append(candidates, p)
+				}
+			}
+		}
+	}
+	var tried []string
+	for _, p := range candidates {
+		if slices.Contains(tried, p) {
+			continue
+		}
+		l.endpoint = p
+		if _, err := l.NewSession(ctx, c, -1); err != nil {
+			tried = append(tried, fmt.Sprintf("%s (%v)", p, err))
+			continue
+		}
+		return nil
+	}
+	return &NotFound{Microload: "toolslist", What: "no MCP endpoint answered initialize", Tried: tried}
 }
 
-func (l ToolsList) Prepare(ctx context.Context, t *Target, c *Client) error {
-	_, err := l.NewSession(ctx, c, -1)
-	return err
-}
-
-func (l ToolsList) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
+func (l *ToolsList) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
 	t := c.Target()
 	headers := []h1.Field{{Name: "Content-Type", Value: "application/json"}, {Name: "Accept", Value: "application/json, text/event-stream"}}
 	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"probe","version":"0.1"}}}`, mcpProtocolVersion)
@@ -130,3 +168,6 @@ func checkJSONRPC(more func(json.RawMessage) error) func(*Reply) error {
 		return nil
 	}
 }
+
+// Endpoint is the MCP endpoint Prepare found.
+func (l *ToolsList) Endpoint() string { return l.endpoint }

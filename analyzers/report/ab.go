@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"probe/analyzers"
+	"probe/analyzers/pprofio"
 	"probe/probes"
 )
 
@@ -52,13 +53,14 @@ func LoadRun(dir string) (*RunData, error) {
 		file string
 		dst  **profile.Profile
 	}{{"cpu.pb.gz", &d.CPU}, {"allocs.pb.gz", &d.Allocs}} {
-		b, err := os.ReadFile(filepath.Join(dir, p.file))
+		f, err := os.Open(filepath.Join(dir, p.file))
 		if err != nil {
 			continue // not profiled: the profile metrics are left out
 		}
-		prof, err := profile.ParseData(b)
+		prof, _, err := pprofio.Read(f, 0)
+		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s is not a pprof profile: %v", dir, p.file, err)
+			return nil, fmt.Errorf("%s: %s: %v", dir, p.file, err)
 		}
 		*p.dst = prof
 	}
@@ -201,6 +203,7 @@ type AB struct {
 	Order      string             `json:"order,omitempty"` // how the runs were interleaved
 	Failures   []SideFailure      `json:"failures"`
 	Warnings   []probes.Warning   `json:"warnings"`
+	Thresholds []Threshold        `json:"thresholds,omitempty"`
 	FileList   []string           `json:"files,omitempty"`
 
 	curves map[string][2][][]CurvePoint // microload → before/after → runs

@@ -105,6 +105,7 @@ func (ab *AB) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "  failure: %s, run %d %s: %s\n", f.Side, f.Run, f.Microload, f.Reason)
 	}
 	listWarnings(w, ab.Warnings)
+	listThresholds(w, ab.Thresholds)
 }
 
 func verdictMark(c ABComparison) string {
@@ -189,6 +190,7 @@ func (ab *AB) Markdown() string {
 		}
 	}
 	writeWarnings(&b, ab.Warnings)
+	writeThresholds(&b, ab.Thresholds)
 	return b.String()
 }
 

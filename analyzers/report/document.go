@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Document is one kind of report. Each kind is its own type; the writer
@@ -28,6 +29,39 @@ type Document interface {
 	Files() (map[string][]byte, error)
 	// Page is the file a reader should open: report.md or report.html.
 	Page() string
+}
+
+// Threshold is a --fail-on expression and what the run made of it.
+type Threshold struct {
+	Expr     string   `json:"expr"`
+	Broken   bool     `json:"broken"`
+	Breaches []string `json:"breaches,omitempty"`
+}
+
+// writeThresholds is report.md's Thresholds section.
+func writeThresholds(b *strings.Builder, ts []Threshold) {
+	if len(ts) == 0 {
+		return
+	}
+	b.WriteString("\n## Thresholds\n\n")
+	for _, t := range ts {
+		verdict := "holds"
+		if t.Broken {
+			verdict = "**broken**: " + strings.Join(t.Breaches, "; ")
+		}
+		fmt.Fprintf(b, "- `%s` %s\n", t.Expr, verdict)
+	}
+}
+
+// listThresholds ends the terminal table.
+func listThresholds(w io.Writer, ts []Threshold) {
+	for _, t := range ts {
+		if t.Broken {
+			fmt.Fprintf(w, "  threshold %s broken: %s\n", t.Expr, strings.Join(t.Breaches, "; "))
+		} else {
+			fmt.Fprintf(w, "  threshold %s holds\n", t.Expr)
+		}
+	}
 }
 
 // marshal is report.json's encoding: indented, ending in a newline; an
@@ -60,15 +94,16 @@ func WriteFolder(dir string, d Document) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := writeFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
+		if err := WriteFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeFileAtomic writes b to a temporary file beside path and renames it.
-func writeFileAtomic(path string, b []byte) error {
+// WriteFileAtomic writes b to a temporary file beside path and renames it:
+// an interrupted write never leaves half a file.
+func WriteFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func (p *ProfileFindings) WriteTable(w io.Writer) {
 			100*f.CPUShare, 100*f.AllocShare, f.Suggestion, f.Evidence, where(f))
 	}
 	for _, u := range p.Unexplained {
-		fmt.Fprintf(w, "unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, strings.Join(u.Path, " → "))
+		fmt.Fprintf(w, "unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
 	}
 }
 

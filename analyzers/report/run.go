@@ -29,20 +29,22 @@ type Summary struct {
 type Report struct {
 	Summary
 
-	Concurrency   int                       `json:"concurrency,omitempty"`
-	Rate          float64                   `json:"rate,omitempty"`
-	Operations    []Operation               `json:"operations"`
-	Errors        map[string]int64          `json:"errors"`
-	Connections   Connections               `json:"connections"`
-	Bytes         Bytes                     `json:"bytes"`
-	ReplyDigests  []Digest                  `json:"reply_digests"`
-	Generator     Generator                 `json:"generator"`
-	TargetProcess *Process                  `json:"target_process,omitempty"`
-	Machine       Machine                   `json:"machine"`
-	Ended         string                    `json:"ended,omitempty"`
-	Timeline      []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a profiled run
-	Unexplained   []analyzers.Unexplained   `json:"unexplained,omitempty"`
-	ProfileFiles  []string                  `json:"profile_files,omitempty"`
+	AcceptEncoding string                    `json:"accept_encoding,omitempty"` // what the requests accepted (gzip unless told otherwise)
+	Concurrency    int                       `json:"concurrency,omitempty"`
+	Rate           float64                   `json:"rate,omitempty"`
+	Operations     []Operation               `json:"operations"`
+	Errors         map[string]int64          `json:"errors"`
+	Connections    Connections               `json:"connections"`
+	Bytes          Bytes                     `json:"bytes"`
+	ReplyDigests   []Digest                  `json:"reply_digests"`
+	Generator      Generator                 `json:"generator"`
+	TargetProcess  *Process                  `json:"target_process,omitempty"`
+	Machine        Machine                   `json:"machine"`
+	Ended          string                    `json:"ended,omitempty"`
+	Timeline       []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a profiled run
+	Unexplained    []analyzers.Unexplained   `json:"unexplained,omitempty"`
+	ProfileFiles   []string                  `json:"profile_files,omitempty"`
+	Thresholds     []Threshold               `json:"thresholds,omitempty"`
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram
@@ -154,7 +156,7 @@ func ms(us int64) float64 { return float64(us) / 1000 }
 func summarise(h *hdrhistogram.Histogram, calls, errors int64, d time.Duration) Latency {
 	l := Latency{Requests: calls, Errors: errors}
 	if d > 0 {
-		l.RPS = float64(calls) / d.Seconds()
+		l.RPS = float64(calls-errors) / d.Seconds() // replies that passed their checks
 	}
 	if h.TotalCount() > 0 {
 		l.P50, l.P95, l.P99, l.Max = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(95)), ms(h.ValueAtQuantile(99)), ms(h.Max())
@@ -168,7 +170,7 @@ func FromRun(run *probes.Run, a Analysis) *Report {
 	r := &Report{
 		Summary: Summary{Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
 			Findings: nonNil(a.Findings), Crashes: nonNil(a.Crashes), Warnings: append([]probes.Warning{}, run.Warnings...)},
-		Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
+		AcceptEncoding: run.AcceptEncoding, Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
 		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,

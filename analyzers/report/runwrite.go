@@ -21,7 +21,7 @@ func (r *Report) Page() string { return "report.md" }
 
 // operationsTable is the latency table in the manner of seed 000.
 func (r *Report) operationsTable() *Table {
-	t := &Table{Columns: []Column{{Title: "operation"}, {Title: "calls", Right: true}, {Title: "per second", Right: true},
+	t := &Table{Columns: []Column{{Title: "operation"}, {Title: "calls", Right: true}, {Title: "ok per second", Right: true},
 		{Title: "p50", Right: true}, {Title: "p95", Right: true}, {Title: "p99", Right: true}, {Title: "max", Right: true}, {Title: "errors", Right: true}}}
 	for _, op := range r.Operations {
 		rps := fmt.Sprintf("%.0f", op.RPS)
@@ -39,8 +39,8 @@ func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%s against %s: %s loop, %s\n", r.Microload, r.Target, r.Mode, r.load())
 	r.operationsTable().Text(w)
 	l := r.Latency
-	fmt.Fprintf(w, "%d requests in %.1fs, %.0f per second, %d errors; %d connections for %d clients; %s on the wire, %s decoded\n",
-		l.Requests, r.DurationS, l.RPS, l.Errors, r.Connections.Opened, r.Connections.Clients, fmtBytes(r.Bytes.Wire), fmtBytes(r.Bytes.Decoded))
+	fmt.Fprintf(w, "%d requests in %.1fs, %d errors, %.0f ok a second; %d connections for %d clients; %s on the wire, %s decoded\n",
+		l.Requests, r.DurationS, l.Errors, l.RPS, r.Connections.Opened, r.Connections.Clients, fmtBytes(r.Bytes.Wire), fmtBytes(r.Bytes.Decoded))
 	fmt.Fprintf(w, "probe: %.2f CPU s, %.1f µs a request", r.Generator.CPUSeconds, r.Generator.CPUPerRequestUS)
 	if p := r.TargetProcess; p != nil {
 		fmt.Fprintf(w, "; target: %.2f cores, %s RSS, %d threads, %d fds at most", p.CPUCores, fmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
@@ -54,19 +54,24 @@ func (r *Report) WriteTable(w io.Writer) {
 			100*f.CPUShare, 100*f.AllocShare, f.Endpoint, f.Suggestion, where(f))
 	}
 	for _, u := range r.Unexplained {
-		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, strings.Join(u.Path, " → "))
+		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
 	}
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
 	}
 	listWarnings(w, r.Warnings)
+	listThresholds(w, r.Thresholds)
 }
 
 func (r *Report) load() string {
+	s := fmt.Sprintf("%d clients", r.Concurrency)
 	if r.Mode == "open" {
-		return fmt.Sprintf("%.0f requests/s over %d connections", r.Rate, r.Concurrency)
+		s = fmt.Sprintf("%.0f requests/s over %d connections", r.Rate, r.Concurrency)
 	}
-	return fmt.Sprintf("%d clients", r.Concurrency)
+	if r.AcceptEncoding != "" {
+		s += ", Accept-Encoding: " + r.AcceptEncoding
+	}
+	return s
 }
 
 // Markdown is report.md.
@@ -99,7 +104,7 @@ func (r *Report) Markdown() string {
 	if len(r.Unexplained) > 0 {
 		t := &Table{Columns: []Column{{Title: "CPU", Right: true}, {Title: "the target's own code, outermost first"}}}
 		for _, u := range r.Unexplained {
-			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+strings.Join(u.Path, "` → `")+"`")
+			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+u.PathTail(4, "` → `")+"`")
 		}
 		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
 	}
@@ -124,6 +129,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	writeWarnings(&b, r.Warnings)
+	writeThresholds(&b, r.Thresholds)
 	if len(r.ReplyDigests) > 0 {
 		t := &Table{Columns: []Column{{Title: "key"}, {Title: "requests", Right: true}, {Title: "distinct replies", Right: true}}}
 		for i, d := range r.ReplyDigests {

@@ -16,12 +16,20 @@ import (
 // Suite is report.json of `probe all`: the runs of several microloads
 // against one target, each also written whole in a folder of its own.
 type Suite struct {
-	Summary                  // microload "all"
-	Errors  map[string]int64 `json:"errors"`
-	Ended   string           `json:"ended,omitempty"`
-	Runs    []*Report        `json:"runs"`
+	Summary                     // microload "all"
+	Errors     map[string]int64 `json:"errors"`
+	Ended      string           `json:"ended,omitempty"`
+	Runs       []*Report        `json:"runs"`
+	Skipped    []Skipped        `json:"skipped,omitempty"` // microloads that found nothing to load on the target
+	Thresholds []Threshold      `json:"thresholds,omitempty"`
 
 	latency *hdrhistogram.Histogram
+}
+
+// Skipped is a microload that could not run, and why.
+type Skipped struct {
+	Microload string `json:"microload"`
+	Reason    string `json:"reason"`
 }
 
 // NewSuite makes the report of `probe all` from the microloads' reports.
@@ -70,10 +78,14 @@ func (s *Suite) WriteTable(w io.Writer) {
 		r.WriteTable(w)
 		fmt.Fprintln(w)
 	}
+	for _, sk := range s.Skipped {
+		fmt.Fprintf(w, "skipped %s: %s\n", sk.Microload, sk.Reason)
+	}
+	listThresholds(w, s.Thresholds)
 }
 
 func (s *Suite) summaryTable() *Table {
-	t := &Table{Columns: []Column{{Title: "microload"}, {Title: "requests", Right: true}, {Title: "per second", Right: true},
+	t := &Table{Columns: []Column{{Title: "microload"}, {Title: "requests", Right: true}, {Title: "ok per second", Right: true},
 		{Title: "p50", Right: true}, {Title: "p99", Right: true}, {Title: "errors", Right: true}}}
 	for _, r := range s.Runs {
 		t.AddRow(r.Microload, fmt.Sprint(r.Latency.Requests), fmt.Sprintf("%.0f", r.Latency.RPS), fmtMS(r.Latency.P50), fmtMS(r.Latency.P99), fmt.Sprint(r.Latency.Errors))
@@ -86,6 +98,13 @@ func (s *Suite) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# probe all against %s\n\n", s.Target)
 	b.WriteString(s.summaryTable().Markdown())
+	if len(s.Skipped) > 0 {
+		b.WriteString("\nSkipped:\n\n")
+		for _, sk := range s.Skipped {
+			fmt.Fprintf(&b, "- **%s**: %s\n", sk.Microload, sk.Reason)
+		}
+	}
+	writeThresholds(&b, s.Thresholds)
 	for _, r := range s.Runs {
 		md := strings.ReplaceAll(r.Markdown(), "\n## ", "\n### ")
 		b.WriteString("\n" + strings.Replace(md, "# ", "## ", 1))

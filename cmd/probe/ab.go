@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"mvdan.cc/sh/v3/shell"
-
 	"probe/analyzers/report"
 	"probe/probes"
 )
@@ -56,6 +54,7 @@ func newABOptions(fs *flag.FlagSet) *abOptions {
 	c.load.register(fs, loadDefaults{duration: 5 * time.Second, durationHelp: "measured time of one run", warmup: time.Second, timeout: 30 * time.Second, concurrency: 32})
 	c.profile.register(fs, true, "profile every run (CPU and allocations per request, findings, differential flame graphs)")
 	c.output.register(fs, "ab")
+	c.output.registerGates(fs, "regressed, worse, p99_ms:ratio>1.1")
 	c.request.register(fs, "for the http microload: path and query", "for the http microload: body", "GET", false)
 	return c
 }
@@ -71,6 +70,15 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 			return err
 		}
 	}
+	gates, err := parseThresholds(c.output.failOn, "ab")
+	if err != nil {
+		return err
+	}
+	dir, err := c.output.claim()
+	if err != nil {
+		return err
+	}
+	c.load.limitMemory()
 	modes := 0
 	for _, set := range []bool{c.before != "" || c.after != "", c.gitDir != "", c.fixture} {
 		if set {
@@ -89,7 +97,7 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if _, err := c.microloads(names); err != nil {
 		return err
 	}
-	rules, err := c.profile.loadRules()
+	rules, err := c.profile.loadRules(ctx)
 	if err != nil {
 		return err
 	}
@@ -110,7 +118,6 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	dir := outDir(c.output.out, "ab")
 	ab, err := c.interleave(ctx, a, b, names, newPipeline(rules, newProgressLine(s.stderr)), dir, s)
 	for _, v := range []*version{a, b} {
 		if v.child != nil {
@@ -120,6 +127,8 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
+	var broken []string
+	ab.Thresholds, broken = judgeAB(gates, ab)
 	if err := writeAndShow(ab, dir, c.output.json, s); err != nil {
 		return err
 	}
@@ -128,6 +137,8 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 		return interruptedError{dir}
 	case len(ab.Failures) > 0:
 		return fmt.Errorf("%d run(s) failed (%s, %s); the report keeps the rest: %s", len(ab.Failures), ab.Failures[0].Side, ab.Failures[0].Reason, filepath.Join(dir, "report.md"))
+	case len(broken) > 0:
+		return thresholdsBroken{broken}
 	}
 	return nil
 }
@@ -144,7 +155,7 @@ func (c *abOptions) microloads(names []string) ([]probes.Microload, error) {
 			out = append(out, ml)
 			continue
 		}
-		ml, err := namedMicroload(n)
+		ml, err := namedMicroload(n, c.fixture)
 		if err != nil {
 			return nil, usageError{"ab: " + err.Error()}
 		}
@@ -177,9 +188,9 @@ func (c *abOptions) commandVersions() (*version, *version, error) {
 
 // commandVersion starts a server command on a fresh loopback port.
 func commandVersion(side, label, command, dir string, wait time.Duration) (*version, error) {
-	argv, err := shell.Fields(command, func(string) string { return "" })
-	if err != nil || len(argv) == 0 {
-		return nil, usageError{fmt.Sprintf("--%s %q: not a command: %v", side, command, err)}
+	argv, err := commandWords(side, command)
+	if err != nil {
+		return nil, err
 	}
 	return &version{side: side, label: label, start: func(ctx context.Context) (*probes.Child, error) {
 		return startCommand(ctx, argv, "", probes.ChildSpec{Dir: dir, Wait: wait})

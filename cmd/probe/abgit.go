@@ -9,8 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"mvdan.cc/sh/v3/shell"
+	"syscall"
+	"time"
 )
 
 // gitVersions builds two refs of a repository in temporary worktrees: the
@@ -53,16 +53,25 @@ func (c *abOptions) gitVersions(ctx context.Context, stderr io.Writer) (a, b *ve
 		}
 		trees = append(trees, tree)
 		bin := filepath.Join(tmp, side+".bin")
-		argv, err := shell.Fields(strings.ReplaceAll(c.build, "{out}", bin), func(string) string { return "" })
-		if err != nil || len(argv) == 0 {
-			return nil, usageError{fmt.Sprintf("--build %q: not a command", c.build)}
+		argv, err := commandWords("build", strings.ReplaceAll(c.build, "{out}", bin))
+		if err != nil {
+			return nil, err
 		}
 		fmt.Fprintf(stderr, "probe: building %s (%s) with %s\n", ref, sha[:min(12, len(sha))], strings.Join(argv, " "))
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = tree
 		var output bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &output, &output
+		// A build is a tree of processes (go build runs compilers): Ctrl-C
+		// kills its whole process group, and probe stops reading its
+		// output at once instead of waiting for grandchildren to let go.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = time.Second
 		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("building %s: %w", ref, ctx.Err())
+			}
 			return nil, fmt.Errorf("building %s (%s) failed: %v\n%s", ref, sha[:min(12, len(sha))], err, tail(output.String(), 40))
 		}
 		return commandVersion(side, describeRef(ref, sha, c.gitDir), strings.ReplaceAll(c.runCmd, "{out}", bin), tree, c.startTimeout)

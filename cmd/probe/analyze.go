@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"probe/analyzers"
+	"probe/analyzers/pprofio"
 	"probe/analyzers/report"
 )
 
@@ -21,15 +22,19 @@ func analyzeCommand(fs *flag.FlagSet) runner {
 	asJSON := fs.Bool("json", false, "print the findings as JSON on stdout")
 	var prof profileFlags
 	fs.StringVar(&prof.rules, "rules", "", "more analyzer rules, a JSON or Jsonnet file")
+	prof.registerMaxProfile(fs)
 	return func(ctx context.Context, s streams, paths []string) error {
 		if len(paths) == 0 {
 			return usageError{"usage: probe analyze [--json] [--rules FILE] PROFILE…"}
 		}
-		rules, err := prof.loadRules()
+		if err := prof.validate(); err != nil {
+			return err
+		}
+		rules, err := prof.loadRules(ctx)
 		if err != nil {
 			return err
 		}
-		cpu, allocs, err := readProfiles(paths)
+		cpu, allocs, err := readProfiles(paths, int64(prof.maxProfile))
 		if err != nil {
 			return err
 		}
@@ -50,10 +55,10 @@ func analyzeCommand(fs *flag.FlagSet) runner {
 
 // readProfiles reads CPU profiles (merged) and at most one allocation
 // profile.
-func readProfiles(paths []string) (cpu, allocs *profile.Profile, err error) {
+func readProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, err error) {
 	var cpus []*profile.Profile
 	for _, path := range paths {
-		p, err := readProfile(path)
+		p, err := readProfile(path, limit)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -77,15 +82,17 @@ func readProfiles(paths []string) (cpu, allocs *profile.Profile, err error) {
 	return cpu, allocs, nil
 }
 
-func readProfile(path string) (*profile.Profile, error) {
+// readProfile reads a profile file within limit bytes, as stored and as
+// decompressed: a file may be a gzip bomb.
+func readProfile(path string, limit int64) (*profile.Profile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := profile.Parse(f)
+	p, _, err := pprofio.Read(f, limit)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a pprof profile: %v", path, err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	if len(p.Sample) == 0 {
 		return nil, fmt.Errorf("%s: the profile holds no samples", path)

@@ -38,6 +38,7 @@ var commands = []command{
 	{"page", "[flags]", "load the pages the sitemap lists, each client in its own order", microloadCommand("page")},
 	{"all", "[flags]", "every microload in turn against one target, one combined report", allCommand},
 	{"http", "--path P [flags]", "any endpoint of any server; --param name=v1,v2,… varies a query parameter", httpCommand},
+	{"init", "--target URL [--out probe.jsonnet]", "write a target file of what the server announces (sitemap, pages, feeds, search, MCP), to edit and run with --file", initCommand},
 	{"analyze", "[flags] PROFILE…", "the analyzers on pprof profiles taken elsewhere", analyzeCommand},
 	{"flame", "PROFILE -o FILE.html|FILE.svg [flags]", "a flame graph of any profile (differential with --base)", flameCommand},
 	{"fuzz notequery", "[flags]", "find the note queries that crash, hang or panic the fixture", fuzzNoteQueryCommand},
@@ -96,6 +97,12 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 	cmd, rest := lookup(args)
+	if cmd == nil && hasFlag(args, "file") && !strings.HasPrefix(args[0], "-") {
+		// probe NAME --file probe.jsonnet: a microload the file names.
+		name := args[0]
+		cmd, rest = &command{name: name, args: "--file FILE [flags]", summary: "a microload of a target file",
+			setup: func(fs *flag.FlagSet) runner { return newLoadCommand(fs, name) }}, args[1:]
+	}
 	if cmd == nil {
 		fam := family(args[0])
 		if len(fam) == 0 {
@@ -134,11 +141,11 @@ var helpGroups = []struct {
 	title string
 	names []string
 }{
-	{"target", []string{"target", "fixture-mode", "notes", "synthetic", "pin", "key"}},
+	{"target", []string{"target", "file", "fixture-mode", "notes", "synthetic", "pin", "key"}},
 	{"request", []string{"path", "method", "body", "header", "param"}},
 	{"load", []string{"duration", "warmup", "timeout", "concurrency", "rate"}},
 	{"profiling", []string{"profile", "pprof", "rules", "wall"}},
-	{"output", []string{"out", "json"}},
+	{"output", []string{"out", "json", "fail-on"}},
 }
 
 // help is `probe <command> -h`: the synopsis, the summary and the flags by
@@ -203,4 +210,15 @@ func noWords(name string, words []string) error {
 		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, words[0])}
 	}
 	return nil
+}
+
+// hasFlag says whether args hold --name or -name (with or without =value).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
 }

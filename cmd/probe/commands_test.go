@@ -44,7 +44,7 @@ func TestLoadFlagsAreSharedAndValidatedAlike(t *testing.T) {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		cmd.setup(fs)
-		for _, f := range []string{"duration", "warmup", "timeout", "concurrency", "rate", "profile", "pprof", "rules", "wall", "out", "json", "key", "notes"} {
+		for _, f := range []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory", "profile", "pprof", "rules", "wall", "max-profile", "out", "force", "json", "key", "notes"} {
 			if fs.Lookup(f) == nil {
 				t.Errorf("probe %s has no --%s", name, f)
 			}
@@ -53,7 +53,7 @@ func TestLoadFlagsAreSharedAndValidatedAlike(t *testing.T) {
 		if name != "ab" {
 			code, _, stderr = runProbe(t, context.Background(), name, "--concurrency", "0")
 		}
-		if code != exitUsage || !strings.Contains(stderr, "--concurrency must be positive") {
+		if code != exitUsage || !strings.Contains(stderr, "--concurrency 0: want 1 to") {
 			t.Errorf("probe %s --concurrency 0: exit %d, %q", name, code, stderr)
 		}
 	}
@@ -89,7 +89,7 @@ func TestPipelineWithAFakeLoad(t *testing.T) {
 		return &probes.Run{Microload: ml.Name(), Target: "http://fake", Mode: "closed", Duration: time.Second,
 			Errors: map[string]int64{"timeout": 1}, Warnings: []probes.Warning{{Kind: "generator-bound", Message: "probe used 1.9 of its 2 CPUs"}}}, nil
 	}
-	rep, _, err := p.measure(context.Background(), "x", probes.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
+	rep, _, err := p.measure(context.Background(), "x", &probes.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

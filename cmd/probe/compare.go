@@ -5,7 +5,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"probe/analyzers"
 	"probe/analyzers/report"
@@ -18,7 +20,12 @@ import (
 func compareCommand(fs *flag.FlagSet) runner {
 	var output outputFlags
 	output.register(fs, "compare")
+	output.registerGates(fs, "regressed, worse, p99_ms:ratio>1.1")
 	return func(ctx context.Context, s streams, dirs []string) error {
+		gates, err := parseThresholds(output.failOn, "ab")
+		if err != nil {
+			return err
+		}
 		if len(dirs) != 2 {
 			return usageError{"usage: probe compare BEFORE_DIR AFTER_DIR (two report folders of probe <microload> or probe all)"}
 		}
@@ -32,11 +39,28 @@ func compareCommand(fs *flag.FlagSet) runner {
 				sides[i][m] = append(sides[i][m], r)
 			}
 		}
+		for _, d := range dirs {
+			if rel, err := filepath.Rel(output.out, d); output.out != "" && err == nil && !strings.HasPrefix(rel, "..") {
+				return usageError{fmt.Sprintf("--out %s holds %s, a folder compared: choose another", output.out, d)}
+			}
+		}
+		dir, err := output.claim()
+		if err != nil {
+			return err
+		}
 		ab := compareSides(dirs[0], dirs[1], sides[0], sides[1], nil)
 		if len(ab.Microloads) == 0 {
 			return fmt.Errorf("the two folders have no microload in common")
 		}
-		return writeAndShow(ab, outDir(output.out, "compare"), output.json, s)
+		var broken []string
+		ab.Thresholds, broken = judgeAB(gates, ab)
+		if err := writeAndShow(ab, dir, output.json, s); err != nil {
+			return err
+		}
+		if len(broken) > 0 {
+			return thresholdsBroken{broken}
+		}
+		return nil
 	}
 }
 

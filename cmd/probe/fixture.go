@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -49,11 +51,12 @@ func startFixture(ctx context.Context, o fixtureStart) (*probes.Child, error) {
 	if o.key == "" {
 		o.key = fixtures.DefaultKey
 	}
-	args = append(args, "--key", o.key)
 	if o.maxStack != "" {
 		args = append(args, "--max-stack", o.maxStack)
 	}
-	c, err := probes.Start(ctx, probes.ChildSpec{Argv: args, Wait: 3 * time.Minute, MemLimit: o.memLimit, Stderr: o.stderr})
+	// The key goes by the environment: the command line is anyone's to read.
+	c, err := probes.Start(ctx, probes.ChildSpec{Argv: args, Env: []string{fixtures.KeyEnv + "=" + o.key}, Wait: 3 * time.Minute,
+		MemLimit: o.memLimit, Stderr: o.stderr})
 	if err != nil {
 		return nil, fmt.Errorf("fixture: %v", err)
 	}
@@ -127,7 +130,10 @@ func fixtureServeCommand(fs *flag.FlagSet) runner {
 	synthetic := fs.Bool("synthetic", false, "500-byte notes instead of realistic ~9 KB ones")
 	seed := fs.Uint64("seed", 1, "vault generator seed")
 	dir := fs.String("vault", "", "serve this folder of Markdown notes (an Obsidian vault) instead of a generated one")
-	key := fs.String("key", fixtures.DefaultKey, "bearer token of the keyed access class (sees private notes, admin endpoints)")
+	keyFile := fs.String("key-file", "", "file holding the keyed class's bearer token (sees private notes, admin endpoints); or $"+fixtures.KeyEnv+"; default "+fixtures.DefaultKey+", loopback only")
+	fs.Func("key", "not taken: a key on the command line is anyone's to read; use --key-file or $"+fixtures.KeyEnv, func(string) error {
+		return fmt.Errorf("a key on the command line is anyone's to read (/proc/PID/cmdline): put it in a file for --key-file, or in $%s", fixtures.KeyEnv)
+	})
 	maxStack := fs.String("max-stack", "", "cap each goroutine's stack (e.g. 64MB; Go's default is 1GB): fuzz runs use it so a stack overflow takes milliseconds, not tens of seconds")
 	return func(ctx context.Context, s streams, words []string) error {
 		if err := noWords("fixture serve", words); err != nil {
@@ -147,8 +153,22 @@ func fixtureServeCommand(fs *flag.FlagSet) runner {
 			}
 			debug.SetMaxStack(int(n))
 		}
-		return fixtures.Serve(ctx, fixtures.ServeOptions{Addr: *addr, Mode: m, Notes: *notes, Synthetic: *synthetic,
-			Seed: *seed, Vault: *dir, Key: *key, Stdout: s.stdout, Stderr: s.stderr})
+		key := os.Getenv(fixtures.KeyEnv)
+		if *keyFile != "" {
+			b, err := os.ReadFile(*keyFile)
+			if err != nil {
+				return usageError{"--key-file: " + err.Error()}
+			}
+			if key = strings.TrimSpace(string(b)); key == "" || strings.ContainsAny(key, "\r\n") {
+				return usageError{"--key-file " + *keyFile + ": want one line holding the key"}
+			}
+		}
+		err = fixtures.Serve(ctx, fixtures.ServeOptions{Addr: *addr, Mode: m, Notes: *notes, Synthetic: *synthetic,
+			Seed: *seed, Vault: *dir, Key: key, Stdout: s.stdout, Stderr: s.stderr})
+		if errors.Is(err, fixtures.ErrPublicKey) {
+			return usageError{err.Error()}
+		}
+		return err
 	}
 }
 

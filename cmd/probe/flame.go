@@ -19,12 +19,17 @@ func flameCommand(fs *flag.FlagSet) runner {
 	base := fs.String("base", "", "base profile: draw a differential flame graph (red grew, blue shrank)")
 	index := fs.String("sample-index", "", "sample type to draw (cpu, alloc_space, …; default: the profile's)")
 	focus := fs.String("focus", "", "only stacks with a frame matching this regexp")
+	var prof profileFlags
+	prof.registerMaxProfile(fs)
 	return func(ctx context.Context, s streams, paths []string) error {
-		return drawFlame(paths, *out, *base, *index, *focus, s.stdout)
+		if err := prof.validate(); err != nil {
+			return err
+		}
+		return drawFlame(paths, *out, *base, *index, *focus, int64(prof.maxProfile), s.stdout)
 	}
 }
 
-func drawFlame(paths []string, out, base, index, focus string, stdout io.Writer) error {
+func drawFlame(paths []string, out, base, index, focus string, maxProfile int64, stdout io.Writer) error {
 	if len(paths) != 1 || out == "" {
 		return usageError{"usage: probe flame PROFILE [--base PROFILE] [--sample-index NAME] [--focus REGEXP] -o FILE.html|FILE.svg"}
 	}
@@ -38,13 +43,13 @@ func drawFlame(paths []string, out, base, index, focus string, stdout io.Writer)
 			return usageError{fmt.Sprintf("--focus: %v", err)}
 		}
 	}
-	p, err := readProfile(paths[0])
+	p, err := readProfile(paths[0], maxProfile)
 	if err != nil {
 		return err
 	}
 	var tree *flamegraphs.Tree
 	if base != "" {
-		b, err := readProfile(base)
+		b, err := readProfile(base, maxProfile)
 		if err != nil {
 			return err
 		}

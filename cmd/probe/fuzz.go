@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"mvdan.cc/sh/v3/shell"
-
 	"probe/analyzers/report"
 	"probe/probes"
 	"probe/probes/fuzz"
@@ -75,6 +73,9 @@ func (c *fuzzCommand) run(ctx context.Context, s streams, words []string) error 
 	if err := c.load.validate(); err != nil {
 		return err
 	}
+	if _, err := c.output.claim(); err != nil {
+		return err
+	}
 	if c.shrinkTime < 0 {
 		return usageError{"--shrink-time must not be negative"}
 	}
@@ -114,7 +115,7 @@ func (c *fuzzCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	rep := report.FromFuzz(res, setting)
-	dir := outDir(c.output.out, "fuzz-"+c.kind)
+	dir := c.output.dir
 	if err := writeAndShow(rep, dir, c.output.json, s); err != nil {
 		return err
 	}
@@ -164,9 +165,9 @@ func (c *fuzzCommand) httpTarget(memLimit uint64) (fuzz.Options, report.FuzzSett
 	if c.request.path == "" {
 		return fail("fuzz http: --path is required, e.g. --path '/x?depth={int}'")
 	}
-	argv, err := shell.Fields(c.cmd, func(string) string { return "" })
-	if err != nil || len(argv) == 0 {
-		return fail(fmt.Sprintf("--cmd %q: %v", c.cmd, err))
+	argv, err := commandWords("cmd", c.cmd)
+	if err != nil {
+		return fuzz.Options{}, report.FuzzSetting{}, err
 	}
 	t, err := fuzz.ParseTemplate(strings.ToUpper(c.request.method), c.request.path, c.request.body)
 	if err != nil {

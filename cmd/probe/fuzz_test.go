@@ -37,6 +37,7 @@ func TestFuzzBadInput(t *testing.T) {
 		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d={float}"}, exitUsage, "unknown placeholder {float}"},
 		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d={int}", "--target", "http://10.1.2.3:80"}, exitUsage, "--allow-remote"},
 		{[]string{"fuzz", "notequery", "--mem-limit", "lots"}, exitUsage, "--mem-limit"},
+		{[]string{"fuzz", "http", "--cmd", victim + " -addr 127.0.0.1:$PORT -home $HOME", "--path", "/x?d={int}"}, exitUsage, "$HOME is not expanded (probe runs the command without a shell)"},
 		{[]string{"fuzz", "notequery", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
 		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError, "start /nonexistent/server: no such file or directory"},
 		{[]string{"fuzz", "http", "--cmd", victim + " -mute -addr {addr}", "--path", "/x?d={int}", "--timeout", "1s"}, exitError, "answered no request within 1s"},

@@ -20,7 +20,8 @@ type loadCommand struct {
 	load    loadFlags
 	profile profileFlags
 	output  outputFlags
-	request requestFlags // probe http
+	request requestFlags   // probe http
+	shape   microloadFlags // a named microload's endpoints
 }
 
 func microloadCommand(name string) func(fs *flag.FlagSet) runner {
@@ -36,9 +37,11 @@ func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32})
 	c.profile.register(fs, false, "profile the target while the load runs, and name the per-request work that could move to load time")
 	c.output.register(fs, name)
+	c.output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100, finding:load-time, finding:repeated-gzip>10%")
 	if name == "http" {
 		c.request.register(fs, "path and query to request, e.g. /api/items?page=1", "request body", "GET", true)
 	}
+	c.shape.register(fs, name)
 	return c.run
 }
 
@@ -65,11 +68,40 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			return err
 		}
 	}
-	loads, err := c.microloads()
+	gates, err := parseThresholds(c.output.failOn, "run")
 	if err != nil {
 		return err
 	}
-	rules, err := c.profile.loadRules()
+	dir, err := c.output.claim()
+	if err != nil {
+		return err
+	}
+	c.load.limitMemory()
+	rules, err := c.profile.loadRules(ctx)
+	if err != nil {
+		return err
+	}
+	var file *targetFile
+	if c.target.file != "" {
+		if file, err = readTargetFile(ctx, c.target.file); err != nil {
+			return err
+		}
+		if c.target.target == "" && file.target != "" {
+			if _, err := parseTarget(file.target); err != nil {
+				return usageError{fmt.Sprintf("--file %s: target: %v", c.target.file, err)}
+			}
+			c.target.target = file.target
+		}
+		if c.profile.pprof == "" {
+			c.profile.pprof = file.pprof
+		}
+	}
+	if file == nil && c.name != "all" && c.name != "http" && flagHints[c.name] == "" {
+		return usageError{fmt.Sprintf("unknown command %q (see probe --help)", c.name)}
+	}
+	// The microloads are built before the target is opened: a bad flag
+	// must not wait for a fixture to load.
+	loads, err := c.microloads(c.target.target == "", file)
 	if err != nil {
 		return err
 	}
@@ -78,11 +110,15 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	defer cleanup()
+	if file != nil {
+		target.Header = append(file.headers, target.Header...)
+	}
 
 	p := newPipeline(rules, newProgressLine(s.stderr))
 	o := c.load.options()
 	o.Profile = c.profile.options(target.URL, c.load.duration)
 	var reports []*report.Report
+	var skipped []report.Skipped
 	for _, ml := range loads {
 		if ctx.Err() != nil {
 			break
@@ -92,7 +128,14 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			if ctx.Err() != nil {
 				break
 			}
-			return fmt.Errorf("target %s: %v", target.URL, err)
+			err = needsFlag(ml.Name(), err)
+			if c.name != "all" {
+				return fmt.Errorf("target %s: %v", target.URL, err)
+			}
+			// probe all runs what it can find, and says what it skipped.
+			fmt.Fprintf(s.stderr, "probe: skipping %s: %v\n", ml.Name(), err)
+			skipped = append(skipped, report.Skipped{Microload: ml.Name(), Reason: err.Error()})
+			continue
 		}
 		for _, w := range warnings {
 			rep.Warn(w.Kind, w.Message)
@@ -102,38 +145,76 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			break // the target died: the next microload has nothing to load
 		}
 	}
-	if len(reports) == 0 {
+	if len(reports) == 0 && len(skipped) == 0 {
 		return errors.New("interrupted before anything was measured")
 	}
-	var doc report.Document = reports[0]
-	failed := reports[0].Failed()
-	requests, errs, ended := reports[0].Latency.Requests, reports[0].Latency.Errors, reports[0].Ended
+	var doc report.Document
+	var failed bool
+	var requests, errs int64
+	var ended string
+	verdicts, broken := judgeRuns(gates, reports)
 	if c.name == "all" {
 		suite := report.NewSuite(target.URL.String(), reports)
+		suite.Skipped, suite.Thresholds = skipped, verdicts
 		doc, failed = suite, suite.Failed()
 		requests, errs, ended = suite.Latency.Requests, suite.Latency.Errors, suite.Ended
+	} else {
+		reports[0].Thresholds = verdicts
+		doc, failed = reports[0], reports[0].Failed()
+		requests, errs, ended = reports[0].Latency.Requests, reports[0].Latency.Errors, reports[0].Ended
 	}
-	dir := outDir(c.output.out, c.name)
 	if err := writeAndShow(doc, dir, c.output.json, s); err != nil {
 		return err
 	}
 	switch {
 	case ctx.Err() != nil:
 		return interruptedError{dir}
+	case len(reports) == 0:
+		return fmt.Errorf("nothing could be measured (%d microloads skipped: %s); see %s", len(skipped), skipped[0].Reason, filepath.Join(dir, "report.md"))
+	case failed && len(broken) > 0:
+		return thresholdsBroken{append([]string{failedChecks{requests: requests, errors: errs, ended: ended, dir: dir}.Error()}, broken...)}
 	case failed:
 		return failedChecks{requests: requests, errors: errs, ended: ended, dir: dir}
+	case len(broken) > 0:
+		return thresholdsBroken{broken}
 	}
 	return nil
 }
 
 // microloads are the command's: one by name, every one for all, or the
-// request of probe http.
-func (c *loadCommand) microloads() ([]probes.Microload, error) {
+// request of probe http; fixture says the target is the fixture probe
+// started (its note queries are known).
+func (c *loadCommand) microloads(fixture bool, file *targetFile) ([]probes.Microload, error) {
+	if file != nil && c.name != "http" {
+		var out []probes.Microload
+		for _, m := range file.microloads {
+			if c.name == "all" || m.name == c.name {
+				ml, err := m.microload()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, ml)
+			}
+		}
+		for _, m := range file.microloads { // probe search --file: the file's search
+			if len(out) == 0 && m.use == c.name {
+				ml, err := m.microload()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, ml)
+			}
+		}
+		if len(out) == 0 {
+			return nil, usageError{fmt.Sprintf("--file %s has no microload named %q", file.path, c.name)}
+		}
+		return out, nil
+	}
 	switch c.name {
 	case "all":
 		var out []probes.Microload
 		for _, n := range fixtureMicroloads {
-			ml, err := namedMicroload(n)
+			ml, err := namedMicroload(n, fixture)
 			if err != nil {
 				return nil, err
 			}
@@ -147,30 +228,11 @@ func (c *loadCommand) microloads() ([]probes.Microload, error) {
 		}
 		return []probes.Microload{ml}, nil
 	}
-	ml, err := namedMicroload(c.name)
+	ml, err := c.shape.build(c.name, fixture)
 	if err != nil {
 		return nil, err
 	}
 	return []probes.Microload{ml}, nil
-}
-
-// namedMicroload is a fresh microload of that name with its defaults.
-func namedMicroload(name string) (probes.Microload, error) {
-	switch name {
-	case "toolslist":
-		return probes.ToolsList{Path: "/mcp"}, nil
-	case "sitemap":
-		return probes.Sitemap{}, nil
-	case "page":
-		return &probes.Page{}, nil
-	case "feed":
-		return &probes.Feed{}, nil
-	case "search":
-		return &probes.Search{}, nil
-	case "notequery":
-		return probes.NoteQuery{Path: fixtureQueryPath, Queries: fixtureNoteQueries}, nil
-	}
-	return nil, usageError{fmt.Sprintf("unknown microload %q (toolslist sitemap search notequery feed page http)", name)}
 }
 
 // openTarget parses --target, or starts the fixture as a child process.

@@ -31,13 +31,24 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"http", "--path", "x"}, exitUsage, "must start with /"},
 		{[]string{"sitemap", "--target", "not a url"}, exitUsage, "is not a URL"},
 		{[]string{"sitemap", "--target", "https://127.0.0.1:1"}, exitUsage, "only http://"},
-		{[]string{"sitemap", "--concurrency", "0"}, exitUsage, "--concurrency must be positive"},
+		{[]string{"sitemap", "--concurrency", "0"}, exitUsage, "--concurrency 0: want 1 to"},
+		{[]string{"sitemap", "--rate", "NaN"}, exitUsage, "--rate NaN: want 0 (closed loop) or"},
+		{[]string{"sitemap", "--rate", "Inf"}, exitUsage, "--rate +Inf"},
+		{[]string{"sitemap", "--rate", "1e-300"}, exitUsage, "--rate 1e-300"},
+		{[]string{"sitemap", "--duration", "100000h"}, exitUsage, "at most 24h"},
+		{[]string{"sitemap", "--max-body", "10"}, exitUsage, "--max-body 10 B: want at least 1 KiB"},
+		{[]string{"sitemap", "--max-body", "lots"}, exitUsage, "is not a size like 64MiB"},
 		{[]string{"sitemap", "--duration", "soon"}, exitUsage, "invalid value"},
 		{[]string{"sitemap", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
 		{[]string{"sitemap", "--target", closed, "--duration", "1s"}, exitError, "connection refused"},
 	} {
 		badInput(t, tc.args, tc.code, tc.want)
 	}
+	code, _, stderr := runProbe(t, context.Background(), "analyze", "--max-profile", "5", "x.pb.gz")
+	if code != exitUsage {
+		t.Errorf("analyze --max-profile 5: exit %d", code)
+	}
+	oneLine(t, stderr, "--max-profile 5 B: want at least 1 KiB")
 }
 
 func TestHTTPJSONKeepsStdoutClean(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"probe/fixtures/site"
@@ -58,6 +59,9 @@ func main() {
 
 // run executes one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == jsonnetCommand {
+		return runJsonnetChild(args[1:], stdout, stderr)
+	}
 	err := dispatch(ctx, args, stdout, stderr)
 	var ue usageError
 	var ie interruptedError
@@ -67,11 +71,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ie):
 		fmt.Fprintf(stderr, "probe: %v\n", err)
 		return exitInterrupted
+	case ctx.Err() != nil: // Ctrl-C before anything was measured (a build, a start)
+		fmt.Fprintf(stderr, "probe: interrupted (%v)\n", err)
+		return exitInterrupted
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "probe: %s\n", ue.msg)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "probe: %v\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "probe: %s\n", line)
+		}
 		return exitError
 	}
 }

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 	site.RunQueryWorkerIfChild()
 	// probe starts the fixture by running its own binary with "fixture
 	// serve": here the test binary stands in for it.
-	if len(os.Args) > 1 && os.Args[1] == "fixture" {
+	if len(os.Args) > 1 && (os.Args[1] == "fixture" || os.Args[1] == jsonnetCommand) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

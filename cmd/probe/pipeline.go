@@ -48,16 +48,16 @@ func (p *pipeline) measure(ctx context.Context, label string, ml probes.Microloa
 	return report.FromRun(run, analyzeRun(run, p.rules)), run, nil
 }
 
-// flagHints are the command-line flags that answer a warning of the load
+// warningHints are the command-line flags that answer a warning of the load
 // engine; the library names the problem, the command names the flag.
-var flagHints = map[string]string{
+var warningHints = map[string]string{
 	"generator-bound": "try --pin",
 	"rate-not-kept":   "raise --concurrency",
 }
 
 func hintWarnings(ws []probes.Warning) {
 	for i, w := range ws {
-		if h, ok := flagHints[w.Kind]; ok {
+		if h, ok := warningHints[w.Kind]; ok {
 			ws[i].Message += " (" + h + ")"
 		}
 	}

@@ -51,6 +51,9 @@ func TestProfilesOfTheFixture(t *testing.T) {
 	// The note queries' replies differ by query and their requests carry
 	// bodies: the evidence cannot tell the notes' encoding (the same for
 	// every query) from work on the input, so it is named as cacheable.
+	// Seed 002's hot spot there is one round trip, the notes encoded to
+	// JSON and decoded again by Jsonnet: either half names it (the encoding
+	// alone is near its rule's least share).
 	for _, want := range []struct {
 		microload, rules, endpoint, frame string
 		classes                           []string
@@ -60,14 +63,14 @@ func TestProfilesOfTheFixture(t *testing.T) {
 		{"sitemap", "repeated-reply", "GET /sitemap.xml", "handleSitemap", []string{"load-time"}},
 		{"page", "per-request-full-scan", "GET page", "walkFeeds", []string{"load-time"}},
 		{"search", "search-highlight-doc-load", "GET /search", "bleve", []string{"load-time"}},
-		{"notequery", "repeated-json-encode", "POST /query", "encoding/json", []string{"load-time", "cacheable"}},
+		{"notequery", "repeated-json-encode|repeated-json-decode", "POST /query", "encoding/json", []string{"load-time", "cacheable"}},
 		{"feed", "log-storm", "GET /feeds/podcast.xml", "log.", []string{"load-time"}},
 		{"feed", "repeated-reply", "GET /feeds/", "Feed", []string{"load-time"}},
 	} {
 		var got *analyzers.Finding
 		r := runs[want.microload]
 		for i, f := range r.Findings {
-			if f.Rule == want.rules {
+			if strings.Contains("|"+want.rules+"|", "|"+f.Rule+"|") {
 				got = &r.Findings[i]
 			}
 		}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/shell"
 
 	"probe/analyzers/report"
 	"probe/probes"
@@ -36,6 +39,35 @@ func freeLoopbackAddr() (string, error) {
 	}
 	defer l.Close()
 	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}
+
+// commandWords splits a server command as a shell would, without one:
+// quotes are honoured, $PORT and $ADDR become {port} and {addr} (filled in
+// at each start), and any other $VAR is refused, since no shell would
+// expand it and it would silently become empty.
+func commandWords(flagName, command string) ([]string, error) {
+	var unknown []string
+	argv, err := shell.Fields(command, func(name string) string {
+		switch name {
+		case "PORT":
+			return "{port}"
+		case "ADDR":
+			return "{addr}"
+		}
+		if strings.Contains(command, "$"+name) || strings.Contains(command, "${"+name) {
+			unknown = append(unknown, "$"+name)
+		}
+		return "" // the parser's own (IFS) and anything unset
+	})
+	switch {
+	case err != nil:
+		return nil, usageError{fmt.Sprintf("--%s %q: not a command: %v", flagName, command, err)}
+	case len(argv) == 0:
+		return nil, usageError{fmt.Sprintf("--%s: empty command", flagName)}
+	case len(unknown) > 0:
+		return nil, usageError{fmt.Sprintf("--%s %q: %s is not expanded (probe runs the command without a shell): write its value, or use {port} and {addr} ($PORT and $ADDR work too)", flagName, command, strings.Join(unknown, ", "))}
+	}
+	return argv, nil
 }
 
 func fillAddr(argv []string, addr, port string) []string {

@@ -14,7 +14,10 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // Request is a prepared request: its bytes are built once and sent as is.
@@ -33,6 +36,16 @@ type Field struct{ Name, Value string }
 // NewRequest prepares a request; Host is filled in by the connection.
 func NewRequest(method, path string, body []byte, header ...Field) *Request {
 	return &Request{Method: method, Path: path, Body: body, Header: header}
+}
+
+// HeaderValue is the request's value of a header ("" when it has none).
+func (r *Request) HeaderValue(name string) string {
+	for _, f := range r.Header {
+		if asciiEqualFold([]byte(f.Name), name) {
+			return f.Value
+		}
+	}
+	return ""
 }
 
 func (r *Request) bytes(host string) []byte {
@@ -81,12 +94,36 @@ func (r *Response) Header(name string) string {
 
 var crlf = []byte("\r\n")
 
+// DefaultMaxBody bounds a reply's body when Conn.MaxBody is 0; maxHeader
+// bounds its status line and header block. A server under test is not
+// trusted: a reply past a bound is that request's error, not probe's end.
+const (
+	DefaultMaxBody = 64 << 20
+	maxHeader      = 1 << 20
+)
+
+// TooLargeError is a reply past a bound: its body (Content-Length, chunks
+// or bytes until close) or its header block.
+type TooLargeError struct {
+	What  string // "reply" or "header"
+	Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s over %s", e.What, humanize.IBytes(uint64(e.Limit)))
+}
+
 // Conn is one client's connection to one host, dialled on first use and
 // again only when the server closes it.
 type Conn struct {
 	Addr    string // host:port
 	Timeout time.Duration
-	Opened  int // connections dialled, for churn
+	MaxBody int     // bound of a reply's body as received (0: DefaultMaxBody)
+	Budget  *Budget // shared by the connections of a run: what they hold beyond an allowance each; nil: none
+	Opened  int     // connections dialled
+	Dropped int     // kept-alive connections the server closed (Connection: close, or gone when reused): churn
+	reply   body    // accounts for the reply's body buffer
+	decoded body    // and for the buffer Decode fills
 	nc      net.Conn
 	br      *bufio.Reader
 	mu      sync.Mutex // guards nc against Interrupt from another goroutine
@@ -105,13 +142,23 @@ func (c *Conn) Interrupt() {
 // ErrClosed marks a connection the server closed before replying.
 var ErrClosed = errors.New("connection closed by server")
 
+// errUnsent marks a request that could not be written: the server cannot
+// have acted on it.
+var errUnsent = errors.New("request not sent")
+
 // Do sends req and reads the reply into resp. A kept-alive connection that
-// the server closed while idle is dialled again once.
+// the server closed while idle is dialled again once: for any request the
+// server cannot have seen, and for an idempotent one it may have (as
+// net/http does; a POST that reached the server is not sent twice).
 func (c *Conn) Do(req *Request, resp *Response) error {
+	c.release(resp)
 	fresh := c.nc == nil
 	if err := c.roundTrip(req, resp); err != nil {
 		c.Close()
-		if fresh || !errors.Is(err, ErrClosed) {
+		if !fresh && errors.Is(err, ErrClosed) {
+			c.Dropped++
+		}
+		if fresh || !errors.Is(err, ErrClosed) || !errors.Is(err, errUnsent) && !idempotent(req.Method) {
 			return err
 		}
 		if err := c.roundTrip(req, resp); err != nil {
@@ -120,12 +167,20 @@ func (c *Conn) Do(req *Request, resp *Response) error {
 		}
 	}
 	if resp.close {
+		c.Dropped++
 		c.Close()
 	}
 	return nil
 }
 
 func (c *Conn) roundTrip(req *Request, resp *Response) error {
+	if c.nc != nil && !idempotent(req.Method) && closedByPeer(c.nc) {
+		c.Dropped++
+		// Such a request is not sent twice, so it is not sent on a
+		// connection the server has already closed (as net/http's pool
+		// notices with its background reader).
+		c.Close()
+	}
 	if c.nc == nil {
 		d := net.Dialer{Timeout: 5 * time.Second}
 		nc, err := d.Dial("tcp", c.Addr)
@@ -149,13 +204,78 @@ func (c *Conn) roundTrip(req *Request, resp *Response) error {
 		}
 	}
 	if _, err := c.nc.Write(req.bytes(c.Addr)); err != nil {
-		return fmt.Errorf("%w: %v", ErrClosed, err)
+		return fmt.Errorf("%w (%w): %v", ErrClosed, errUnsent, err)
 	}
 	// Let the other clients send before this one waits for its reply: the
 	// reads then find data instead of parking at once (fewer syscalls, as an
 	// event loop like wrk's batches them).
 	runtime.Gosched()
-	return readResponse(c.br, req.Method == "HEAD", resp)
+	return readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp)
+}
+
+// bodyLimits sets b's bounds from the connection's.
+func (c *Conn) bodyLimits(b *body) *body {
+	b.max, b.budget = c.MaxBody, c.Budget
+	if b.max <= 0 {
+		b.max = DefaultMaxBody
+	}
+	return b
+}
+
+// Decode reads r (a decompressor of the last reply) to its end into a
+// buffer of the connection's, within the same bounds as a reply: a gzip
+// bomb is that request's error. The bytes live until the next Do.
+func (c *Conn) Decode(r io.Reader) ([]byte, error) {
+	b := c.bodyLimits(&c.decoded)
+	out, err := b.readAll(r, b.buf[:0])
+	b.buf = out
+	if tl, ok := err.(*TooLargeError); ok && tl.What == "reply" {
+		tl.What = "reply decoded"
+	}
+	return out, err
+}
+
+// release drops the buffers of the last reply when they are larger than
+// the allowance: memory beyond it goes back to the budget between
+// requests, for the other connections.
+func (c *Conn) release(resp *Response) {
+	if cap(resp.Body) > allowance {
+		resp.Body = nil
+		c.reply.giveBack()
+	}
+	if cap(c.decoded.buf) > allowance {
+		c.decoded.buf = nil
+		c.decoded.giveBack()
+	}
+}
+
+// closedByPeer peeks at the socket without blocking: a kept-alive
+// connection the server closed reads as end of file.
+func closedByPeer(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	var b [1]byte
+	raw.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n == 0 && err == nil
+		return true // never wait
+	})
+	return closed
+}
+
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
 }
 
 // Close drops the connection; the next Do dials again.
@@ -168,7 +288,8 @@ func (c *Conn) Close() {
 	}
 }
 
-func readResponse(br *bufio.Reader, head bool, resp *Response) error {
+// readResponse reads one reply into resp within lim's bounds.
+func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error {
 	resp.header = resp.header[:0]
 	resp.Body = resp.Body[:0]
 	resp.close = false
@@ -194,10 +315,16 @@ func readResponse(br *bufio.Reader, head bool, resp *Response) error {
 	connClose := http10
 	for {
 		line, err = br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return &TooLargeError{What: "header line", Limit: br.Size()}
+		}
 		if err != nil {
 			return fmt.Errorf("reading headers: %w", err)
 		}
 		wire += len(line)
+		if wire > maxHeader {
+			return &TooLargeError{What: "header", Limit: maxHeader}
+		}
 		l := bytes.TrimRight(line, "\r\n")
 		if len(l) == 0 {
 			break
@@ -227,32 +354,42 @@ func readResponse(br *bufio.Reader, head bool, resp *Response) error {
 	switch {
 	case head || status == 204 || status == 304 || status/100 == 1:
 	case chunked:
-		n, err := readChunked(br, resp)
+		n, err := readChunked(br, lim, resp)
 		wire += n
 		if err != nil {
 			return err
 		}
+	case contentLength > lim.max:
+		return &TooLargeError{What: "reply", Limit: lim.max}
 	case contentLength >= 0:
-		resp.Body = grow(resp.Body, contentLength)
-		if _, err := io.ReadFull(br, resp.Body); err != nil {
-			return fmt.Errorf("reading body: %w", err)
+		var err error
+		if resp.Body, err = lim.readFull(br, resp.Body, contentLength); err != nil {
+			return bodyError(err)
 		}
 		wire += contentLength
 	default: // body until close
-		var b bytes.Buffer
-		n, err := b.ReadFrom(br)
-		if err != nil {
-			return fmt.Errorf("reading body: %w", err)
+		var err error
+		if resp.Body, err = lim.readAll(br, resp.Body); err != nil {
+			return bodyError(err)
 		}
-		resp.Body = append(resp.Body, b.Bytes()...)
-		wire += int(n)
+		wire += len(resp.Body)
 		resp.close = true
 	}
 	resp.WireBytes = wire
 	return nil
 }
 
-func readChunked(br *bufio.Reader, resp *Response) (int, error) {
+// bodyError is a body read's error as a request's: a bound hit as it is.
+func bodyError(err error) error {
+	var tl *TooLargeError
+	var be *BudgetError
+	if errors.As(err, &tl) || errors.As(err, &be) {
+		return err
+	}
+	return fmt.Errorf("reading body: %w", err)
+}
+
+func readChunked(br *bufio.Reader, lim *body, resp *Response) (int, error) {
 	wire := 0
 	for {
 		line, err := br.ReadSlice('\n')
@@ -260,6 +397,9 @@ func readChunked(br *bufio.Reader, resp *Response) (int, error) {
 			return wire, fmt.Errorf("reading chunk size: %w", err)
 		}
 		wire += len(line)
+		if framing := wire - len(resp.Body); framing > maxHeader+len(resp.Body) {
+			return wire, &TooLargeError{What: "chunk framing", Limit: maxHeader}
+		}
 		sz := bytes.TrimSpace(line)
 		if i := bytes.IndexByte(sz, ';'); i >= 0 {
 			sz = sz[:i]
@@ -275,14 +415,20 @@ func readChunked(br *bufio.Reader, resp *Response) (int, error) {
 					return wire, fmt.Errorf("reading trailers: %w", err)
 				}
 				wire += len(line)
+				if wire-len(resp.Body) > maxHeader {
+					return wire, &TooLargeError{What: "chunk framing", Limit: maxHeader}
+				}
 				if len(bytes.TrimSpace(line)) == 0 {
 					return wire, nil
 				}
 			}
 		}
-		start := len(resp.Body)
-		resp.Body = grow(resp.Body, start+int(n))
-		if _, err := io.ReadFull(br, resp.Body[start:]); err != nil {
+		if resp.Body, err = lim.readFull(br, resp.Body, int(n)); err != nil {
+			var tl *TooLargeError
+			var be *BudgetError
+			if errors.As(err, &tl) || errors.As(err, &be) {
+				return wire, err
+			}
 			return wire, fmt.Errorf("reading chunk: %w", err)
 		}
 		if _, err := br.Discard(2); err != nil {
@@ -290,16 +436,6 @@ func readChunked(br *bufio.Reader, resp *Response) (int, error) {
 		}
 		wire += int(n) + 2
 	}
-}
-
-// grow returns b resized to n, reusing its array when it is big enough.
-func grow(b []byte, n int) []byte {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	nb := make([]byte, n, max(n, 2*cap(b)))
-	copy(nb, b)
-	return nb
 }
 
 func asciiEqualFold(b []byte, s string) bool {

@@ -2,11 +2,13 @@ package h1
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -115,5 +117,184 @@ func TestRequestBytesAndKeepAlive(t *testing.T) {
 	srv.CloseClientConnections()
 	if err := c.Do(req, &r); err != nil || c.Opened != 2 {
 		t.Errorf("after the server closed the idle connection: %v, opened %d", err, c.Opened)
+	}
+}
+
+// endlessServer writes head, then body bytes from fill until the client
+// goes away: an endless reply.
+func endlessServer(t *testing.T, head string, fill []byte) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+					return
+				}
+				c.Write([]byte(head))
+				for {
+					if _, err := c.Write(fill); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// A reply past a bound is an error of its request, read no further than
+// the bound: never a panic, never probe's memory.
+func TestRepliesAreBounded(t *testing.T) {
+	chunk := []byte("4000\r\n" + strings.Repeat("x", 0x4000) + "\r\n")
+	for _, tc := range []struct {
+		name, head string
+		fill       []byte
+		want       string
+	}{
+		{"content-length beyond int64", "HTTP/1.1 200 OK\r\nContent-Length: 999999999999999999999\r\n\r\n", nil, "bad Content-Length"},
+		{"content-length 1e17", "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999\r\n\r\n", nil, "reply over 1.0 MiB"},
+		{"content-length 8 GB", "HTTP/1.1 200 OK\r\nContent-Length: 8000000000\r\n\r\n", []byte("x"), "reply over 1.0 MiB"},
+		{"endless body", "HTTP/1.0 200 OK\r\n\r\n", make([]byte, 64<<10), "reply over 1.0 MiB"},
+		{"endless chunks", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", chunk, "reply over 1.0 MiB"},
+		{"endless header", "HTTP/1.1 200 OK\r\n", []byte("X-A: b\r\n"), "header over 1.0 MiB"},
+		{"endless header line", "HTTP/1.1 200 OK\r\nX-A: ", []byte("b"), "header line over"},
+	} {
+		addr := endlessServer(t, tc.head, tc.fill)
+		c := &Conn{Addr: addr, Timeout: 10 * time.Second, MaxBody: 1 << 20}
+		var r Response
+		err := c.Do(NewRequest("GET", "/", nil), &r)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+		if cap(r.Body) > 2<<20 {
+			t.Errorf("%s: body buffer of %d bytes for a bound of 1 MiB", tc.name, cap(r.Body))
+		}
+	}
+}
+
+// onceServer answers the first request on each connection, then reads
+// the next one and hangs up without a reply; it counts the requests read.
+func onceServer(t *testing.T) (string, *atomic.Int64) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var n atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for i := 0; ; i++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					n.Add(1)
+					if i > 0 {
+						return
+					}
+					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), &n
+}
+
+// A request the server may have acted on is sent again only when it is
+// idempotent: a POST whose kept-alive connection closed after it was
+// written is an error, not a second POST.
+func TestOnlyIdempotentRequestsAreRetried(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		sent   int64
+		fails  bool
+	}{{"GET", 3, false}, {"POST", 2, true}} {
+		addr, n := onceServer(t)
+		c := &Conn{Addr: addr, Timeout: 2 * time.Second}
+		var r Response
+		if err := c.Do(NewRequest("GET", "/", nil), &r); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Do(NewRequest(tc.method, "/", []byte("x")), &r)
+		// GET: taken and dropped on the kept-alive connection, then sent
+		// again on a new one and answered (3 requests read). POST: taken
+		// and dropped, not sent again (2).
+		if (err != nil) != tc.fails || n.Load() != tc.sent {
+			t.Errorf("%s: %v, %d requests read, want %d", tc.method, err, n.Load(), tc.sent)
+		}
+	}
+}
+
+// FuzzReadResponse: any bytes from a server give a reply or an error
+// within the bounds; never a panic.
+func FuzzReadResponse(f *testing.F) {
+	for _, s := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: x\r\n\r\n",
+		"HTTP/1.0 200 OK\r\n\r\nuntil close",
+		"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffff\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Response
+		err := readResponse(bufio.NewReaderSize(strings.NewReader(string(b)), 4096), false, &body{max: 1 << 16, budget: NewBudget(1 << 20)}, &r)
+		if err == nil && len(r.Body) > 1<<16 {
+			t.Fatalf("body of %d bytes past the bound", len(r.Body))
+		}
+	})
+}
+
+// Connections share a budget for what they hold beyond their allowances:
+// a reply it cannot hold is an error of that request, and a connection's
+// big buffer goes back to the budget at its next request.
+func TestConnectionsShareAReplyBudget(t *testing.T) {
+	big := strings.Repeat("x", 5<<19) // 2.5 MiB
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/small" {
+			w.Write([]byte("ok"))
+			return
+		}
+		w.Write([]byte(big))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	budget := NewBudget(5 << 19) // 2.5 MiB: one big reply beyond the allowance, not two
+	a := &Conn{Addr: addr, MaxBody: 8 << 20, Budget: budget}
+	b := &Conn{Addr: addr, MaxBody: 8 << 20, Budget: budget}
+	var ra, rb Response
+	if err := a.Do(NewRequest("GET", "/big", nil), &ra); err != nil || len(ra.Body) != len(big) {
+		t.Fatalf("a: %v, %d bytes", err, len(ra.Body))
+	}
+	var be *BudgetError
+	if err := b.Do(NewRequest("GET", "/big", nil), &rb); !errors.As(err, &be) || !strings.Contains(err.Error(), "2.5 MiB all clients may hold") {
+		t.Errorf("b while a holds its reply: %v", err)
+	}
+	if err := a.Do(NewRequest("GET", "/small", nil), &ra); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Do(NewRequest("GET", "/big", nil), &rb); err != nil || len(rb.Body) != len(big) {
+		t.Errorf("b after a let go: %v, %d bytes", err, len(rb.Body))
+	}
+	if free := budget.free.Load(); free < 0 || free > 5<<19 {
+		t.Errorf("budget free %d", free)
 	}
 }

@@ -1,0 +1,304 @@
+package probes
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// Discovery: the conventions by which a web site announces its shape —
+// robots.txt names its sitemaps, a sitemap index names sitemaps, pages link
+// their feeds and their search — read so that a microload finds its
+// endpoint on a server nobody described to probe.
+
+// NotFound says a microload could not find its endpoint: what it looked for
+// and where. The command names the flag that points it there.
+type NotFound struct {
+	Microload string
+	What      string   // "no search form or OpenSearch description"
+	Tried     []string // what was asked, with its answer
+}
+
+func (e *NotFound) Error() string {
+	s := e.Microload + ": " + e.What
+	if len(e.Tried) > 0 {
+		s += " (tried " + strings.Join(e.Tried, ", ") + ")"
+	}
+	return s
+}
+
+// IsNotFound says whether err is a microload's NotFound.
+func IsNotFound(err error) bool {
+	var nf *NotFound
+	return errors.As(err, &nf)
+}
+
+// Limits of discovery: what a site announces is read, not trusted.
+const (
+	maxChildSitemaps = 10
+	maxSitemapURLs   = 50_000
+	pagesForLinks    = 20 // pages read for feed and search links
+)
+
+// link is an HTML <link> element.
+type link struct{ rel, typ, href string }
+
+// form is an HTML <form> and its named inputs.
+type form struct {
+	method, action string
+	inputs         []formInput
+}
+
+type formInput struct{ typ, name string }
+
+// parseHTML reads a page's <link> elements and forms.
+func parseHTML(body []byte) (links []link, forms []form) {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	var cur *form
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return links, forms
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken && tt != html.EndTagToken {
+			continue
+		}
+		t := z.Token()
+		attr := func(name string) string {
+			for _, a := range t.Attr {
+				if strings.EqualFold(a.Key, name) {
+					return a.Val
+				}
+			}
+			return ""
+		}
+		switch {
+		case t.Data == "form" && tt == html.EndTagToken:
+			if cur != nil {
+				forms = append(forms, *cur)
+				cur = nil
+			}
+		case t.Data == "form":
+			cur = &form{method: strings.ToLower(attr("method")), action: attr("action")}
+		case t.Data == "input" && cur != nil:
+			cur.inputs = append(cur.inputs, formInput{typ: strings.ToLower(attr("type")), name: attr("name")})
+		case t.Data == "link":
+			links = append(links, link{rel: strings.ToLower(attr("rel")), typ: strings.ToLower(attr("type")), href: attr("href")})
+		}
+	}
+}
+
+// robotsSitemaps are the Sitemap: lines of a robots.txt.
+func robotsSitemaps(body []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "sitemap") {
+			out = append(out, strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// parseSitemap reads a sitemap (urlset) or a sitemap index.
+func parseSitemap(body []byte) (locs []string, index bool, err error) {
+	var doc struct {
+		XMLName xml.Name
+		URLs    []struct {
+			Loc string `xml:"loc"`
+		} `xml:"url"`
+		Sitemaps []struct {
+			Loc string `xml:"loc"`
+		} `xml:"sitemap"`
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return nil, false, fmt.Errorf("sitemap is not XML: %v", err)
+	}
+	switch doc.XMLName.Local {
+	case "urlset":
+		for _, u := range doc.URLs {
+			locs = append(locs, strings.TrimSpace(u.Loc))
+		}
+	case "sitemapindex":
+		index = true
+		for _, s := range doc.Sitemaps {
+			locs = append(locs, strings.TrimSpace(s.Loc))
+		}
+	default:
+		return nil, false, fmt.Errorf("sitemap's root is <%s>, not <urlset> or <sitemapindex>", doc.XMLName.Local)
+	}
+	if len(locs) == 0 {
+		return nil, index, errors.New("sitemap lists no URLs")
+	}
+	return locs, index, nil
+}
+
+// site knows which hosts are the site's own: the target's, and those its
+// sitemaps name (the public base URL the site is served under). A link to
+// any other host is not followed.
+type site struct {
+	t     *Target
+	hosts map[string]bool
+}
+
+func newSite(t *Target) *site {
+	return &site{t: t, hosts: map[string]bool{strings.ToLower(t.URL.Host): true}}
+}
+
+// adopt takes the host of a URL the site itself named (in robots.txt or a
+// sitemap) as the site's.
+func (s *site) adopt(ref string) {
+	if u, err := url.Parse(ref); err == nil && u.Host != "" {
+		s.hosts[strings.ToLower(u.Host)] = true
+	}
+}
+
+// oneHost is the scheme and host all of refs name, when they name one.
+func oneHost(refs []string) (string, bool) {
+	host := ""
+	for _, ref := range refs {
+		u, err := url.Parse(strings.TrimSpace(ref))
+		if err != nil || u.Host == "" {
+			return "", false
+		}
+		h := strings.ToLower(u.Host)
+		if host != "" && h != host {
+			return "", false
+		}
+		host = h
+	}
+	return "//" + host, host != ""
+}
+
+// localPath is ref, resolved against the page at base, as a request
+// target on the target: escaped, the target's base path prefixed, and
+// refused when it is another host's or holds control characters (a
+// hostile sitemap could otherwise put CR LF into probe's requests).
+func (s *site) localPath(ref, base string) (string, bool) {
+	b, err := url.Parse(base)
+	if err != nil {
+		return "", false
+	}
+	u, err := b.Parse(strings.TrimSpace(ref))
+	if err != nil || u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+		return "", false
+	}
+	if u.Host != "" && !s.hosts[strings.ToLower(u.Host)] {
+		return "", false
+	}
+	p := u.EscapedPath()
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	// The site names its public URLs; the pages are on the target, which
+	// may serve them under its own base path.
+	p = strings.TrimPrefix(p, s.t.URL.Path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	if !SafePath(p) {
+		return "", false
+	}
+	return p, true
+}
+
+// SafePath says whether p can go on a request line as it is: no spaces,
+// no control characters, no bytes beyond ASCII (they must be escaped).
+func SafePath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return p != ""
+}
+
+// openSearchURL reads an OpenSearch description and returns the search's
+// URL template for JSON or HTML replies, JSON preferred.
+func openSearchURL(body []byte) (string, error) {
+	var doc struct {
+		URLs []struct {
+			Type     string `xml:"type,attr"`
+			Template string `xml:"template,attr"`
+			Method   string `xml:"method,attr"`
+		} `xml:"Url"`
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return "", fmt.Errorf("OpenSearch description is not XML: %v", err)
+	}
+	best := ""
+	for _, u := range doc.URLs {
+		if !strings.Contains(u.Template, "{searchTerms}") || u.Method != "" && !strings.EqualFold(u.Method, "get") {
+			continue
+		}
+		switch {
+		case strings.Contains(u.Type, "json"):
+			return u.Template, nil
+		case strings.Contains(u.Type, "html") && best == "":
+			best = u.Template
+		}
+	}
+	if best == "" {
+		return "", errors.New("the OpenSearch description has no GET URL template for HTML or JSON")
+	}
+	return best, nil
+}
+
+// searchForm finds a GET form with exactly one text input: its action and
+// the input's name.
+func searchForm(forms []form) (action, param string, ok bool) {
+	for _, f := range forms {
+		if f.method != "" && f.method != "get" {
+			continue
+		}
+		var text []string
+		for _, in := range f.inputs {
+			switch in.typ {
+			case "", "text", "search":
+				if in.name != "" {
+					text = append(text, in.name)
+				}
+			}
+		}
+		if len(text) == 1 {
+			return f.action, text[0], true
+		}
+	}
+	return "", "", false
+}
+
+// wellKnownMCP reads an MCP server description (/.well-known/mcp.json):
+// the endpoint it names, at the top or under "transport" or "server".
+func wellKnownMCP(body []byte) string {
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil {
+		return ""
+	}
+	pick := func(m map[string]any) string {
+		for _, k := range []string{"endpoint", "url", "mcpEndpoint", "mcp_endpoint"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	if s := pick(doc); s != "" {
+		return s
+	}
+	for _, k := range []string{"transport", "server", "remote"} {
+		if m, ok := doc[k].(map[string]any); ok {
+			if s := pick(m); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
