@@ -258,3 +258,22 @@ func TestOtherServersServeRequests(t *testing.T) {
 		}
 	}
 }
+
+// When probe controlled the data size, the growth of a microload's CPU per
+// request is a full scan's evidence: linear backs the claim, constant
+// argues against it.
+func TestGrowthIsScanEvidence(t *testing.T) {
+	scan := Finding{Rule: "per-request-full-scan", Class: "load-time", Evidence: "walking"}
+	f := WithGrowth(scan, Growth{Slope: 0.98, Lo: 0.9, Hi: 1.05, Shape: "linear", Size: "the number of notes"})
+	if f.Class != "load-time" || !strings.Contains(f.Evidence, "grows with the number of notes (slope 0.98, 95% interval 0.90 to 1.05)") {
+		t.Errorf("linear: %+v", f)
+	}
+	f = WithGrowth(scan, Growth{Slope: 0.03, Lo: -0.1, Hi: 0.15, Shape: "constant", Size: "the number of notes"})
+	if f.Class != "info" || !strings.Contains(f.Evidence, "does not grow") {
+		t.Errorf("constant: %+v", f)
+	}
+	other := Finding{Rule: "repeated-gzip", Class: "load-time", Evidence: "gzip"}
+	if f := WithGrowth(other, Growth{Shape: "constant"}); f.Class != "load-time" || f.Evidence != "gzip" {
+		t.Errorf("another rule: %+v", f)
+	}
+}

@@ -155,10 +155,13 @@ func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
 		// The requests carried bodies: decoding called by the handler
 		// itself, by its direct helper, or by the server's libraries is
 		// presumed to be of the body; deeper code decodes something else.
+		// Middleware, the own code every request passes through, is not
+		// counted: a server wraps its handlers in as many layers as it likes.
+		mw := s.middleware()
 		for _, ss := range [][]stack{s.cpu, s.allocs} {
 			for _, st := range ss {
 				if i := r.matchAt(st); i >= 0 {
-					if site := siteOf(st, i); !readsFile[site] && ownDepth(st, i) <= 2 {
+					if site := siteOf(st, i); !readsFile[site] && ownDepth(st, i, mw) <= 2 {
 						sites[site] = true
 					}
 				}
@@ -168,12 +171,43 @@ func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
 	return sites
 }
 
-// ownDepth counts the frames of the target's own code at i and above it:
-// 1 for the handler the server called, 0 for none.
-func ownDepth(st stack, i int) int {
+// middleware are the target's own functions on nine in ten of the CPU
+// samples serving requests, by weight: the layers every request passes
+// through, not a handler. With few serving samples there is none.
+func (s *samples) middleware() map[string]bool {
+	weight := map[string]int64{}
+	var total int64
+	for _, st := range s.cpu {
+		if !st.serving {
+			continue
+		}
+		total += st.value
+		seen := map[string]bool{}
+		for k, fn := range st.funcs {
+			if st.kinds[k] == frames.Own && !seen[fn] {
+				seen[fn] = true
+				weight[fn] += st.value
+			}
+		}
+	}
+	out := map[string]bool{}
+	if total < minCPUEvidence {
+		return out
+	}
+	for fn, w := range weight {
+		if 10*w >= 9*total {
+			out[fn] = true
+		}
+	}
+	return out
+}
+
+// ownDepth counts the frames of the target's own code at i and above it,
+// middleware left out: 1 for the handler the server called, 0 for none.
+func ownDepth(st stack, i int, middleware map[string]bool) int {
 	n := 0
 	for k := i; k < len(st.funcs); k++ {
-		if st.kinds[k] == frames.Own {
+		if st.kinds[k] == frames.Own && !middleware[st.funcs[k]] {
 			n++
 		}
 	}

@@ -170,6 +170,15 @@ func TestRequestDecodingIsNotClaimed(t *testing.T) {
 	if f := find(Analyze(body, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
 		t.Errorf("decoder on the request body: %+v", f)
 	}
+	// Behind layers of middleware (own code every request passes through)
+	// the library's decode of a posted body is still the request's.
+	mw := []string{"own:app.withAuth.func1", "own:app.withLog.func1", "own:app.withDeadline.func1", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve"}
+	layered := newProfile("cpu").
+		add(6*sec, append([]string{"encoding/json.Unmarshal", "github.com/acme/rpc.readBatch", "github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
+		add(4*sec, append([]string{"github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).p
+	if f := find(Analyze(layered, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
+		t.Errorf("a posted body decoded behind middleware: %+v", f)
+	}
 	// Config decoded on every GET is the waste the rule is for.
 	cfg := newProfile("cpu").
 		add(6*sec, append([]string{"encoding/json.Unmarshal"}, "own:app.loadConfig", "own:app.handle", "net/http.(*conn).serve")...).

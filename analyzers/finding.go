@@ -28,6 +28,9 @@ type Finding struct {
 	// OwnFrame is the innermost frame of the target's own code over the
 	// work: where the fix goes.
 	OwnFrame string `json:"own_frame"`
+	// WaitShare is, for a contention finding, the share of the requests'
+	// time spent waiting there.
+	WaitShare float64 `json:"wait_share,omitempty"`
 }
 
 // Unexplained is the target's own code that took CPU no finding explains:

@@ -45,6 +45,8 @@ type recorder struct {
 	wire           int64
 	decoded        int64
 	seed           maphash.Seed
+	times          []RequestTime // with LoadOptions.RequestTimes, up to timesCap
+	timesCap       int
 }
 
 // keyReplies are one request key's replies: how often each digest came,
@@ -106,6 +108,9 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 	}
 	op := c.rec.op(call.Op, setup)
 	op.record(intended, sent, done)
+	if !setup && len(c.rec.times) < c.rec.timesCap {
+		c.rec.times = append(c.rec.times, RequestTime{Due: intended, Latency: done.Sub(intended), Failed: err != nil})
+	}
 	if !setup && c.rec.acceptEncoding == nil {
 		ae := call.Req.HeaderValue("Accept-Encoding")
 		c.rec.acceptEncoding = &ae
@@ -293,4 +298,5 @@ func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[st
 	}
 	run.WireBytes += r.wire
 	run.Decoded += r.decoded
+	run.RequestTimes = append(run.RequestTimes, r.times...)
 }

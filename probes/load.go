@@ -21,6 +21,13 @@ type LoadOptions struct {
 	Timeout     time.Duration // one request (default 30s)
 	MaxBody     int           // largest reply body, as received and decoded (default h1.DefaultMaxBody)
 	ReplyMemory int64         // what all clients may hold for replies at once beyond 1 MiB each (default h1.DefaultBudget)
+	// During, when set, runs alongside the measured window (writes while
+	// reads are measured): it starts as the window opens, its context ends
+	// with the window, and the run waits for it to return.
+	During func(ctx context.Context)
+	// RequestTimes keeps each measured request's due time and latency
+	// (Run.RequestTimes), for a timeline; at most maxRequestTimes in a run.
+	RequestTimes bool
 	// Progress, when set, is called about once a second with live counts.
 	Progress func(Progress)
 	// Profile, when set, profiles the target during the measured window.
@@ -35,6 +42,9 @@ type Progress struct {
 	RPS              float64 // replies that passed their checks, per second over the last interval
 }
 
+// maxRequestTimes bounds the requests a run keeps one by one.
+const maxRequestTimes = 4_000_000
+
 // ErrTargetExited is the cause of a run cut short because the target's
 // process ended.
 var ErrTargetExited = errors.New("target exited")
@@ -42,8 +52,8 @@ var ErrTargetExited = errors.New("target exited")
 // Prepare runs ml's Prepare against t, unmeasured: what a microload finds
 // of the target's shape (probe init writes it down).
 func Prepare(ctx context.Context, ml Microload, t *Target, timeout time.Duration) error {
-	c := newClient(t, timeout, 0, h1.NewBudget(h1.DefaultBudget), maphash.MakeSeed(), &atomic.Bool{}, &liveCounters{}, newSamples())
-	defer c.conn.Close()
+	c := NewClient(t, timeout)
+	defer c.Close()
 	return ml.Prepare(ctx, t, c)
 }
 
@@ -107,6 +117,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	clients := make([]*Client, o.Concurrency)
 	for i := range clients {
 		clients[i] = newClient(t, o.Timeout, o.MaxBody, budget, seed, measuring, live, kept)
+		if o.RequestTimes {
+			clients[i].rec.timesCap = maxRequestTimes / o.Concurrency
+		}
 	}
 
 	// The target's process: the child probe started, or the process that
@@ -130,6 +143,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	var targetCPUAtStart time.Duration
 	var logLinesAtStart, logBytesAtStart int64
 	opened := make(chan struct{})
+	duringDone := make(chan struct{})
 	captured := make(chan *Profiles, 1)
 	window := time.AfterFunc(o.Warmup, func() {
 		cpuAtStart, machineAtStart = snapshotCPU()
@@ -141,6 +155,12 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		}
 		if o.Profile != nil {
 			go func() { captured <- captureProfiles(ctx, *o.Profile, o.Duration) }()
+		}
+		if o.During != nil {
+			duringCtx, stop := context.WithTimeout(ctx, o.Duration)
+			go func() { o.During(duringCtx); stop(); close(duringDone) }()
+		} else {
+			close(duringDone)
 		}
 		measuring.Store(true)
 		close(opened)
@@ -212,6 +232,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	windowOpened := !window.Stop()
 	if windowOpened {
 		<-opened // the snapshots taken when the window opened are complete
+		<-duringDone
 		if o.Profile != nil {
 			run.Profiles = <-captured
 			for _, w := range run.Profiles.Warnings {

@@ -33,7 +33,7 @@ func ListenerPID(addr string) (int, error) {
 	}
 	inodes := map[string]bool{}
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		for _, ino := range listeningInodes(f, port) {
+		for _, ino := range localSockets(f, port, "0A") {
 			inodes[ino] = true
 		}
 	}
@@ -96,9 +96,10 @@ func localHost(host string) bool {
 	return false
 }
 
-// listeningInodes reads a /proc/net/tcp table for sockets in LISTEN
-// (state 0A) on port.
-func listeningInodes(file string, port int) []string {
+// localSockets reads a /proc/net/tcp table for the sockets in state (0A:
+// listening, 01: established) whose local port is port, and returns
+// their inodes.
+func localSockets(file string, port int, state string) []string {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil
@@ -109,7 +110,7 @@ func listeningInodes(file string, port int) []string {
 	sc.Scan() // the header
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) < 10 || fs[3] != "0A" {
+		if len(fs) < 10 || fs[3] != state {
 			continue
 		}
 		_, hexPort, ok := strings.Cut(fs[1], ":")
@@ -123,4 +124,15 @@ func listeningInodes(file string, port int) []string {
 		out = append(out, fs[9])
 	}
 	return out
+}
+
+// countConnections counts the established TCP connections whose local end
+// is addr's port: the target's side of its connections.
+func countConnections(addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	port, _ := strconv.Atoi(p)
+	return len(localSockets("/proc/net/tcp", port, "01")) + len(localSockets("/proc/net/tcp6", port, "01"))
 }

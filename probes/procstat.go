@@ -68,6 +68,7 @@ type procSample struct {
 	rss     int64
 	threads int
 	fds     int
+	conns   int // established TCP connections on the target's port (arrival loads)
 }
 
 func readProc(pid int) (procSample, error) {
@@ -232,4 +233,50 @@ func setAffinityAllThreads(pid int, set *unix.CPUSet) error {
 		}
 	}
 	return nil
+}
+
+// RSS is the resident memory of process pid, in bytes.
+func RSS(pid int) (int64, error) {
+	s, err := readProc(pid)
+	return s.rss, err
+}
+
+// CPUsOf is how many CPUs process pid may run on (this machine's when it
+// cannot be read).
+func CPUsOf(pid int) int {
+	var set unix.CPUSet
+	if pid > 0 && unix.SchedGetaffinity(pid, &set) == nil && set.Count() > 0 {
+		return set.Count()
+	}
+	return runtime.NumCPU()
+}
+
+// WaitIdle waits until process pid has used under a tenth of a CPU for
+// 500 ms in a row (a server that has just loaded still collects the
+// garbage of its load, and a change timed then pays for it), or until
+// max; it says whether the process went idle.
+func WaitIdle(pid int, max time.Duration) bool {
+	deadline := time.Now().Add(max)
+	last, err := readProc(pid)
+	if err != nil {
+		return false
+	}
+	quiet := 0
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		s, err := readProc(pid)
+		if err != nil {
+			return false
+		}
+		if s.cpu-last.cpu < 10*time.Millisecond {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		if quiet >= 5 {
+			return true
+		}
+		last = s
+	}
+	return false
 }

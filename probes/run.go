@@ -36,6 +36,15 @@ type Run struct {
 	Profiles       *Profiles
 	LogLines       int64 // lines the target (a child) wrote to stderr during the window
 	LogBytes       int64
+	RequestTimes   []RequestTime // each measured request, with LoadOptions.RequestTimes (in no order)
+}
+
+// RequestTime is one measured request: when it was due and how long it
+// took from then (open loop: coordinated omission corrected).
+type RequestTime struct {
+	Due     time.Time
+	Latency time.Duration
+	Failed  bool
 }
 
 // Exit is how a target process ended: its status as os/exec says it and the

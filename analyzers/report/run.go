@@ -45,6 +45,7 @@ type Report struct {
 	Unexplained    []analyzers.Unexplained   `json:"unexplained,omitempty"`
 	ProfileFiles   []string                  `json:"profile_files,omitempty"`
 	Thresholds     []Threshold               `json:"thresholds,omitempty"`
+	Writes         *Writes                   `json:"writes,omitempty"` // with --during-writes
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram
@@ -224,5 +225,13 @@ func (r *Report) Warn(kind, msg string) { r.Warnings = probes.AddWarning(r.Warni
 // Failed says whether the run should exit non-zero: failed checks, or a run
 // that ended early.
 func (r *Report) Failed() bool {
-	return r.Latency.Errors > 0 || r.Ended != ""
+	return r.Latency.Errors > 0 || r.Ended != "" || r.LostWrites() > 0
+}
+
+// LostWrites counts the changes of --during-writes that never showed.
+func (r *Report) LostWrites() int {
+	if r.Writes == nil {
+		return 0
+	}
+	return r.Writes.Lost
 }

@@ -59,6 +59,14 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
 	}
+	if r.Writes != nil {
+		for _, line := range r.Writes.Says() {
+			fmt.Fprintf(w, "  writes: %s\n", line)
+		}
+		for _, f := range r.Writes.SyncFindings {
+			fmt.Fprintf(w, "  during syncs: %s [%s] %.0f%% CPU\n", f.Rule, f.Class, 100*f.CPUShare)
+		}
+	}
 	listWarnings(w, r.Warnings)
 	listThresholds(w, r.Thresholds)
 }
@@ -107,6 +115,28 @@ func (r *Report) Markdown() string {
 			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+u.PathTail(4, "` → `")+"`")
 		}
 		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
+	}
+	if wr := r.Writes; wr != nil {
+		b.WriteString("\n## Reads during writes\n\n")
+		for _, line := range wr.Says() {
+			b.WriteString("- " + line + "\n")
+		}
+		t := &Table{Columns: []Column{{Title: "second", Right: true}, {Title: "requests", Right: true}, {Title: "errors", Right: true},
+			{Title: "p50", Right: true}, {Title: "p99", Right: true}, {Title: "sync"}}}
+		for _, s := range wr.Timeline {
+			mark := ""
+			if s.Syncing {
+				mark = "syncing"
+			}
+			t.AddRow(fmt.Sprint(s.Second), fmt.Sprint(s.Requests), fmt.Sprint(s.Errors), fmtMS(s.P50), fmtMS(s.P99), mark)
+		}
+		b.WriteString("\n" + t.Markdown())
+		if len(wr.SyncFindings) > 0 {
+			b.WriteString("\nThe CPU windows of the syncs alone:\n\n")
+			for _, f := range wr.SyncFindings {
+				fmt.Fprintf(&b, "- **%s** (%s): %.0f%% of CPU. %s\n", f.Rule, f.Class, 100*f.CPUShare, f.Evidence)
+			}
+		}
 	}
 	if len(r.Timeline) > 0 {
 		t := &Table{Columns: []Column{{Title: "window", Right: true}, {Title: "top work"}}}

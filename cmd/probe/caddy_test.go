@@ -52,6 +52,18 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], " / ")
 }
 
+// colophon is some 16 KB of the plain HTML a site's pages share.
+func colophon() string {
+	words := []string{"profiles", "latency", "caddy", "templates", "markdown", "gzip", "servers", "notes", "caching", "requests", "reading", "archive"}
+	var b strings.Builder
+	b.WriteString(`<section class="colophon"><h2>Reading list</h2><ol>`)
+	for i := 0; b.Len() < 16<<10; i++ {
+		fmt.Fprintf(&b, "<li><a href=\"/read/%d\">On %s and %s, part %d</a> — %s, %s and %s</li>", i, words[i%12], words[(i*5+3)%12], i, words[(i*7+1)%12], words[(i*3+2)%12], words[(i*11+5)%12])
+	}
+	b.WriteString("</ol></section>")
+	return b.String()
+}
+
 // layout is a note's page as a site would write it for Caddy's templates:
 // a head, a navigation, the Markdown, a footer, with the template actions
 // such a layout has.
@@ -100,7 +112,10 @@ func caddySite(t testing.TB, port, admin string) string {
 		md.WriteString("\n```go\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n```\n\n")
 		md.WriteString(strings.Repeat("Some prose that goes on for a while, as notes do. ", 40) + "\n")
 		write(fmt.Sprintf("notes/%d.md", n), md.String())
-		write(fmt.Sprintf("notes/%d.html", n), fmt.Sprintf(layout, n, n))
+		// A site's pages carry more than the note: a colophon and a
+		// reading list in plain HTML, which encode compresses with the rest.
+		page := strings.Replace(fmt.Sprintf(layout, n, n), "</body>", colophon()+"</body>", 1)
+		write(fmt.Sprintf("notes/%d.html", n), page)
 		fmt.Fprintf(&sitemap, "<url><loc>http://127.0.0.1:%s/notes/%d.html</loc></url>", port, n)
 	}
 	sitemap.WriteString("</urlset>")

@@ -46,6 +46,9 @@ var commands = []command{
 	{"ab", "--before CMD --after CMD | --git DIR --before-ref A --after-ref B | --fixture [flags] [MICROLOAD…]",
 		"two versions, interleaved runs on this machine, statistics on what changed", abCommand},
 	{"compare", "BEFORE_DIR AFTER_DIR [flags]", "the before/after report of two report folders", compareCommand},
+	{"scale", "[flags] [MICROLOAD…]", "the same target at growing sizes of its data: load, memory, the cost of a change and of each request, and how each grows", scaleCommand},
+	{"ramp", "--ramp FROM:TO/DURATION | --steps R1,R2,…/DURATION [--file F] [flags] [NAME[=WEIGHT]…]",
+		"scenarios started at an arrival rate that rises to the knee: how many users, and what gives way first", rampCommand},
 	{"fixture serve", "[flags]", "serve the reference target (a notes site) on loopback", fixtureServeCommand},
 }
 
@@ -143,9 +146,11 @@ var helpGroups = []struct {
 }{
 	{"target", []string{"target", "file", "fixture-mode", "notes", "synthetic", "pin", "key"}},
 	{"request", []string{"path", "method", "body", "header", "param"}},
-	{"load", []string{"duration", "warmup", "timeout", "concurrency", "rate"}},
-	{"profiling", []string{"profile", "pprof", "rules", "wall"}},
-	{"output", []string{"out", "json", "fail-on"}},
+	{"load", []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory"}},
+	{"profiling", []string{"profile", "pprof", "rules", "wall", "max-profile"}},
+	{"ramp", []string{"ramp", "steps", "slo", "max-errors", "stop-when", "max-in-flight"}},
+	{"writes", []string{"during-writes", "write-path", "write-permalink", "freshness-timeout"}},
+	{"output", []string{"out", "force", "json", "fail-on"}},
 }
 
 // help is `probe <command> -h`: the synopsis, the summary and the flags by

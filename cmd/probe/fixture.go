@@ -30,6 +30,7 @@ import (
 type fixtureStart struct {
 	mode      string
 	notes     int
+	vault     string // a vault folder to serve; empty: generate notes
 	synthetic bool
 	key       string
 	maxStack  string    // --max-stack of the fixture; empty: Go's default
@@ -45,6 +46,9 @@ func startFixture(ctx context.Context, o fixtureStart) (*probes.Child, error) {
 		return nil, err
 	}
 	args := []string{exe, "fixture", "serve", "--addr", "127.0.0.1:0", "--mode", o.mode, "--notes", fmt.Sprint(o.notes)}
+	if o.vault != "" {
+		args = append(args, "--vault", o.vault)
+	}
 	if o.synthetic {
 		args = append(args, "--synthetic")
 	}

@@ -22,6 +22,7 @@ type loadCommand struct {
 	output  outputFlags
 	request requestFlags   // probe http
 	shape   microloadFlags // a named microload's endpoints
+	writes  writeFlags     // reads during writes
 }
 
 func microloadCommand(name string) func(fs *flag.FlagSet) runner {
@@ -42,6 +43,9 @@ func newLoadCommand(fs *flag.FlagSet, name string) runner {
 		c.request.register(fs, "path and query to request, e.g. /api/items?page=1", "request body", "GET", true)
 	}
 	c.shape.register(fs, name)
+	if name != "all" {
+		c.writes.register(fs)
+	}
 	return c.run
 }
 
@@ -49,12 +53,18 @@ func newLoadCommand(fs *flag.FlagSet, name string) runner {
 // ended early.
 type failedChecks struct {
 	requests, errors int64
+	lost             int // writes never seen (--during-writes)
 	ended, dir       string
 }
 
 func (e failedChecks) Error() string {
-	if e.ended != "" {
+	switch {
+	case e.ended != "":
 		return fmt.Sprintf("the run ended early (%s); what was measured is in %s", e.ended, e.dir)
+	case e.errors == 0 && e.lost > 0:
+		return fmt.Sprintf("%d writes never showed within --freshness-timeout (lost writes); see %s", e.lost, filepath.Join(e.dir, "report.md"))
+	case e.lost > 0:
+		return fmt.Sprintf("%d of %d requests failed their checks and %d writes never showed; see %s", e.errors, e.requests, e.lost, filepath.Join(e.dir, "report.md"))
 	}
 	return fmt.Sprintf("%d of %d requests failed their checks; see %s", e.errors, e.requests, filepath.Join(e.dir, "report.md"))
 }
@@ -63,7 +73,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	if err := noWords(c.name, words); err != nil {
 		return err
 	}
-	for _, err := range []error{c.target.validate(), c.load.validate(), c.profile.validate()} {
+	for _, err := range []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load)} {
 		if err != nil {
 			return err
 		}
@@ -123,7 +133,19 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		if ctx.Err() != nil {
 			break
 		}
-		rep, run, err := p.measure(ctx, ml.Name(), ml, target, o)
+		mo := o
+		var wl *probes.WriteLoad
+		if c.writes.rate > 0 {
+			wl = c.writes.writeLoad(ctx, target, c.target.key, target.Child != nil, c.load.timeout)
+			mo = withWrites(o, wl)
+		}
+		rep, run, err := p.measure(ctx, ml.Name(), ml, target, mo)
+		if wl != nil {
+			wl.Cleanup(context.WithoutCancel(ctx))
+		}
+		if err == nil && wl != nil {
+			rep.Writes = writesReport(run, wl, rules)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -152,6 +174,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	var failed bool
 	var requests, errs int64
 	var ended string
+	var lost int
 	verdicts, broken := judgeRuns(gates, reports)
 	if c.name == "all" {
 		suite := report.NewSuite(target.URL.String(), reports)
@@ -163,6 +186,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		doc, failed = reports[0], reports[0].Failed()
 		requests, errs, ended = reports[0].Latency.Requests, reports[0].Latency.Errors, reports[0].Ended
 	}
+	for _, r := range reports {
+		lost += r.LostWrites()
+	}
 	if err := writeAndShow(doc, dir, c.output.json, s); err != nil {
 		return err
 	}
@@ -172,9 +198,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	case len(reports) == 0:
 		return fmt.Errorf("nothing could be measured (%d microloads skipped: %s); see %s", len(skipped), skipped[0].Reason, filepath.Join(dir, "report.md"))
 	case failed && len(broken) > 0:
-		return thresholdsBroken{append([]string{failedChecks{requests: requests, errors: errs, ended: ended, dir: dir}.Error()}, broken...)}
+		return thresholdsBroken{append([]string{failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}.Error()}, broken...)}
 	case failed:
-		return failedChecks{requests: requests, errors: errs, ended: ended, dir: dir}
+		return failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
 	case len(broken) > 0:
 		return thresholdsBroken{broken}
 	}

@@ -60,33 +60,47 @@ func TestProfilesOfTheFixture(t *testing.T) {
 	}{
 		{"toolslist", "repeated-schema", "tools/list", "buildMCPServer", []string{"load-time"}},
 		{"sitemap", "repeated-gzip", "GET /sitemap.xml", "compress/", []string{"load-time"}},
-		{"sitemap", "repeated-reply", "GET /sitemap.xml", "handleSitemap", []string{"load-time"}},
+		// The sitemap's reply is built in handleSitemap; nine tenths of the
+		// building may be its compression.
+		{"sitemap", "repeated-reply", "GET /sitemap.xml", "handleSitemap|gzipBytes", []string{"load-time"}},
 		{"page", "per-request-full-scan", "GET page", "walkFeeds", []string{"load-time"}},
 		{"search", "search-highlight-doc-load", "GET /search", "bleve", []string{"load-time"}},
 		{"notequery", "repeated-json-encode|repeated-json-decode", "POST /query", "encoding/json", []string{"load-time", "cacheable"}},
 		{"feed", "log-storm", "GET /feeds/podcast.xml", "log.", []string{"load-time"}},
 		{"feed", "repeated-reply", "GET /feeds/", "Feed", []string{"load-time"}},
 	} {
+		// Any finding of the rules that names the work right will do.
 		var got *analyzers.Finding
+		ok := false
 		r := runs[want.microload]
 		for i, f := range r.Findings {
-			if strings.Contains("|"+want.rules+"|", "|"+f.Rule+"|") {
+			if !strings.Contains("|"+want.rules+"|", "|"+f.Rule+"|") {
+				continue
+			}
+			// A log storm may cost too little CPU to be sampled: its evidence is
+			// then the lines probe counted on the target's stderr.
+			framesOK := false
+			for _, frame := range strings.Split(want.frame, "|") {
+				framesOK = framesOK || strings.Contains(strings.Join(append(f.Frames, f.OwnFrame), " "), frame)
+			}
+			framesOK = framesOK || f.Rule == "log-storm" && len(f.Frames) == 0 && strings.Contains(f.Evidence, "lines")
+			classOK := false
+			for _, c := range want.classes {
+				classOK = classOK || f.Class == c
+			}
+			if got == nil || !ok {
 				got = &r.Findings[i]
+			}
+			if classOK && strings.Contains(f.Endpoint, want.endpoint) && framesOK {
+				got, ok = &r.Findings[i], true
+				break
 			}
 		}
 		if got == nil {
 			t.Errorf("per-request %s: no %s among %s", want.microload, want.rules, rules(r.Findings))
 			continue
 		}
-		// A log storm may cost too little CPU to be sampled: its evidence is
-		// then the lines probe counted on the target's stderr.
-		framesOK := strings.Contains(strings.Join(append(got.Frames, got.OwnFrame), " "), want.frame) ||
-			got.Rule == "log-storm" && len(got.Frames) == 0 && strings.Contains(got.Evidence, "lines")
-		classOK := false
-		for _, c := range want.classes {
-			classOK = classOK || got.Class == c
-		}
-		if !classOK || !strings.Contains(got.Endpoint, want.endpoint) || !framesOK {
+		if !ok {
 			t.Errorf("per-request %s: %s is %s on %q at %v (%s)", want.microload, got.Rule, got.Class, got.Endpoint, got.Frames, got.OwnFrame)
 		}
 		if got.Evidence == "" || got.Suggestion == "" {

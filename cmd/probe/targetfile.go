@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 
 	"probe/probes"
@@ -27,6 +25,8 @@ type targetFile struct {
 	pprof      string
 	headers    []h1.Field
 	microloads []fileMicroload
+	scenarios  []*probes.Scenario
+	mix        map[string]float64 // name of a scenario or microload → weight; nil: each scenario once
 }
 
 // fileMicroload is one entry of the file's microloads.
@@ -74,144 +74,6 @@ func readTargetFile(ctx context.Context, path string) (*targetFile, error) {
 	return f, nil
 }
 
-// fileError is an error at a place in the file.
-type fileError struct{ file, at, msg string }
-
-func (e fileError) Error() string {
-	if e.at == "" {
-		return e.file + ": " + e.msg
-	}
-	return e.file + ": " + e.at + ": " + e.msg
-}
-
-// walker checks a decoded document against the format.
-type walker struct{ file string }
-
-func (w walker) fail(at, format string, args ...any) error {
-	return fileError{w.file, at, fmt.Sprintf(format, args...)}
-}
-
-func (w walker) object(v any, at string, known ...string) (map[string]any, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, w.fail(at, "want an object, got %s", kindOf(v))
-	}
-	for k := range m {
-		found := false
-		for _, kk := range known {
-			found = found || k == kk
-		}
-		if !found {
-			return nil, w.fail(at, "unknown key %q (want %s)", k, strings.Join(known, ", "))
-		}
-	}
-	return m, nil
-}
-
-func (w walker) str(m map[string]any, key, at string) (string, error) {
-	v, ok := m[key]
-	if !ok {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", w.fail(join(at, key), "want a string, got %s", kindOf(v))
-	}
-	return s, nil
-}
-
-// strs reads a string or a list of strings (numbers become their text).
-func (w walker) strs(m map[string]any, key, at string) ([]string, error) {
-	v, ok := m[key]
-	if !ok {
-		return nil, nil
-	}
-	return w.values(v, join(at, key))
-}
-
-func (w walker) values(v any, at string) ([]string, error) {
-	switch x := v.(type) {
-	case string:
-		return []string{x}, nil
-	case json.Number:
-		return []string{x.String()}, nil
-	case bool:
-		return []string{strconv.FormatBool(x)}, nil
-	case []any:
-		var out []string
-		for i, e := range x {
-			s, err := w.values(e, fmt.Sprintf("%s[%d]", at, i))
-			if err != nil {
-				return nil, err
-			}
-			if len(s) != 1 {
-				return nil, w.fail(fmt.Sprintf("%s[%d]", at, i), "want a string or a number")
-			}
-			out = append(out, s[0])
-		}
-		return out, nil
-	}
-	return nil, w.fail(at, "want a string, a number or a list of them, got %s", kindOf(v))
-}
-
-func (w walker) headers(m map[string]any, key, at string) ([]h1.Field, error) {
-	v, ok := m[key]
-	if !ok {
-		return nil, nil
-	}
-	hm, ok := v.(map[string]any)
-	if !ok {
-		return nil, w.fail(join(at, key), "want an object of header names and values")
-	}
-	var out []h1.Field
-	for _, name := range sortedNames(hm) {
-		s, ok := hm[name].(string)
-		if !ok {
-			return nil, w.fail(join(at, key+"."+name), "want a string")
-		}
-		f, err := probes.ParseHeader(name + ": " + s)
-		if err != nil {
-			return nil, w.fail(join(at, key+"."+name), "%v", err)
-		}
-		out = append(out, f)
-	}
-	return out, nil
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-func join(at, key string) string {
-	if at == "" {
-		return key
-	}
-	return at + "." + key
-}
-
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // parseTargetFile checks a target file's JSON and reads it.
 func parseTargetFile(name string, src []byte) (*targetFile, error) {
 	w := walker{file: name}
@@ -226,7 +88,7 @@ func parseTargetFile(name string, src []byte) (*targetFile, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	root, err := w.object(doc, "", "target", "pprof", "headers", "microloads")
+	root, err := w.object(doc, "", "target", "pprof", "headers", "microloads", "scenarios", "mix")
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +103,7 @@ func parseTargetFile(name string, src []byte) (*targetFile, error) {
 		return nil, err
 	}
 	list, ok := root["microloads"].([]any)
-	if !ok || len(list) == 0 {
+	if _, has := root["microloads"]; (has || root["scenarios"] == nil) && (!ok || len(list) == 0) {
 		return nil, w.fail("microloads", "want a list of at least one microload")
 	}
 	names := map[string]bool{}
@@ -256,6 +118,42 @@ func parseTargetFile(name string, src []byte) (*targetFile, error) {
 		}
 		names[m.name] = true
 		f.microloads = append(f.microloads, m)
+	}
+	if v, ok := root["scenarios"]; ok {
+		sl, ok := v.([]any)
+		if !ok || len(sl) == 0 {
+			return nil, w.fail("scenarios", "want a list of at least one scenario")
+		}
+		for i, e := range sl {
+			at := fmt.Sprintf("scenarios[%d]", i)
+			sc, err := w.scenario(e, at)
+			if err != nil {
+				return nil, err
+			}
+			if names[sc.Name] {
+				return nil, w.fail(at+".name", "%q names two microloads or scenarios", sc.Name)
+			}
+			names[sc.Name] = true
+			f.scenarios = append(f.scenarios, sc)
+		}
+	}
+	if v, ok := root["mix"]; ok {
+		m, ok := v.(map[string]any)
+		if !ok || len(m) == 0 {
+			return nil, w.fail("mix", "want an object of scenario or microload names and weights")
+		}
+		f.mix = map[string]float64{}
+		for _, name := range sortedNames(m) {
+			if !names[name] {
+				return nil, w.fail("mix."+name, "no scenario or microload of the file is named %q", name)
+			}
+			n, ok := m[name].(json.Number)
+			x, err := n.Float64()
+			if !ok || err != nil || !(x > 0) || x > 1e6 {
+				return nil, w.fail("mix."+name, "want a weight above 0")
+			}
+			f.mix[name] = x
+		}
 	}
 	return f, nil
 }
@@ -368,202 +266,4 @@ func (w walker) microload(v any, at string) (fileMicroload, error) {
 		m.req.Label = m.name
 	}
 	return m, nil
-}
-
-// params reads {name: values}: a list, a value, {range: [from, to]} or
-// {sitemap: true | "/prefix/"}.
-func (w walker) params(v any, at string) ([]probes.Param, error) {
-	pm, ok := v.(map[string]any)
-	if !ok {
-		return nil, w.fail(at, "want an object of parameter names and values")
-	}
-	var out []probes.Param
-	for _, name := range sortedNames(pm) {
-		pat := join(at, name)
-		p := probes.Param{Name: name}
-		if spec, ok := pm[name].(map[string]any); ok {
-			spec, err := w.object(spec, pat, "range", "sitemap")
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case spec["range"] != nil:
-				r, err := w.values(spec["range"], pat+".range")
-				if err != nil || len(r) != 2 {
-					return nil, w.fail(pat+".range", "want [from, to], two integers")
-				}
-				from, err1 := strconv.Atoi(r[0])
-				to, err2 := strconv.Atoi(r[1])
-				if err1 != nil || err2 != nil || to < from || to-from >= 10_000 {
-					return nil, w.fail(pat+".range", "want [from, to], integers with from ≤ to and fewer than 10,000 values")
-				}
-				for n := from; n <= to; n++ {
-					p.Values = append(p.Values, strconv.Itoa(n))
-				}
-			case spec["sitemap"] != nil:
-				p.FromSitemap = true
-				switch x := spec["sitemap"].(type) {
-				case bool:
-					if !x {
-						return nil, w.fail(pat+".sitemap", "want true or a path prefix")
-					}
-				case string:
-					p.Prefix = x
-				default:
-					return nil, w.fail(pat+".sitemap", "want true or a path prefix")
-				}
-			default:
-				return nil, w.fail(pat, "want values, {range: [from, to]} or {sitemap: true}")
-			}
-		} else {
-			vals, err := w.values(pm[name], pat)
-			if err != nil {
-				return nil, err
-			}
-			if len(vals) == 0 {
-				return nil, w.fail(pat, "no values")
-			}
-			p.Values = vals
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// checks reads what a reply must be: status, contentType, contains,
-// notContains, json (a path that must be there: a.b[0].c).
-func (w walker) checks(v any, at string) (func(*probes.Reply) error, error) {
-	m, err := w.object(v, at, "status", "contentType", "contains", "notContains", "json")
-	if err != nil {
-		return nil, err
-	}
-	statuses, err := w.strs(m, "status", at)
-	if err != nil {
-		return nil, err
-	}
-	var want []int
-	for _, s := range statuses {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 100 || n > 599 {
-			return nil, w.fail(at+".status", "want HTTP statuses, got %q", s)
-		}
-		want = append(want, n)
-	}
-	ctype, err := w.str(m, "contentType", at)
-	if err != nil {
-		return nil, err
-	}
-	contains, err := w.strs(m, "contains", at)
-	if err != nil {
-		return nil, err
-	}
-	notContains, err := w.strs(m, "notContains", at)
-	if err != nil {
-		return nil, err
-	}
-	jsonPath, err := w.str(m, "json", at)
-	if err != nil {
-		return nil, err
-	}
-	steps, err := parseJSONPath(jsonPath)
-	if err != nil {
-		return nil, w.fail(at+".json", "%v", err)
-	}
-	return func(r *probes.Reply) error {
-		switch {
-		case len(want) > 0 && !containsInt(want, r.Status):
-			return fmt.Errorf("status %d, want %v", r.Status, want)
-		case len(want) == 0 && r.Status >= 400:
-			return fmt.Errorf("status %d", r.Status)
-		case ctype != "" && !strings.Contains(r.Header("Content-Type"), ctype):
-			return fmt.Errorf("content type %q, want %s", r.Header("Content-Type"), ctype)
-		}
-		for _, c := range contains {
-			if !bytes.Contains(r.Body, []byte(c)) {
-				return fmt.Errorf("the reply does not hold %q", c)
-			}
-		}
-		for _, c := range notContains {
-			if bytes.Contains(r.Body, []byte(c)) {
-				return fmt.Errorf("the reply holds %q", c)
-			}
-		}
-		if len(steps) > 0 {
-			var doc any
-			if err := json.Unmarshal(r.Body, &doc); err != nil {
-				return fmt.Errorf("the reply is not JSON: %v", err)
-			}
-			if !jsonHas(doc, steps) {
-				return fmt.Errorf("the reply has no %s", jsonPath)
-			}
-		}
-		return nil
-	}, nil
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-// parseJSONPath reads a.b[0].c into steps: keys and indexes.
-func parseJSONPath(p string) ([]any, error) {
-	if p == "" {
-		return nil, nil
-	}
-	var steps []any
-	for _, part := range strings.Split(p, ".") {
-		key, rest, _ := strings.Cut(part, "[")
-		if key != "" {
-			steps = append(steps, key)
-		}
-		for rest != "" {
-			idx, after, ok := strings.Cut(rest, "]")
-			n, err := strconv.Atoi(idx)
-			if !ok || err != nil || n < 0 {
-				return nil, fmt.Errorf("json path %q: want keys and [n] indexes", p)
-			}
-			steps = append(steps, n)
-			rest = strings.TrimPrefix(after, "[")
-		}
-	}
-	return steps, nil
-}
-
-func jsonHas(doc any, steps []any) bool {
-	for _, s := range steps {
-		switch k := s.(type) {
-		case string:
-			m, ok := doc.(map[string]any)
-			if !ok {
-				return false
-			}
-			if doc, ok = m[k]; !ok {
-				return false
-			}
-		case int:
-			l, ok := doc.([]any)
-			if !ok || k >= len(l) {
-				return false
-			}
-			doc = l[k]
-		}
-	}
-	return doc != nil
-}
-
-func position(src []byte, offset int64) (line, col int) {
-	line, col = 1, 1
-	for _, c := range src[:min(int64(len(src)), offset)] {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
 }

@@ -51,6 +51,21 @@ var runMetrics = map[string]func(*report.Report) (float64, bool){
 		}
 		return r.TargetProcess.CPUCores, true
 	},
+	"lost_writes": func(r *report.Report) (float64, bool) { // --during-writes: changes never seen
+		return float64(r.LostWrites()), r.Writes != nil
+	},
+	"sync_p99_ms": func(r *report.Report) (float64, bool) { // --during-writes: reads during a sync
+		if r.Writes == nil || r.Writes.During.Requests == 0 {
+			return 0, false
+		}
+		return r.Writes.During.P99, true
+	},
+	"write_p50_ms": func(r *report.Report) (float64, bool) { // --during-writes: a write, until its reply
+		if r.Writes == nil || r.Writes.WriteMS.N == 0 {
+			return 0, false
+		}
+		return r.Writes.WriteMS.P50, true
+	},
 	"target_rss_mb": func(r *report.Report) (float64, bool) {
 		if r.TargetProcess == nil {
 			return 0, false

@@ -1,0 +1,97 @@
+package probes
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// notesServer keeps notes written with PUT /admin/notes/… and shows them on
+// their page, in its sitemap and in its search, after delay; with dropEvery
+// > 0, every dropEvery-th write is acknowledged and never shown.
+func notesServer(delay time.Duration, dropEvery int) *httptest.Server {
+	var mu sync.Mutex
+	notes := map[string]string{} // permalink → body
+	writes := 0
+	token := regexp.MustCompile(`prb[a-z]+`)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.Method == "PUT" && strings.HasPrefix(r.URL.Path, "/admin/notes/"):
+			body, _ := io.ReadAll(r.Body)
+			writes++
+			if dropEvery > 0 && writes%dropEvery == 0 {
+				return // acknowledged, lost
+			}
+			perm := "/" + strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/admin/notes/"), ".md")
+			time.AfterFunc(delay, func() {
+				mu.Lock()
+				notes[perm] = string(body)
+				mu.Unlock()
+			})
+		case r.Method == "DELETE":
+		case r.URL.Path == "/sitemap.xml":
+			fmt.Fprint(w, "<urlset>")
+			for p := range notes {
+				fmt.Fprintf(w, "<url><loc>http://x%s</loc></url>", p)
+			}
+			fmt.Fprint(w, "</urlset>")
+		case r.URL.Path == "/search":
+			q := r.URL.Query().Get("q")
+			for p, b := range notes {
+				if strings.Contains(b, q) && token.MatchString(q) {
+					fmt.Fprintf(w, `{"path": %q}`, p)
+				}
+			}
+		default:
+			if b, ok := notes[r.URL.Path]; ok {
+				fmt.Fprint(w, b)
+				return
+			}
+			http.NotFound(w, r)
+		}
+	}))
+}
+
+func TestChangesAreWatchedUntilTheyShow(t *testing.T) {
+	srv := notesServer(80*time.Millisecond, 0)
+	defer srv.Close()
+	tg := targetOf(t, srv)
+	writer, watcher := NewClient(tg, 5*time.Second), NewClient(tg, 5*time.Second)
+	defer writer.Close()
+	defer watcher.Close()
+	watch := Watch{Sitemap: "/sitemap.xml", SearchPath: "/search", Timeout: 5 * time.Second}
+	ch := ChangeNote(context.Background(), writer, watcher, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
+	if ch.Err != "" || len(ch.Lost) != 0 || !strings.HasPrefix(ch.Permalink, "/probe/change-1-prb") {
+		t.Fatalf("%+v", ch)
+	}
+	for _, place := range []string{PlacePage, PlaceSitemap, PlaceSearch} {
+		if v := ch.Visible[place]; v < 80*time.Millisecond || v > 3*time.Second {
+			t.Errorf("%s visible after %v, want the server's 80 ms and a little", place, v)
+		}
+	}
+}
+
+// A server that acknowledges a write and never shows it has lost it.
+func TestALostWriteIsCaught(t *testing.T) {
+	srv := notesServer(0, 2)
+	defer srv.Close()
+	tg := targetOf(t, srv)
+	writer, watcher := NewClient(tg, 5*time.Second), NewClient(tg, 5*time.Second)
+	defer writer.Close()
+	defer watcher.Close()
+	watch := Watch{Sitemap: "/sitemap.xml", Timeout: 500 * time.Millisecond}
+	first := ChangeNote(context.Background(), writer, watcher, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
+	second := ChangeNote(context.Background(), writer, watcher, HTTPWriter{Path: "/admin/notes/"}, watch, 2)
+	if len(first.Lost) != 0 || strings.Join(second.Lost, ",") == "" || second.Err != "" {
+		t.Errorf("first %+v, second %+v: want the second lost", first, second)
+	}
+}
