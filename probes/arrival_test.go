@@ -1,15 +1,20 @@
 package probes
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"probe/probes/h1"
 )
 
 func TestParseRates(t *testing.T) {
@@ -199,5 +204,43 @@ func TestArrivalLoadMix(t *testing.T) {
 		if w.Steps["s/a"].TotalCount() == 0 || w.Steps["m"].TotalCount() == 0 {
 			t.Errorf("window %v: steps %d and %d", w.Window, w.Steps["s/a"].TotalCount(), w.Steps["m"].TotalCount())
 		}
+	}
+}
+
+// A value is extracted from the decoded reply every time, also when the
+// same compressed bytes came before (a check's verdict is cached by the
+// bytes; the body a scenario reads is not).
+func TestScenarioExtractsFromRepeatedGzip(t *testing.T) {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	// Long enough to be compressed, not stored: the gzip bytes must not
+	// hold the text.
+	zw.Write([]byte(`<urlset><url><loc>http://x/notes/a.md</loc></url>` + strings.Repeat(`<url><loc>http://x/notes/b.md</loc></url>`, 50) + `</urlset>`))
+	zw.Close()
+	var opened atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/notes/a.md" {
+			opened.Add(1)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(zipped.Bytes())
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	re := regexp.MustCompile(`<loc>([^<]+)</loc>`)
+	sc := &Scenario{Name: "s", Steps: []Step{
+		{Name: "sitemap", Method: "GET", Path: "/sitemap.xml", Extract: []Extract{{Name: "note", Regexp: re}}},
+		{Name: "note", Method: "GET", Path: "{{note}}"},
+	}}
+	c := NewClient(&Target{URL: u, Header: []h1.Field{{Name: "Accept-Encoding", Value: "gzip"}}}, 5*time.Second)
+	defer c.Close()
+	for n := range 3 {
+		if err := sc.runSession(context.Background(), c, n, func(StepTime) {}); err != nil {
+			t.Fatalf("session %d: %v", n, err)
+		}
+	}
+	if opened.Load() != 3 {
+		t.Errorf("the note was opened %d times, want 3", opened.Load())
 	}
 }

@@ -168,7 +168,7 @@ func (c *Client) verify(call Call) (*Reply, error) {
 	}
 	reply := &c.reply
 	*reply = Reply{Status: r.Status, Header: c.header, Body: r.Body}
-	if v, ok := c.rec.checked[sum]; ok {
+	if v, ok := c.rec.checked[sum]; ok && !call.Read {
 		c.countDecoded(v.decoded)
 		return reply, v.err
 	}

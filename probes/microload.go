@@ -19,6 +19,10 @@ type Call struct {
 	Key   string // request key for reply digests: one key, one reply, if the work is invariant
 	Req   *h1.Request
 	Check func(r *Reply) error // nil: any 2xx is fine
+	// Read says the caller reads the reply's decoded body (a scenario
+	// extracts a value from it): it is decoded even when the same bytes
+	// were checked before.
+	Read bool
 }
 
 // Reply is a response as a check sees it: the body decoded.

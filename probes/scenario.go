@@ -157,7 +157,8 @@ func (s *Scenario) call(t *Target, i int, vals map[string]string) Call {
 	if check == nil {
 		check = statusBelow400
 	}
-	return Call{Op: s.Name + "/" + st.Name, Key: s.Name + "/" + st.Name, Req: t.Request(st.Method, path, body, header...), Check: check}
+	return Call{Op: s.Name + "/" + st.Name, Key: s.Name + "/" + st.Name, Req: t.Request(st.Method, path, body, header...), Check: check,
+		Read: len(st.Extract) > 0}
 }
 
 // extract takes step i's values from its reply into vals.

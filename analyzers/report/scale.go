@@ -210,7 +210,7 @@ func (s *Scale) lostLines() []string {
 }
 
 func (s *Scale) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "scale against %s (%s notes), %s\n", s.Target, s.Vaults, s.Mode)
+	fmt.Fprintf(w, "scale against %s (%s notes%s)\n", s.Target, s.Vaults, s.modeWords())
 	s.table().Text(w)
 	for _, line := range append(s.lostLines(), s.Sentence...) {
 		fmt.Fprintf(w, "  %s\n", line)
@@ -223,7 +223,7 @@ func (s *Scale) WriteTable(w io.Writer) {
 
 func (s *Scale) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# probe scale against %s\n\n%s notes, %s; sizes %s.\n\n", s.Target, s.Vaults, s.Mode, joinInts(s.Sizes))
+	fmt.Fprintf(&b, "# probe scale against %s\n\n%s notes%s; sizes %s.\n\n", s.Target, s.Vaults, s.modeWords(), joinInts(s.Sizes))
 	b.WriteString(s.table().Markdown())
 	for _, line := range s.lostLines() {
 		b.WriteString("\n**" + line + ".**\n")
@@ -242,6 +242,14 @@ func (s *Scale) Markdown() string {
 	return b.String()
 }
 
+// modeWords is ", per-request" on the fixture, nothing on another server.
+func (s *Scale) modeWords() string {
+	if s.Mode == "" {
+		return ""
+	}
+	return ", " + s.Mode
+}
+
 func joinInts(v []int) string {
 	var s []string
 	for _, n := range v {
@@ -256,7 +264,7 @@ func (s *Scale) HTML() string {
 	var b strings.Builder
 	esc := html.EscapeString
 	b.WriteString(pageHead("probe scale"))
-	fmt.Fprintf(&b, "<h1>probe scale</h1><p>%s, %s notes, %s</p>", esc(s.Target), esc(s.Vaults), esc(s.Mode))
+	fmt.Fprintf(&b, "<h1>probe scale</h1><p>%s, %s notes%s</p>", esc(s.Target), esc(s.Vaults), esc(s.modeWords()))
 	b.WriteString(s.table().HTML())
 	b.WriteString("<ul>")
 	for _, line := range s.Sentence {

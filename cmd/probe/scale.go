@@ -38,6 +38,7 @@ type scale struct {
 	vaults       []string
 	changes      int
 	syncPath     string
+	writeFiles   bool
 	startTimeout time.Duration
 }
 
@@ -56,6 +57,7 @@ func scaleCommand(fs *flag.FlagSet) runner {
 	})
 	fs.IntVar(&c.changes, "changes", 3, "notes changed at each size, to time a change and its freshness (0: none)")
 	fs.StringVar(&c.syncPath, "sync-path", "", "with --cmd: a path to POST after writing a note into the vault (the server's reload); default: writes go through --write-path")
+	fs.BoolVar(&c.writeFiles, "write-files", false, "with --cmd: a change is a file written into the data folder (then a POST to --sync-path, if given), for a server that reads its files as it serves")
 	fs.DurationVar(&c.startTimeout, "start-timeout", 5*time.Minute, "longest wait for the target to load at one size")
 	c.load.register(fs, loadDefaults{duration: 5 * time.Second, warmup: time.Second, timeout: 30 * time.Second, concurrency: 8,
 		durationHelp: "measured time per microload at each size"})
@@ -204,6 +206,12 @@ func (c *scale) run(ctx context.Context, s streams, names []string) error {
 		doc.Sizes = append(doc.Sizes, sz.notes)
 		pt := c.measureSize(ctx, sz, names, fixture, p, s)
 		doc.Points = append(doc.Points, pt)
+		for _, name := range names {
+			if l := pt.Microloads[name].Latency; l.Errors > 0 {
+				doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "failed-requests",
+					Message: fmt.Sprintf("%s at %d notes: %d of %d requests failed their checks: its figures there are those of failing requests", name, sz.notes, l.Errors, l.Requests)})
+			}
+		}
 	}
 	if len(doc.Points) == 0 {
 		return interruptedError{dir}
@@ -315,7 +323,7 @@ func (c *scale) timeChanges(ctx context.Context, pt *report.ScalePoint, t *probe
 		}
 		writerTarget.Header = append(append([]h1.Field{}, t.Header...), h1.Field{Name: "Authorization", Value: "Bearer " + key})
 	}
-	if !fixture && c.syncPath != "" {
+	if !fixture && (c.syncPath != "" || c.writeFiles) {
 		w = probes.FileWriter{Dir: dir, SyncPath: c.syncPath}
 	}
 	watch := probes.Watch{Permalink: c.writes.permalink, Timeout: c.writes.freshness}

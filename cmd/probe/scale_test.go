@@ -133,4 +133,9 @@ func TestScaleLostChanges(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &r) != nil || len(r.Points) != 2 || r.Points[0].Lost != 1 {
 		t.Errorf("report: %v %.400s", err, raw)
 	}
+	// Its pages are Markdown, not HTML: the page microload's requests fail
+	// their checks, and the figures of failing requests are marked.
+	if !strings.Contains(string(raw), `"kind": "failed-requests"`) {
+		t.Errorf("no failed-requests warning: %.600s", raw)
+	}
 }
