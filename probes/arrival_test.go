@@ -159,10 +159,9 @@ func TestArrivalLoadStops(t *testing.T) {
 			}
 			return ""
 		}}
-	start := time.Now()
 	run, err := l.Run(context.Background())
-	if err != nil || run.Ended != "stopped: enough" || time.Since(start) > 2500*time.Millisecond || len(run.Windows) != 1 {
-		t.Errorf("%v, ended %q after %v", err, run.Ended, time.Since(start))
+	if err != nil || run.Ended != "stopped: enough" || len(run.Windows) != 1 {
+		t.Errorf("%v, ended %q after %d windows", err, run.Ended, len(run.Windows))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
