@@ -103,10 +103,10 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case asErr(err, &se):
-			line, col := position(src, se.Offset)
+			line, col := Position(src, se.Offset)
 			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, se)
 		case asErr(err, &te):
-			line, col := position(src, te.Offset)
+			line, col := Position(src, te.Offset)
 			return nil, fmt.Errorf("%s:%d:%d: %s must be %s", name, line, col, te.Field, te.Type)
 		}
 		return nil, fmt.Errorf("%s: %v", name, err)
@@ -151,7 +151,9 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 	return rules, nil
 }
 
-func position(src []byte, offset int64) (line, col int) {
+// Position is the line and column (from 1) of a byte offset in src: where
+// a JSON syntax error is, for a one-line message.
+func Position(src []byte, offset int64) (line, col int) {
 	line, col = 1, 1
 	for _, c := range src[:min(int64(len(src)), offset)] {
 		if c == '\n' {

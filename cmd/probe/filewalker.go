@@ -151,15 +151,3 @@ func sortedNames(m map[string]any) []string {
 	sort.Strings(out)
 	return out
 }
-
-func position(src []byte, offset int64) (line, col int) {
-	line, col = 1, 1
-	for _, c := range src[:min(int64(len(src)), offset)] {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
-}

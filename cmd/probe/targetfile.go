@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"probe/analyzers"
 	"probe/probes"
 	"probe/probes/h1"
 )
@@ -83,7 +84,7 @@ func parseTargetFile(name string, src []byte) (*targetFile, error) {
 	if err := dec.Decode(&doc); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := position(src, se.Offset)
+			line, col := analyzers.Position(src, se.Offset)
 			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, se)
 		}
 		return nil, fmt.Errorf("%s: %v", name, err)
