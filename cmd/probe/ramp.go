@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -286,6 +287,12 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 	}
 	defer cleanup()
 	target.Header = append(append(target.Header[:0:0], file.headers...), target.Header...)
+	// An unreachable target is an error, not a knee below the first rate.
+	if conn, err := net.DialTimeout("tcp", target.Addr(), 5*time.Second); err != nil {
+		return fmt.Errorf("target %s is unreachable: %v", target.URL, err)
+	} else {
+		conn.Close()
+	}
 	pid := 0
 	if target.Child != nil {
 		pid = target.Child.PID()

@@ -206,5 +206,11 @@ func TestRampBadInput(t *testing.T) {
 	}
 	// A name that is neither a scenario of the file nor a microload.
 	good := writeFile(t, "probe.json", workScenario)
+	// An unreachable target is one line and exit 1.
+	if code, _, stderr := runProbe(t, context.Background(), "ramp", "--steps", "1,2/1s", "--file", good, "--target", "http://127.0.0.1:1", "--out", t.TempDir()); code != exitError {
+		t.Errorf("unreachable target: exit %d, want 1", code)
+	} else {
+		oneLine(t, stderr, "unreachable")
+	}
 	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--file", good, "--target", "http://127.0.0.1:1", "checkout"}, exitUsage, `"checkout" is no scenario`)
 }
