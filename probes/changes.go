@@ -127,10 +127,11 @@ func NewClient(t *Target, timeout time.Duration) *Client {
 // Close drops the client's connection.
 func (c *Client) Close() { c.conn.Close() }
 
-// ChangeNote writes note number n and awaits it: WriteChange, then Await.
-func ChangeNote(ctx context.Context, writer, watcher *Client, w Writer, watch Watch, n int) Change {
+// ChangeNote writes note number n and awaits it as reader sees it:
+// WriteChange, then Await.
+func ChangeNote(ctx context.Context, writer *Client, reader *Target, readTimeout time.Duration, w Writer, watch Watch, n int) Change {
 	ch := WriteChange(ctx, writer, w, watch, n)
-	ch.Await(ctx, watcher, watch)
+	ch.Await(ctx, reader, readTimeout, watch)
 	return ch
 }
 
@@ -157,15 +158,18 @@ func WriteChange(ctx context.Context, writer *Client, w Writer, watch Watch, n i
 
 // Await watches the places until each shows the change, or the timeout;
 // those that never do are Lost. A change whose write failed is not awaited.
-func (ch *Change) Await(ctx context.Context, watcher *Client, watch Watch) {
+// Each place is watched at once on a connection of its own (of reader's,
+// each request given readTimeout), so that a slow place (a large sitemap)
+// never delays the time another shows the change.
+func (ch *Change) Await(ctx context.Context, reader *Target, readTimeout time.Duration, watch Watch) {
 	if ch.Err != "" {
 		return
 	}
-	places := map[string]func() bool{
-		PlacePage: func() bool { return shows(watcher, ch.Permalink, ch.Token) },
+	places := map[string]func(*Client) bool{
+		PlacePage: func(c *Client) bool { return shows(c, ch.Permalink, ch.Token) },
 	}
 	if watch.Sitemap != "" {
-		places[PlaceSitemap] = func() bool { return shows(watcher, watch.Sitemap, ch.Permalink+"<") }
+		places[PlaceSitemap] = func(c *Client) bool { return shows(c, watch.Sitemap, ch.Permalink+"<") }
 	}
 	if watch.SearchPath != "" {
 		param := watch.SearchParam
@@ -173,7 +177,7 @@ func (ch *Change) Await(ctx context.Context, watcher *Client, watch Watch) {
 			param = "q"
 		}
 		q := watch.SearchPath + "?" + url.Values{param: {ch.Token}}.Encode()
-		places[PlaceSearch] = func() bool { return shows(watcher, q, ch.Permalink) }
+		places[PlaceSearch] = func(c *Client) bool { return shows(c, q, ch.Permalink) }
 	}
 	timeout := watch.Timeout
 	if timeout <= 0 {
@@ -182,23 +186,41 @@ func (ch *Change) Await(ctx context.Context, watcher *Client, watch Watch) {
 	// The timeout runs from the write's reply: a server that syncs before
 	// it answers has shown nothing yet, and a slow sync is not a lost one.
 	deadline := ch.Start.Add(ch.Wrote + timeout)
-	wait := 5 * time.Millisecond
-	for len(places) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
-		for name, seen := range places {
-			if seen() {
-				ch.Visible[name] = time.Since(ch.Start)
-				delete(places, name)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, seen := range places {
+		wg.Go(func() {
+			c := NewClient(reader, readTimeout)
+			defer c.Close()
+			visible, ok := awaitPlace(ctx, c, seen, deadline)
+			mu.Lock()
+			defer mu.Unlock()
+			if ok {
+				ch.Visible[name] = visible.Sub(ch.Start)
+			} else {
+				ch.Lost = append(ch.Lost, name)
 			}
-		}
-		if len(places) > 0 {
-			time.Sleep(wait)
-			wait = min(2*wait, 100*time.Millisecond)
-		}
+		})
 	}
-	for name := range places {
-		ch.Lost = append(ch.Lost, name)
-	}
+	wg.Wait()
 	sort.Strings(ch.Lost)
+}
+
+// awaitPlace asks seen until it says yes (when: the time of that reply) or
+// the deadline passes, at first every 5 ms, then less often, up to 100 ms.
+func awaitPlace(ctx context.Context, c *Client, seen func(*Client) bool, deadline time.Time) (when time.Time, ok bool) {
+	wait := 5 * time.Millisecond
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if seen(c) {
+			return time.Now(), true
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+	return time.Time{}, false
 }
 
 // shows says whether GET path answers 200 with want in its body.
@@ -244,9 +266,7 @@ func (wl *WriteLoad) Run(ctx context.Context) {
 	for n := 1; ctx.Err() == nil; n++ {
 		ch := WriteChange(ctx, writer, wl.Writer, wl.Watch, n)
 		wg.Go(func() {
-			watcher := NewClient(wl.Reader, wl.Timeout)
-			defer watcher.Close()
-			ch.Await(context.WithoutCancel(ctx), watcher, wl.Watch)
+			ch.Await(context.WithoutCancel(ctx), wl.Reader, wl.Timeout, wl.Watch)
 			wl.mu.Lock()
 			wl.changes = append(wl.changes, ch)
 			wl.mu.Unlock()

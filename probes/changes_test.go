@@ -17,11 +17,15 @@ import (
 // their page, in its sitemap and in its search, after delay; with dropEvery
 // > 0, every dropEvery-th write is acknowledged and never shown.
 func notesServer(delay time.Duration, dropEvery int) *httptest.Server {
+	return httptest.NewServer(notesHandler(delay, dropEvery))
+}
+
+func notesHandler(delay time.Duration, dropEvery int) http.Handler {
 	var mu sync.Mutex
 	notes := map[string]string{} // permalink → body
 	writes := 0
 	token := regexp.MustCompile(`prb[a-z]+`)
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -58,18 +62,17 @@ func notesServer(delay time.Duration, dropEvery int) *httptest.Server {
 			}
 			http.NotFound(w, r)
 		}
-	}))
+	})
 }
 
 func TestChangesAreWatchedUntilTheyShow(t *testing.T) {
 	srv := notesServer(80*time.Millisecond, 0)
 	defer srv.Close()
 	tg := targetOf(t, srv)
-	writer, watcher := NewClient(tg, 5*time.Second), NewClient(tg, 5*time.Second)
+	writer := NewClient(tg, 5*time.Second)
 	defer writer.Close()
-	defer watcher.Close()
 	watch := Watch{Sitemap: "/sitemap.xml", SearchPath: "/search", Timeout: 5 * time.Second}
-	ch := ChangeNote(context.Background(), writer, watcher, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
+	ch := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
 	if ch.Err != "" || len(ch.Lost) != 0 || !strings.HasPrefix(ch.Permalink, "/probe/change-1-prb") {
 		t.Fatalf("%+v", ch)
 	}
@@ -85,13 +88,36 @@ func TestALostWriteIsCaught(t *testing.T) {
 	srv := notesServer(0, 2)
 	defer srv.Close()
 	tg := targetOf(t, srv)
-	writer, watcher := NewClient(tg, 5*time.Second), NewClient(tg, 5*time.Second)
+	writer := NewClient(tg, 5*time.Second)
 	defer writer.Close()
-	defer watcher.Close()
 	watch := Watch{Sitemap: "/sitemap.xml", Timeout: 500 * time.Millisecond}
-	first := ChangeNote(context.Background(), writer, watcher, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
-	second := ChangeNote(context.Background(), writer, watcher, HTTPWriter{Path: "/admin/notes/"}, watch, 2)
+	first := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
+	second := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 2)
 	if len(first.Lost) != 0 || strings.Join(second.Lost, ",") == "" || second.Err != "" {
 		t.Errorf("first %+v, second %+v: want the second lost", first, second)
+	}
+}
+
+// Each place is watched on its own: a sitemap that takes 400 ms to answer
+// does not make the page, which shows the note at once, seem late.
+func TestASlowPlaceDelaysNoOther(t *testing.T) {
+	notes := notesHandler(0, 0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sitemap.xml" {
+			time.Sleep(400 * time.Millisecond)
+		}
+		notes.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	tg := targetOf(t, srv)
+	writer := NewClient(tg, 5*time.Second)
+	defer writer.Close()
+	watch := Watch{Sitemap: "/sitemap.xml", Timeout: 5 * time.Second}
+	ch := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
+	if ch.Err != "" || len(ch.Lost) != 0 {
+		t.Fatalf("%+v", ch)
+	}
+	if page, sitemap := ch.Visible[PlacePage], ch.Visible[PlaceSitemap]; page >= 300*time.Millisecond || sitemap < 400*time.Millisecond {
+		t.Errorf("page seen after %v, sitemap after %v: want the page well before the sitemap's 400 ms", page, sitemap)
 	}
 }

@@ -145,7 +145,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	opened := make(chan struct{})
 	duringDone := make(chan struct{})
 	captured := make(chan *Profiles, 1)
-	window := time.AfterFunc(o.Warmup, func() {
+	openWindow := func() {
 		cpuAtStart, machineAtStart = snapshotCPU()
 		if sampler != nil {
 			targetCPUAtStart = sampler.cpuNow()
@@ -164,7 +164,16 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		}
 		measuring.Store(true)
 		close(opened)
-	})
+	}
+	// Without a warmup the window opens before the first request is sent,
+	// or a fast first reply would go unmeasured (a timer's goroutine may
+	// run after it).
+	var window *time.Timer
+	if o.Warmup > 0 {
+		window = time.AfterFunc(o.Warmup, openWindow)
+	} else {
+		openWindow()
+	}
 
 	stopProgress := startProgress(o.Progress, start, o.Warmup, live)
 	var wg sync.WaitGroup
@@ -229,7 +238,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	stopped := time.Now()
 	stopProgress()
 	measuring.Store(false)
-	windowOpened := !window.Stop()
+	windowOpened := window == nil || !window.Stop()
 	if windowOpened {
 		<-opened // the snapshots taken when the window opened are complete
 		<-duringDone

@@ -276,6 +276,27 @@ func TestReplyDigestsPerKey(t *testing.T) {
 	}
 }
 
+// Without a warmup the first request is measured, however fast its reply:
+// a target that fails after its first reply has answered once.
+func TestNoWarmupMeasuresTheFirstReply(t *testing.T) {
+	for range 5 {
+		var served atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if served.Add(1) > 1 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}))
+		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 100 * time.Millisecond})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls, errors := run.Requests(); calls-errors != 1 {
+			t.Fatalf("%d calls, %d failed: want the first one measured and good", calls, errors)
+		}
+	}
+}
+
 func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(time.Millisecond)

@@ -29,6 +29,7 @@ type ScalePoint struct {
 	Notes      int                       `json:"notes"`
 	LoadS      float64                   `json:"load_s"`       // from start until it served
 	RSSMB      float64                   `json:"rss_mb"`       // resident after load
+	Changes    int                       `json:"changes"`      // notes changed and timed: --changes, or more when each is cheap
 	WriteMS    float64                   `json:"write_ms"`     // one changed note: the write (a syncing server's sync), median
 	FreshMS    map[string]float64        `json:"freshness_ms"` // place → median time until a reader saw the change
 	Lost       int                       `json:"lost"`
@@ -174,7 +175,7 @@ func (s *Scale) Files() (map[string][]byte, error) {
 
 // table is the figures by size.
 func (s *Scale) table() *Table {
-	cols := []Column{{Title: "notes", Right: true}, {Title: "load", Right: true}, {Title: "RSS", Right: true}, {Title: "change", Right: true}}
+	cols := []Column{{Title: "notes", Right: true}, {Title: "load", Right: true}, {Title: "RSS", Right: true}, {Title: "changes", Right: true}, {Title: "change", Right: true}}
 	figs := s.figures()
 	for _, f := range figs[3:] {
 		cols = append(cols, Column{Title: strings.TrimPrefix(strings.TrimPrefix(f.id, "freshness_ms."), "cpu_per_req_ms.") + map[bool]string{true: " seen", false: " CPU/req"}[strings.HasPrefix(f.id, "freshness")], Right: true})
@@ -189,7 +190,7 @@ func (s *Scale) table() *Table {
 			t.AddRow(row...)
 			continue
 		}
-		row := []string{fmt.Sprint(p.Notes), fmt.Sprintf("%.2fs", p.LoadS), fmt.Sprintf("%.0f MB", p.RSSMB), fmtMS(p.WriteMS)}
+		row := []string{fmt.Sprint(p.Notes), fmt.Sprintf("%.2fs", p.LoadS), fmt.Sprintf("%.0f MB", p.RSSMB), fmt.Sprint(p.Changes), fmtMS(p.WriteMS)}
 		for _, f := range figs[3:] {
 			row = append(row, fmtMS(f.of(p)))
 		}
