@@ -47,6 +47,7 @@ func serveStatic(dir string) {
 type scaleReport struct {
 	Points []struct {
 		Notes      int
+		Changes    int
 		WriteMS    float64 `json:"write_ms"`
 		Lost       int
 		Microloads map[string]struct {
@@ -95,6 +96,13 @@ func TestScaleOnTheFixture(t *testing.T) {
 	for _, p := range append(pr.Points, lt.Points...) {
 		if p.Lost != 0 {
 			t.Errorf("%d notes: %d changes lost", p.Notes, p.Lost)
+		}
+	}
+	// --changes 2 is a minimum: millisecond changes are timed more often.
+	for i := range 3 {
+		if pr.Points[i].Changes < 2 || lt.Points[i].Changes <= 2 {
+			t.Errorf("%d notes: %d changes timed per-request, %d load-time: want at least 2, and more when each takes milliseconds",
+				pr.Points[i].Notes, pr.Points[i].Changes, lt.Points[i].Changes)
 		}
 	}
 }
