@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"probe/analyzers"
 	"probe/probes"
 )
 
@@ -92,5 +93,18 @@ func TestCombineAndWriteFolder(t *testing.T) {
 	hgrm, _ := os.ReadFile(filepath.Join(dir, "page", "latency.hgrm"))
 	if !strings.HasPrefix(string(hgrm), " Value\tPercentile\tTotalCount\t1/(1-Percentile)") || !strings.Contains(string(hgrm), "#[Max     =        5.00") {
 		t.Errorf("latency.hgrm is not HdrHistogram's format in ms:\n%s", hgrm)
+	}
+}
+
+// A finding no profile sample placed says why, with its evidence, instead
+// of an empty "at".
+func TestWhereWithoutAStack(t *testing.T) {
+	f := analyzers.Finding{Rule: "log-storm", Evidence: "the target wrote 4770 lines to stderr during the run"}
+	if got := where(f); got != "no stack: the target wrote 4770 lines to stderr during the run" {
+		t.Errorf("where = %q", got)
+	}
+	f.Frames = []string{"log.Printf", "app.handler"}
+	if got := where(f); got != "at log.Printf ← app.handler" {
+		t.Errorf("where = %q", got)
 	}
 }

@@ -201,8 +201,12 @@ func hgrm(h *hdrhistogram.Histogram) []byte {
 }
 
 // where shows a finding's place: the target's own frame first, then the
-// library path from the work up.
+// library path from the work up. A finding no sample placed (a log storm
+// seen only in the target's output) shows its evidence instead.
 func where(f analyzers.Finding) string {
+	if f.OwnFrame == "" && len(f.Frames) == 0 {
+		return "no stack: " + ellipsis(f.Evidence, 240)
+	}
 	if f.OwnFrame == "" {
 		return "at " + strings.Join(f.Frames[:min(3, len(f.Frames))], " ← ")
 	}
