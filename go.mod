@@ -1,4 +1,4 @@
-module probe
+module github.com/probehq/probe
 
 go 1.27.0
 

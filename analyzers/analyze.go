@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // minCPUEvidence is the least CPU time (ns) a CPU share is claimed on:

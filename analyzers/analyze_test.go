@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // profileBuilder makes small profiles in code: stacks of function names,

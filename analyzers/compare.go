@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/stats"
+	"github.com/probehq/probe/lib/stats"
 )
 
 // Metric is one figure compared between two versions.

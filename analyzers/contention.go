@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // waitKinds tell what a blocked goroutine waits on by the frame it waits

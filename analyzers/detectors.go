@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // byFrames measures a rule's work: the samples with one of its frames.

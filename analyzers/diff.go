@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // FuncDelta is one function's share of two profiles: flat (its own code)

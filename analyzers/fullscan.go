@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // cheapStd are standard packages whose cost under a loop is the loop's: a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // minReplyRequests is the fewest requests on which identical replies count.

@@ -3,7 +3,7 @@ package analyzers
 import (
 	"strings"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 	"time"
 
 	"github.com/google/pprof/profile"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // WindowSummary is one CPU window of the timeline: what took its CPU.

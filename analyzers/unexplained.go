@@ -3,7 +3,7 @@ package analyzers
 import (
 	"sort"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // minUnexplained is the least share of the CPU an unexplained function

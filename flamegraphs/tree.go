@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/frames"
+	"github.com/probehq/probe/lib/frames"
 )
 
 // Node is one frame of the folded call tree. Total includes the children;

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 func TestParseRates(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"probe/analyzers/pprofio"
+	"github.com/probehq/probe/lib/pprofio"
 )
 
 // ProfileOptions turn on continuous profiling of the target during the

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // A change is one note written to a target, then watched until the target

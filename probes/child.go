@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"probe/analyzers/crash"
+	"github.com/probehq/probe/lib/crash"
 )
 
 // Child is a target process probe started and supervises: it reads its

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // Client is one virtual client: one kept-alive connection and what it

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // HTTP loads any endpoint of any server: one request, or a family of them

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // LoadOptions say how hard and how long to load.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // Call is one request of a microload and how to check its reply.

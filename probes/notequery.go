@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // NoteQuery loads a query endpoint: each client sends the queries in turn,

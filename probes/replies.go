@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // Replies are kept, a few per request key, so that the analyzers can

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // Scenario is one user's sequence of requests (seed 003: log in, do

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"probe/probes/h1"
+	"github.com/probehq/probe/lib/h1"
 )
 
 // ToolsList loads MCP tools/list over streamable HTTP. Each virtual client

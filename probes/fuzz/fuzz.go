@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"probe/probes"
+	"github.com/probehq/probe/probes"
 )
 
 // Options configure a fuzz run. Start is the one part that knows the

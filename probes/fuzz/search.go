@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"probe/analyzers/crash"
-	"probe/probes"
+	"github.com/probehq/probe/lib/crash"
+	"github.com/probehq/probe/probes"
 )
 
 // The search: clients draw inputs (fresh boundary values, or mutations of

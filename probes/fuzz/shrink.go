@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"probe/analyzers/crash"
+	"github.com/probehq/probe/lib/crash"
 )
 
 // Shrinking: each crash found is replayed alone (or, if alone it does not

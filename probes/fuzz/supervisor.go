@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"probe/probes"
+	"github.com/probehq/probe/probes"
 )
 
 // startAttempts is how often a restart is tried before the target counts

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"probe/analyzers/crash"
-	"probe/probes"
+	"github.com/probehq/probe/lib/crash"
+	"github.com/probehq/probe/probes"
 )
 
 var (

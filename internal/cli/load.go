@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
+)
+
+// loadCommand is `probe <microload>`, `probe all` and `probe http`.
+type loadCommand struct {
+	name    string
+	target  targetFlags
+	load    loadFlags
+	profile profileFlags
+	output  outputFlags
+	request requestFlags   // probe http
+	shape   microloadFlags // a named microload's endpoints
+	writes  writeFlags     // reads during writes
+}
+
+func microloadCommand(name string) func(fs *flag.FlagSet) runner {
+	return func(fs *flag.FlagSet) runner { return newLoadCommand(fs, name) }
+}
+
+func allCommand(fs *flag.FlagSet) runner  { return newLoadCommand(fs, "all") }
+func httpCommand(fs *flag.FlagSet) runner { return newLoadCommand(fs, "http") }
+
+func newLoadCommand(fs *flag.FlagSet, name string) runner {
+	c := &loadCommand{name: name}
+	c.target.register(fs, false)
+	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32})
+	c.profile.register(fs, false, "profile the target while the load runs, and name the per-request work that could move to load time")
+	c.output.register(fs, name)
+	c.output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100, finding:load-time, finding:repeated-gzip>10%")
+	if name == "http" {
+		c.request.register(fs, "path and query to request, e.g. /api/items?page=1", "request body", "GET", true)
+	}
+	c.shape.register(fs, name)
+	if name != "all" {
+		c.writes.register(fs)
+	}
+	return c.run
+}
+
+// failedChecks: the run completed but replies failed their checks, or it
+// ended early.
+type failedChecks struct {
+	requests, errors int64
+	lost             int // writes never seen (--during-writes)
+	ended, dir       string
+}
+
+func (e failedChecks) Error() string {
+	switch {
+	case e.ended != "":
+		return fmt.Sprintf("the run ended early (%s); what was measured is in %s", e.ended, e.dir)
+	case e.errors == 0 && e.lost > 0:
+		return fmt.Sprintf("%d writes never showed within --freshness-timeout (lost writes); see %s", e.lost, filepath.Join(e.dir, "report.md"))
+	case e.lost > 0:
+		return fmt.Sprintf("%d of %d requests failed their checks and %d writes never showed; see %s", e.errors, e.requests, e.lost, filepath.Join(e.dir, "report.md"))
+	}
+	return fmt.Sprintf("%d of %d requests failed their checks; see %s", e.errors, e.requests, filepath.Join(e.dir, "report.md"))
+}
+
+func (c *loadCommand) run(ctx context.Context, s streams, words []string) error {
+	if err := noWords(c.name, words); err != nil {
+		return err
+	}
+	for _, err := range []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load)} {
+		if err != nil {
+			return err
+		}
+	}
+	gates, err := parseThresholds(c.output.failOn, "run")
+	if err != nil {
+		return err
+	}
+	dir, err := c.output.claim()
+	if err != nil {
+		return err
+	}
+	c.load.limitMemory()
+	rules, err := c.profile.loadRules(ctx)
+	if err != nil {
+		return err
+	}
+	var file *targetFile
+	if c.target.file != "" {
+		if file, err = readTargetFile(ctx, c.target.file); err != nil {
+			return err
+		}
+		if c.target.target == "" && file.target != "" {
+			if _, err := parseTarget(file.target); err != nil {
+				return usageError{fmt.Sprintf("--file %s: target: %v", c.target.file, err)}
+			}
+			c.target.target = file.target
+		}
+		if c.profile.pprof == "" {
+			c.profile.pprof = file.pprof
+		}
+	}
+	if file == nil && c.name != "all" && c.name != "http" && flagHints[c.name] == "" {
+		return usageError{fmt.Sprintf("unknown command %q (see probe --help)", c.name)}
+	}
+	// The microloads are built before the target is opened: a bad flag
+	// must not wait for a fixture to load.
+	loads, err := c.microloads(c.target.target == "", file)
+	if err != nil {
+		return err
+	}
+	target, warnings, cleanup, err := openTarget(ctx, &c.target, s.stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if file != nil {
+		target.Header = append(file.headers, target.Header...)
+	}
+
+	p := newPipeline(rules, newProgressLine(s.stderr))
+	o := c.load.options()
+	o.Profile = c.profile.options(target.URL, c.load.duration)
+	var reports []*report.RunReport
+	var skipped []report.Skipped
+	for _, ml := range loads {
+		if ctx.Err() != nil {
+			break
+		}
+		mo := o
+		var wl *probes.WriteLoad
+		if c.writes.rate > 0 {
+			wl = c.writes.writeLoad(ctx, target, c.target.key, target.Child != nil, c.load.timeout)
+			mo = withWrites(o, wl)
+		}
+		rep, run, err := p.measure(ctx, ml.Name(), ml, target, mo)
+		if wl != nil {
+			wl.Cleanup(context.WithoutCancel(ctx))
+		}
+		if err == nil && wl != nil {
+			rep.Writes = writesReport(run, wl, rules)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			err = needsFlag(ml.Name(), err)
+			if c.name != "all" {
+				return fmt.Errorf("target %s: %v", target.URL, err)
+			}
+			// probe all runs what it can find, and says what it skipped.
+			fmt.Fprintf(s.stderr, "probe: skipping %s: %v\n", ml.Name(), err)
+			skipped = append(skipped, report.Skipped{Microload: ml.Name(), Reason: err.Error()})
+			continue
+		}
+		for _, w := range warnings {
+			rep.Warn(w.Kind, w.Message)
+		}
+		reports = append(reports, rep)
+		if run.Ended != "" && !errors.Is(ctx.Err(), context.Canceled) {
+			break // the target died: the next microload has nothing to load
+		}
+	}
+	if len(reports) == 0 && len(skipped) == 0 {
+		return errors.New("interrupted before anything was measured")
+	}
+	var doc report.Document
+	var failed bool
+	var requests, errs int64
+	var ended string
+	var lost int
+	verdicts, broken := judgeRuns(gates, reports)
+	if c.name == "all" {
+		suite := report.NewSuite(target.URL.String(), reports)
+		suite.Skipped, suite.Thresholds = skipped, verdicts
+		doc, failed = suite, suite.Failed()
+		requests, errs, ended = suite.Latency.Requests, suite.Latency.Errors, suite.Ended
+	} else {
+		reports[0].Thresholds = verdicts
+		doc, failed = reports[0], reports[0].Failed()
+		requests, errs, ended = reports[0].Latency.Requests, reports[0].Latency.Errors, reports[0].Ended
+	}
+	for _, r := range reports {
+		lost += r.LostWrites()
+	}
+	if err := writeAndShow(doc, dir, c.output.json, s); err != nil {
+		return err
+	}
+	switch {
+	case ctx.Err() != nil:
+		return interruptedError{dir}
+	case len(reports) == 0:
+		return fmt.Errorf("nothing could be measured (%d microloads skipped: %s); see %s", len(skipped), skipped[0].Reason, filepath.Join(dir, "report.md"))
+	case failed && len(broken) > 0:
+		return thresholdsBroken{append([]string{failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}.Error()}, broken...)}
+	case failed:
+		return failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
+	case len(broken) > 0:
+		return thresholdsBroken{broken}
+	}
+	return nil
+}
+
+// microloads are the command's: one by name, every one for all, or the
+// request of probe http; fixture says the target is the fixture probe
+// started (its note queries are known).
+func (c *loadCommand) microloads(fixture bool, file *targetFile) ([]probes.Microload, error) {
+	if file != nil && c.name != "http" {
+		var out []probes.Microload
+		for _, m := range file.microloads {
+			if c.name == "all" || m.name == c.name {
+				ml, err := m.microload()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, ml)
+			}
+		}
+		for _, m := range file.microloads { // probe search --file: the file's search
+			if len(out) == 0 && m.use == c.name {
+				ml, err := m.microload()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, ml)
+			}
+		}
+		if len(out) == 0 {
+			return nil, usageError{fmt.Sprintf("--file %s has no microload named %q", file.path, c.name)}
+		}
+		return out, nil
+	}
+	switch c.name {
+	case "all":
+		var out []probes.Microload
+		for _, n := range fixtureMicroloads {
+			ml, err := namedMicroload(n, fixture)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ml)
+		}
+		return out, nil
+	case "http":
+		ml, err := c.request.httpMicroload()
+		if err != nil {
+			return nil, err
+		}
+		return []probes.Microload{ml}, nil
+	}
+	ml, err := c.shape.build(c.name, fixture)
+	if err != nil {
+		return nil, err
+	}
+	return []probes.Microload{ml}, nil
+}
+
+// openTarget parses --target, or starts the fixture as a child process.
+func openTarget(ctx context.Context, f *targetFlags, stderr io.Writer) (*probes.Target, []probes.Warning, func(), error) {
+	var warnings []probes.Warning
+	if f.target != "" {
+		u, err := parseTarget(f.target)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if f.pin {
+			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin places only a fixture that probe starts"})
+		}
+		return &probes.Target{URL: u, Header: f.header()}, warnings, func() {}, nil
+	}
+	fmt.Fprintf(stderr, "probe: starting the fixture (%s mode, %d notes)…\n", f.fixtureMode, f.notes)
+	child, err := startFixture(ctx, fixtureStart{mode: f.fixtureMode, notes: f.notes, synthetic: f.synthetic, key: f.key})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	u, _ := parseTarget(child.URL)
+	if f.pin {
+		ok, err := probes.Pin(child.PID())
+		switch {
+		case err != nil:
+			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin: " + err.Error()})
+		case !ok:
+			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin needs two or more CPUs"})
+		}
+	}
+	return &probes.Target{URL: u, Header: f.header(), Child: child}, warnings, func() { child.Stop() }, nil
+}

@@ -1,0 +1,82 @@
+// Package cli is probe's command line: one table of commands
+// (commands.go), each with a name, a one-line summary, its flag groups
+// (flags.go) and a run function. `probe --help` and every
+// `probe <command> -h` are generated from it. cmd/probe is a few lines
+// over Main.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitError       = 1   // the run failed: unreachable target, failed checks, a target that died
+	exitUsage       = 2   // bad command line
+	exitInterrupted = 130 // Ctrl-C; what was measured is written
+)
+
+// usageError is a bad command line: exit status 2, one line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// interruptedError: Ctrl-C ended the run; what was measured is written.
+type interruptedError struct{ dir string }
+
+func (e interruptedError) Error() string {
+	return "interrupted: what was measured is in " + e.dir
+}
+
+// Main runs the command line args (without the program's name) with
+// Ctrl-C and SIGTERM ending the run, and returns the exit status.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// PROBE_CPUPROFILE=FILE profiles probe itself: the generator's own cost
+	// is a figure this tool must keep low.
+	if f := os.Getenv("PROBE_CPUPROFILE"); f != "" {
+		if out, err := os.Create(f); err == nil && pprof.StartCPUProfile(out) == nil {
+			defer out.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
+	return run(ctx, args, os.Stdout, os.Stderr)
+}
+
+// run executes one command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == jsonnetCommand {
+		return runJsonnetChild(args[1:], stdout, stderr)
+	}
+	err := dispatch(ctx, args, stdout, stderr)
+	var ue usageError
+	var ie interruptedError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "probe: %v\n", err)
+		return exitInterrupted
+	case ctx.Err() != nil: // Ctrl-C before anything was measured (a build, a start)
+		fmt.Fprintf(stderr, "probe: interrupted (%v)\n", err)
+		return exitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "probe: %s\n", ue.msg)
+		return exitUsage
+	default:
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "probe: %s\n", line)
+		}
+		return exitError
+	}
+}

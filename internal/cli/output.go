@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/probehq/probe/report"
+)
+
+// outDir is --out, or probe-out/<name>-<time>/ (with -2, -3, … when two
+// runs start in the same second).
+func outDir(out, name string) string {
+	if out != "" {
+		return out
+	}
+	base := filepath.Join("probe-out", name+"-"+time.Now().Format("20060102-150405"))
+	dir := base
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return dir
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// probeFiles are the names probe writes into a report folder: a report's
+// files, profiles, flame graphs, latency curves and unfinished writes.
+var probeFiles = []string{"report.*", "ab.*", "fuzz.*", "*.pb.gz", "*.hgrm", "flame*.html", "flame*.svg", "diff*.html", ".*.tmp"}
+
+// claimOut makes dir ready for a new report before anything is measured.
+// A new or empty folder is used as is. One that holds anything else would
+// mix an earlier run's profiles into this one's (probe compare would read
+// them as this run's): it is refused unless force, which clears probe's
+// own files from it (and the folders of earlier runs) and keeps the rest.
+func claimOut(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
+		return nil
+	}
+	if err != nil {
+		return usageError{fmt.Sprintf("--out %s: %v", dir, err)}
+	}
+	if !force {
+		return usageError{fmt.Sprintf("--out %s is not empty (it holds %s): choose another folder, or pass --force to clear probe's files from it", dir, entries[0].Name())}
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(path, "report.json")); err == nil {
+				if err := os.RemoveAll(path); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for _, pattern := range probeFiles {
+			if ok, _ := filepath.Match(pattern, e.Name()); ok {
+				if err := os.Remove(path); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// writeAndShow is the write step: the report folder, then report.json
+// alone on stdout (--json; the table goes to stderr) or the table and
+// where the report's page is.
+func writeAndShow(doc report.Document, dir string, asJSON bool, s streams) error {
+	if err := report.WriteFolder(dir, doc); err != nil {
+		return fmt.Errorf("writing the report: %v", err)
+	}
+	if asJSON {
+		js, err := doc.JSON()
+		if err != nil {
+			return err
+		}
+		s.stdout.Write(js)
+		doc.WriteTable(s.stderr)
+		return nil
+	}
+	doc.WriteTable(s.stdout)
+	fmt.Fprintf(s.stdout, "report: %s\n", filepath.Join(dir, doc.Page()))
+	return nil
+}

@@ -1,0 +1,279 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/fuzz"
+)
+
+// FuzzReport is report.json of a fuzz run: its crashes in DESIGN.md's
+// schema and what the search did.
+type FuzzReport struct {
+	Summary                  // microload "fuzz notequery" or "fuzz http", mode "fuzz", no findings
+	Concurrency int          `json:"concurrency,omitempty"`
+	Ended       string       `json:"ended,omitempty"`
+	Fuzz        *FuzzSummary `json:"fuzz"`
+
+	files map[string][]byte // crashers/
+}
+
+// FuzzSummary is what a fuzz run did besides its crashes.
+type FuzzSummary struct {
+	Templates     []string         `json:"templates"`
+	Inputs        int64            `json:"inputs"`
+	Statuses      map[string]int64 `json:"statuses"`      // replies by HTTP status
+	ErrorReplies  map[string]int64 `json:"error_replies"` // error replies and transport errors by reason, numbers elided
+	Rejected      int64            `json:"rejected"`      // inputs answered with a 4xx while the target lived
+	Restarts      int              `json:"restarts"`
+	SearchS       float64          `json:"search_s"`
+	ShrinkS       float64          `json:"shrink_s"`
+	Concurrency   int              `json:"concurrency"`
+	MemLimitBytes uint64           `json:"mem_limit_bytes,omitempty"`
+	Server        string           `json:"server"` // how to start the target for the reproductions
+}
+
+// FuzzSetting is what the report says about how the run was made.
+type FuzzSetting struct {
+	Name        string // "fuzz notequery", "fuzz http"
+	Concurrency int
+	MemLimit    uint64
+	Server      string // a command that starts the target on ReproBase's address
+	ReproBase   string // the URL the reproductions send to, e.g. http://127.0.0.1:8080
+	Header      map[string]string
+}
+
+// maxInputText bounds an input quoted in report.json and report.md; the
+// whole input is in crashers/.
+const maxInputText = 2000
+
+// FromFuzz builds the report of a fuzz run and the crasher files that go
+// with it.
+func FromFuzz(res *fuzz.Result, s FuzzSetting) *FuzzReport {
+	r := &FuzzReport{Summary: Summary{Microload: s.Name, Target: res.Target, Mode: "fuzz", DurationS: res.Search.Seconds(),
+		Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{}},
+		Ended: res.Ended, Concurrency: s.Concurrency, files: map[string][]byte{}}
+	var errs int64
+	for code, n := range res.Statuses {
+		if code >= 400 {
+			errs += n
+		}
+	}
+	for reason, n := range res.Failures {
+		if strings.HasPrefix(reason, "no reply") {
+			errs += n
+		}
+	}
+	r.Latency = Latency{Requests: res.Inputs, Errors: errs}
+	if res.Search > 0 {
+		r.Latency.RPS = float64(res.Inputs) / res.Search.Seconds()
+	}
+	r.Fuzz = &FuzzSummary{Templates: []string{}, Inputs: res.Inputs, Statuses: map[string]int64{}, ErrorReplies: map[string]int64{},
+		Rejected: res.Hostile, Restarts: res.Restarts, SearchS: res.Search.Seconds(), ShrinkS: res.Shrinking.Seconds(),
+		Concurrency: s.Concurrency, MemLimitBytes: s.MemLimit, Server: s.Server}
+	for _, t := range res.Templates {
+		r.Fuzz.Templates = append(r.Fuzz.Templates, t.String())
+	}
+	for code, n := range res.Statuses {
+		r.Fuzz.Statuses[fmt.Sprint(code)] = n
+	}
+	for _, reason := range topReasons(res.Failures, 20) {
+		r.Fuzz.ErrorReplies[reason] = res.Failures[reason]
+	}
+	for i, c := range res.Crashes {
+		base := fmt.Sprintf("crashers/%d-%s", i+1, c.Class)
+		rc := Crash{Class: c.Class, Input: requestText(c.Method, c.Path, c.Body), Endpoint: c.Endpoint, Evidence: c.Evidence,
+			Frames: c.Frames, Repro: reproLine(s, c, base), File: base + ".txt", Shrink: c.Shrink,
+			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent}
+		for _, a := range c.Also {
+			rc.Also = append(rc.Also, requestText(res.Render(a)))
+		}
+		if found := requestText(res.Render(c.Original)); found != rc.Input {
+			rc.Original = found
+		}
+		if len(c.Body) > 0 {
+			r.files[base+".body"] = c.Body
+		}
+		r.files[base+".txt"] = []byte(crasherText(rc, s, c))
+		r.Crashes = append(r.Crashes, rc)
+	}
+	if res.Ended != "" {
+		r.Warnings = probes.AddWarning(r.Warnings, "ended-early", res.Ended)
+	}
+	return r
+}
+
+// JSON is report.json.
+func (r *FuzzReport) JSON() ([]byte, error) { return marshal(r) }
+
+// Page is report.md.
+func (r *FuzzReport) Page() string { return "report.md" }
+
+// Files are the crashers: a text per crash, and its body where it has one.
+func (r *FuzzReport) Files() (map[string][]byte, error) { return r.files, nil }
+
+func requestText(method, path string, body []byte) string {
+	s := method + " " + path
+	if len(body) > 0 {
+		s += " " + string(body)
+	}
+	if len(s) > maxInputText {
+		s = fmt.Sprintf("%s… (%d bytes in all)", s[:maxInputText], len(s))
+	}
+	return s
+}
+
+// reproLine is one shell line that sends the crashing input to a target
+// started with s.Server; copies in parallel when it needs concurrency.
+func reproLine(s FuzzSetting, c *fuzz.Crash, base string) string {
+	u := strings.TrimRight(s.ReproBase, "/") + c.Path
+	var b strings.Builder
+	b.WriteString("curl -sS -o /dev/null -w '%{http_code}\\n'")
+	if c.Method != "GET" || len(c.Body) > 0 {
+		fmt.Fprintf(&b, " -X %s", c.Method)
+	}
+	keys := make([]string, 0, len(s.Header))
+	for k := range s.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " -H %s", ShellQuote(k+": "+s.Header[k]))
+	}
+	if len(c.Body) > 0 {
+		fmt.Fprintf(&b, " --data-binary @%s.body", base)
+	}
+	fmt.Fprintf(&b, " %s", ShellQuote(u))
+	if c.Concurrent {
+		return fmt.Sprintf("seq 400 | xargs -P %d -I{} %s", max(s.Concurrency, 4), b.String())
+	}
+	return b.String()
+}
+
+// ShellQuote makes s one word to bash, quoted only where it needs to be.
+// No word can hold a NUL byte; headers and escaped URLs never do.
+func ShellQuote(s string) string {
+	q, _ := syntax.Quote(strings.ReplaceAll(s, "\x00", ""), syntax.LangBash)
+	return q
+}
+
+func crasherText(rc Crash, s FuzzSetting, c *fuzz.Crash) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "class: %s\nendpoint: %s\nevidence: %s\n", rc.Class, rc.Endpoint, rc.Evidence)
+	if len(rc.Frames) > 0 {
+		fmt.Fprintf(&b, "frames: %s\n", strings.Join(rc.Frames, " ← "))
+	}
+	fmt.Fprintf(&b, "shrink: %s\n", rc.Shrink)
+	if rc.Concurrent {
+		b.WriteString("needs concurrency: it shows only when copies of the request run at once\n")
+	}
+	fmt.Fprintf(&b, "\nstart the target:  %s\nreproduce (from the report folder):  %s\n\nrequest: %s %s\n", s.Server, rc.Repro, c.Method, c.Path)
+	if q, err := url.QueryUnescape(c.Path); err == nil && q != c.Path {
+		fmt.Fprintf(&b, "decoded: %s\n", q)
+	}
+	if len(c.Body) > 0 {
+		fmt.Fprintf(&b, "body (%d bytes):\n%s\n", len(c.Body), c.Body)
+	}
+	if rc.Original != "" {
+		fmt.Fprintf(&b, "\nas found, before shrinking: %s\n", rc.Original)
+	}
+	for _, a := range rc.Also {
+		fmt.Fprintf(&b, "the same crash through: %s\n", a)
+	}
+	if c.Stderr != "" {
+		head := c.Stderr
+		if len(head) > 8000 {
+			head = head[:8000] + "\n…"
+		}
+		fmt.Fprintf(&b, "\nthe target's stderr:\n%s\n", head)
+	}
+	return b.String()
+}
+
+func topReasons(m map[string]int64, n int) []string {
+	keys := probes.ByCount(m)
+	return keys[:min(n, len(keys))]
+}
+
+func (r *FuzzReport) summaryLine() string {
+	f := r.Fuzz
+	return fmt.Sprintf("%d inputs in %.0f s (%.0f a second) from %d clients; %d answered with a 4xx and the target lived; %d restarts; shrinking took %.0f s",
+		f.Inputs, f.SearchS, r.Latency.RPS, f.Concurrency, f.Rejected, f.Restarts, f.ShrinkS)
+}
+
+// WriteTable prints the search's figures and each crash.
+func (r *FuzzReport) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%s against %s\n%s\n", r.Microload, r.Target, r.summaryLine())
+	if len(r.Crashes) == 0 {
+		fmt.Fprintln(w, "no input crashed, hung or panicked the target")
+	}
+	for i, c := range r.Crashes {
+		how := ""
+		if c.Concurrent {
+			how = " (only under concurrent copies of the request)"
+		}
+		fmt.Fprintf(w, "  %d. %s at %s%s: %s\n     input: %s\n     %s\n     repro: %s\n", i+1, c.Class, c.Endpoint, how, c.Evidence, ellipsis(c.Input, 300), c.Shrink, ellipsis(c.Repro, 300))
+		for _, a := range c.Also {
+			fmt.Fprintf(w, "     the same crash through: %s\n", ellipsis(a, 200))
+		}
+	}
+	listWarnings(w, r.Warnings)
+}
+
+// Markdown is report.md.
+func (r *FuzzReport) Markdown() string {
+	var b strings.Builder
+	f := r.Fuzz
+	fmt.Fprintf(&b, "# %s against %s\n\n%s.\n\nTemplates:\n\n", r.Microload, r.Target, r.summaryLine())
+	for _, t := range f.Templates {
+		fmt.Fprintf(&b, "- `%s`\n", t)
+	}
+	fmt.Fprintf(&b, "\nThe target was started with `%s`", f.Server)
+	if f.MemLimitBytes > 0 {
+		fmt.Fprintf(&b, " under a %s address-space cap", fmtBytes(int64(f.MemLimitBytes)))
+	}
+	b.WriteString(".\n\n## Crashes\n\n")
+	if len(r.Crashes) == 0 {
+		b.WriteString("None: no input killed, hung or panicked the target.\n")
+	}
+	for i, c := range r.Crashes {
+		fmt.Fprintf(&b, "### %d. %s at %s\n\n%s\n\n", i+1, c.Class, c.Endpoint, c.Evidence)
+		if len(c.Frames) > 0 {
+			fmt.Fprintf(&b, "Top of the stack: `%s`\n\n", strings.Join(c.Frames, "` ← `"))
+		}
+		fmt.Fprintf(&b, "Input: `%s`\n\n%s. Found after %.0f s, seen %d times.", ellipsis(c.Input, 500), c.Shrink, c.FoundAfterS, c.Seen)
+		if c.Concurrent {
+			b.WriteString(" It shows only under concurrent copies of the request.")
+		}
+		for _, a := range c.Also {
+			fmt.Fprintf(&b, "\n\nThe same crash (same class and frames) through: `%s`", ellipsis(a, 300))
+		}
+		fmt.Fprintf(&b, "\n\n```sh\n%s\n```\n\nDetails and the target's stderr: `%s`.\n\n", c.Repro, c.File)
+	}
+	statuses := &Table{Columns: []Column{{Title: "status"}, {Title: "replies", Right: true}}}
+	codes := make([]string, 0, len(f.Statuses))
+	for c := range f.Statuses {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		statuses.AddRow(c, fmt.Sprint(f.Statuses[c]))
+	}
+	b.WriteString("## Replies\n\n" + statuses.Markdown())
+	if len(f.ErrorReplies) > 0 {
+		reasons := &Table{Columns: []Column{{Title: "error reply or transport error (numbers elided)"}, {Title: "count", Right: true}}}
+		for _, reason := range topReasons(f.ErrorReplies, 20) {
+			reasons.AddRow(ellipsis(reason, 150), fmt.Sprint(f.ErrorReplies[reason]))
+		}
+		b.WriteString("\n" + reasons.Markdown())
+	}
+	writeWarnings(&b, r.Warnings)
+	return b.String()
+}

@@ -1,0 +1,224 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/probes"
+)
+
+// JSON is report.json.
+func (r *RunReport) JSON() ([]byte, error) { return marshal(r) }
+
+// Page is report.md: a run has no HTML page of its own.
+func (r *RunReport) Page() string { return "report.md" }
+
+// operationsTable is the latency table in the manner of seed 000.
+func (r *RunReport) operationsTable() *Table {
+	t := &Table{Columns: []Column{{Title: "operation"}, {Title: "calls", Right: true}, {Title: "ok per second", Right: true},
+		{Title: "p50", Right: true}, {Title: "p95", Right: true}, {Title: "p99", Right: true}, {Title: "max", Right: true}, {Title: "errors", Right: true}}}
+	for _, op := range r.Operations {
+		rps := fmt.Sprintf("%.0f", op.RPS)
+		if op.Setup {
+			rps = "set-up"
+		}
+		t.AddRow(op.Op, fmt.Sprint(op.Calls), rps, fmtMS(op.P50), fmtMS(op.P95), fmtMS(op.P99), fmtMS(op.Max), fmt.Sprint(op.Errors))
+	}
+	return t
+}
+
+// WriteTable prints the latency table, then the errors, findings, crashes
+// and warnings.
+func (r *RunReport) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%s against %s: %s loop, %s\n", r.Microload, r.Target, r.Mode, r.load())
+	r.operationsTable().Text(w)
+	l := r.Latency
+	fmt.Fprintf(w, "%d requests in %.1fs, %d errors, %.0f ok a second; %d connections for %d clients; %s on the wire, %s decoded\n",
+		l.Requests, r.DurationS, l.Errors, l.RPS, r.Connections.Opened, r.Connections.Clients, fmtBytes(r.Bytes.Wire), fmtBytes(r.Bytes.Decoded))
+	fmt.Fprintf(w, "probe: %.2f CPU s, %.1f µs a request", r.Generator.CPUSeconds, r.Generator.CPUPerRequestUS)
+	if p := r.TargetProcess; p != nil {
+		fmt.Fprintf(w, "; target: %.2f cores, %s RSS, %d threads, %d fds at most", p.CPUCores, fmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
+	}
+	fmt.Fprintln(w)
+	for _, reason := range probes.ByCount(r.Errors) {
+		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], reason)
+	}
+	for i, f := range r.Findings {
+		fmt.Fprintf(w, "  %d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n     %s\n     %s\n", i+1, f.Rule, f.Class, f.Severity,
+			100*f.CPUShare, 100*f.AllocShare, f.Endpoint, f.Suggestion, where(f))
+	}
+	for _, u := range r.Unexplained {
+		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
+	}
+	for _, c := range r.Crashes {
+		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
+	}
+	if r.Writes != nil {
+		for _, line := range r.Writes.Says() {
+			fmt.Fprintf(w, "  writes: %s\n", line)
+		}
+		for _, f := range r.Writes.SyncFindings {
+			fmt.Fprintf(w, "  during syncs: %s [%s] %.0f%% CPU\n", f.Rule, f.Class, 100*f.CPUShare)
+		}
+	}
+	listWarnings(w, r.Warnings)
+	listThresholds(w, r.Thresholds)
+}
+
+func (r *RunReport) load() string {
+	s := fmt.Sprintf("%d clients", r.Concurrency)
+	if r.Mode == "open" {
+		s = fmt.Sprintf("%.0f requests/s over %d connections", r.Rate, r.Concurrency)
+	}
+	if r.AcceptEncoding != "" {
+		s += ", Accept-Encoding: " + r.AcceptEncoding
+	}
+	return s
+}
+
+// Markdown is report.md.
+func (r *RunReport) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s against %s\n\n%s loop, %s, %.1f s measured.\n\n", r.Microload, r.Target, r.Mode, r.load(), r.DurationS)
+	b.WriteString(r.operationsTable().Markdown())
+	fmt.Fprintf(&b, "\n%d connections for %d clients; %s on the wire, %s decoded. probe used %.2f CPU s (%.1f µs a request).\n",
+		r.Connections.Opened, r.Connections.Clients, fmtBytes(r.Bytes.Wire), fmtBytes(r.Bytes.Decoded), r.Generator.CPUSeconds, r.Generator.CPUPerRequestUS)
+	if p := r.TargetProcess; p != nil {
+		fmt.Fprintf(&b, "The target (pid %d) used %.2f cores, at most %s RSS, %d threads and %d open files.\n", p.PID, p.CPUCores, fmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
+	}
+	if len(r.Errors) > 0 {
+		b.WriteString("\n## Errors\n\n")
+		for _, reason := range probes.ByCount(r.Errors) {
+			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], reason)
+		}
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n## Findings\n\n")
+		for i, f := range r.Findings {
+			fmt.Fprintf(&b, "%d. **%s** (%s, %s) on %s: %.0f%% of CPU (%.0f%% of the CPU serving requests), %.0f%% of allocations.  \n   %s  \n   Evidence: %s  \n",
+				i+1, f.Rule, f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, f.Suggestion, f.Evidence)
+			if f.OwnFrame != "" {
+				fmt.Fprintf(&b, "   In the target's own code: `%s`  \n", f.OwnFrame)
+			}
+			fmt.Fprintf(&b, "   Frames: `%s`\n", strings.Join(f.Frames, "` ← `"))
+		}
+	}
+	if len(r.Unexplained) > 0 {
+		t := &Table{Columns: []Column{{Title: "CPU", Right: true}, {Title: "the target's own code, outermost first"}}}
+		for _, u := range r.Unexplained {
+			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+u.PathTail(4, "` → `")+"`")
+		}
+		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
+	}
+	if wr := r.Writes; wr != nil {
+		b.WriteString("\n## Reads during writes\n\n")
+		for _, line := range wr.Says() {
+			b.WriteString("- " + line + "\n")
+		}
+		t := &Table{Columns: []Column{{Title: "second", Right: true}, {Title: "requests", Right: true}, {Title: "errors", Right: true},
+			{Title: "p50", Right: true}, {Title: "p99", Right: true}, {Title: "sync"}}}
+		for _, s := range wr.Timeline {
+			mark := ""
+			if s.Syncing {
+				mark = "syncing"
+			}
+			t.AddRow(fmt.Sprint(s.Second), fmt.Sprint(s.Requests), fmt.Sprint(s.Errors), fmtMS(s.P50), fmtMS(s.P99), mark)
+		}
+		b.WriteString("\n" + t.Markdown())
+		if len(wr.SyncFindings) > 0 {
+			b.WriteString("\nThe CPU windows of the syncs alone:\n\n")
+			for _, f := range wr.SyncFindings {
+				fmt.Fprintf(&b, "- **%s** (%s): %.0f%% of CPU. %s\n", f.Rule, f.Class, 100*f.CPUShare, f.Evidence)
+			}
+		}
+	}
+	if len(r.Timeline) > 0 {
+		t := &Table{Columns: []Column{{Title: "window", Right: true}, {Title: "top work"}}}
+		for _, w := range r.Timeline {
+			var parts []string
+			for _, s := range w.Top {
+				parts = append(parts, fmt.Sprintf("%s %.0f%%", s.Work, 100*s.Share))
+			}
+			t.AddRow(fmt.Sprint(w.Window), strings.Join(parts, ", "))
+		}
+		b.WriteString("\n## CPU windows\n\n" + t.Markdown())
+	}
+	if len(r.ProfileFiles) > 0 {
+		fmt.Fprintf(&b, "\nProfiles (open with `go tool pprof` or any pprof viewer): %s\n", strings.Join(r.ProfileFiles, ", "))
+	}
+	if len(r.Crashes) > 0 {
+		b.WriteString("\n## Crashes\n\n")
+		for _, c := range r.Crashes {
+			fmt.Fprintf(&b, "- **%s** during %s (%s)\n\n```\n%s\n```\n", c.Class, c.Endpoint, c.Input, c.Evidence)
+		}
+	}
+	writeWarnings(&b, r.Warnings)
+	writeThresholds(&b, r.Thresholds)
+	if len(r.ReplyDigests) > 0 {
+		t := &Table{Columns: []Column{{Title: "key"}, {Title: "requests", Right: true}, {Title: "distinct replies", Right: true}}}
+		for i, d := range r.ReplyDigests {
+			if i == 30 {
+				t.AddRow(fmt.Sprintf("… %d more keys", len(r.ReplyDigests)-30))
+				break
+			}
+			t.AddRow("`"+d.Key+"`", fmt.Sprint(d.Requests), fmt.Sprint(d.Distinct))
+		}
+		b.WriteString("\n## Replies per request key\n\n" + t.Markdown())
+	}
+	return b.String()
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Files are the latency distributions (HdrHistogram's percentile text
+// format, values in milliseconds), the profiles and the flame graphs.
+func (r *RunReport) Files() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for name, b := range r.files {
+		files[name] = b
+	}
+	if r.latency != nil && r.latency.TotalCount() > 0 {
+		files["latency.hgrm"] = hgrm(r.latency)
+	}
+	for _, op := range r.ops {
+		if op.h.TotalCount() > 0 {
+			files["latency-"+strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(op.name), "-"), "-")+".hgrm"] = hgrm(op.h)
+		}
+	}
+	return files, nil
+}
+
+func hgrm(h *hdrhistogram.Histogram) []byte {
+	var b bytes.Buffer
+	h.PercentilesPrint(&b, 5, 1000)
+	return b.Bytes()
+}
+
+// where shows a finding's place: the target's own frame first, then the
+// library path from the work up. A finding no sample placed (a log storm
+// seen only in the target's output) shows its evidence instead.
+func where(f analyzers.Finding) string {
+	if f.OwnFrame == "" && len(f.Frames) == 0 {
+		return "no stack: " + ellipsis(f.Evidence, 240)
+	}
+	if f.OwnFrame == "" {
+		return "at " + strings.Join(f.Frames[:min(3, len(f.Frames))], " ← ")
+	}
+	var lib []string
+	for _, fr := range f.Frames {
+		if fr == f.OwnFrame || fr == "…" || len(lib) == 3 {
+			break
+		}
+		lib = append(lib, fr)
+	}
+	if len(lib) == 0 {
+		return "in " + f.OwnFrame
+	}
+	return "in " + f.OwnFrame + ": " + strings.Join(lib, " ← ")
+}
