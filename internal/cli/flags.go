@@ -41,7 +41,7 @@ func (f *targetFlags) register(fs *flag.FlagSet, fixtureOnly bool) {
 		return
 	}
 	fs.StringVar(&f.target, "target", "", "URL of the server to load (default: start the reference fixture as a child process)")
-	fs.StringVar(&f.fixtureMode, "fixture-mode", "per-request", "mode of the started fixture: per-request or load-time")
+	registerFixtureMode(fs, &f.fixtureMode)
 	fs.BoolVar(&f.synthetic, "synthetic", false, "the started fixture uses 500-byte notes")
 	fs.BoolVar(&f.pin, "pin", false, "put the started fixture and probe on different CPUs")
 	fs.StringVar(&f.file, "file", "", "a target file (probe.jsonnet, see probe init) that describes the server's microloads")
@@ -51,8 +51,8 @@ func (f *targetFlags) validate() error {
 	if f.notes <= 0 {
 		return usageError{"--notes must be positive"}
 	}
-	if f.fixtureMode != "per-request" && f.fixtureMode != "load-time" {
-		return usageError{fmt.Sprintf("--fixture-mode %q: want per-request or load-time", f.fixtureMode)}
+	if err := validFixtureMode(f.fixtureMode); err != nil {
+		return err
 	}
 	if f.target != "" {
 		if _, err := parseTarget(f.target); err != nil {
@@ -109,10 +109,9 @@ func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
 		d.timeoutHelp = "longest wait for one reply"
 	}
 	fs.DurationVar(&f.duration, "duration", d.duration, d.durationHelp)
-	fs.DurationVar(&f.timeout, "timeout", d.timeout, d.timeoutHelp)
+	registerTimeout(fs, &f.timeout, d.timeout, d.timeoutHelp)
 	fs.IntVar(&f.concurrency, "concurrency", d.concurrency, "virtual clients, one kept-alive connection each")
-	f.maxBody = h1.DefaultMaxBody
-	fs.Var(&f.maxBody, "max-body", "largest reply body, as received and as decoded (a larger one is an error of its request)")
+	registerMaxBody(fs, &f.maxBody)
 	f.replyMemory = h1.DefaultBudget
 	fs.Var(&f.replyMemory, "reply-memory", "what all clients may hold for replies at once, beyond 1 MiB each (a reply beyond it is an error of its request)")
 	if !d.search {
@@ -141,10 +140,10 @@ func (f *loadFlags) validate() error {
 		return usageError{fmt.Sprintf("--concurrency %d: want 1 to %d", f.concurrency, maxConcurrency)}
 	case math.IsNaN(f.rate) || math.IsInf(f.rate, 0) || f.rate < 0 || f.rate > 0 && (f.rate < minRate || f.rate > maxRate):
 		return usageError{fmt.Sprintf("--rate %v: want 0 (closed loop) or %g to %g requests per second", f.rate, minRate, float64(maxRate))}
-	case f.timeout <= 0 || f.timeout > maxDuration:
-		return usageError{fmt.Sprintf("--timeout %v: want more than 0 and at most %v", f.timeout, maxDuration)}
-	case f.maxBody < minMaxBody:
-		return usageError{fmt.Sprintf("--max-body %v: want at least 1 KiB", f.maxBody)}
+	case validTimeout(f.timeout) != nil:
+		return validTimeout(f.timeout)
+	case validMaxBody(f.maxBody) != nil:
+		return validMaxBody(f.maxBody)
 	case f.replyMemory < minMaxBody:
 		return usageError{fmt.Sprintf("--reply-memory %v: want at least 1 KiB", f.replyMemory)}
 	}
@@ -345,4 +344,49 @@ func (f *requestFlags) httpMicroload() (*probes.HTTP, error) {
 		}
 	}
 	return l, nil
+}
+
+// Flags that several groups or commands take are declared and validated
+// here once: --fixture-mode, --timeout and --max-body mean the same in
+// every command that has them.
+
+// registerFixtureMode adds --fixture-mode (the started fixture's mode).
+func registerFixtureMode(fs *flag.FlagSet, mode *string) {
+	*mode = "per-request"
+	fs.StringVar(mode, "fixture-mode", *mode, "mode of the started fixture: per-request or load-time")
+}
+
+func validFixtureMode(mode string) error {
+	if mode != "per-request" && mode != "load-time" {
+		return usageError{fmt.Sprintf("--fixture-mode %q: want per-request or load-time", mode)}
+	}
+	return nil
+}
+
+// registerTimeout adds --timeout, the longest wait for one reply.
+func registerTimeout(fs *flag.FlagSet, timeout *time.Duration, def time.Duration, help string) {
+	if help == "" {
+		help = "longest wait for one reply"
+	}
+	fs.DurationVar(timeout, "timeout", def, help)
+}
+
+func validTimeout(timeout time.Duration) error {
+	if timeout <= 0 || timeout > maxDuration {
+		return usageError{fmt.Sprintf("--timeout %v: want more than 0 and at most %v", timeout, maxDuration)}
+	}
+	return nil
+}
+
+// registerMaxBody adds --max-body, the largest reply body.
+func registerMaxBody(fs *flag.FlagSet, maxBody *byteSize) {
+	*maxBody = h1.DefaultMaxBody
+	fs.Var(maxBody, "max-body", "largest reply body, as received and as decoded (a larger one is an error of its request)")
+}
+
+func validMaxBody(maxBody byteSize) error {
+	if maxBody < minMaxBody {
+		return usageError{fmt.Sprintf("--max-body %v: want at least 1 KiB", maxBody)}
+	}
+	return nil
 }

@@ -53,6 +53,12 @@ func Main(args []string) int {
 	return run(ctx, args, os.Stdout, os.Stderr)
 }
 
+// Run executes one command line (without the program's name), writing to
+// stdout and stderr, and returns the exit status; ctx ending is Ctrl-C.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return run(ctx, args, stdout, stderr)
+}
+
 // run executes one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == jsonnetCommand {
