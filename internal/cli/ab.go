@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -10,20 +9,13 @@ import (
 	"strings"
 	"time"
 
+	pipe "github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
 
-// version is one side of a before/after comparison: how to start it, and
-// the process while it runs.
-type version struct {
-	side   string // "before" or "after"
-	label  string
-	start  func(ctx context.Context) (*probes.Child, error)
-	child  *probes.Child
-	broken string // why it cannot run any more; empty while it can
-	pprof  bool
-}
+// version is one side of a before/after comparison (abgit.go builds them).
+type version = pipe.Version
 
 // abOptions are `probe ab`'s flags.
 type abOptions struct {
@@ -65,39 +57,15 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if c.runs <= 0 {
 		return usageError{"ab: --runs must be positive"}
 	}
-	for _, err := range []error{c.target.validate(), c.load.validate(), c.profile.validate()} {
-		if err != nil {
+	sess, err := begin(ctx, s, start{
+		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate()},
+		gates:  "ab",
+		before: func() (err error) {
+			names, err = c.microloadNames(names)
 			return err
-		}
-	}
-	gates, err := parseThresholds(c.output.failOn, "ab")
-	if err != nil {
-		return err
-	}
-	dir, err := c.output.claim()
-	if err != nil {
-		return err
-	}
-	c.load.limitMemory()
-	modes := 0
-	for _, set := range []bool{c.before != "" || c.after != "", c.gitDir != "", c.fixture} {
-		if set {
-			modes++
-		}
-	}
-	if modes != 1 {
-		return usageError{"ab: give --before CMD --after CMD, or --git DIR --before-ref A --after-ref B, or --fixture"}
-	}
-	if len(names) == 0 {
-		if !c.fixture {
-			return usageError{"ab: name the microloads to compare (e.g. http --path /api, or sitemap search)"}
-		}
-		names = fixtureABMicroloads
-	}
-	if _, err := c.microloads(names); err != nil {
-		return err
-	}
-	rules, err := c.profile.loadRules(ctx)
+		},
+		output: &c.output, load: &c.load, profile: &c.profile,
+	})
 	if err != nil {
 		return err
 	}
@@ -118,29 +86,56 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	ab, err := c.interleave(ctx, a, b, names, newPipeline(rules, newProgressLine(s.stderr)), dir, s)
-	for _, v := range []*version{a, b} {
-		if v.child != nil {
-			v.child.Stop()
-		}
+	plan := pipe.ABPlan{Runs: c.runs, Names: names, Profile: c.profile.profile, Dir: sess.dir, Log: s.stderr,
+		Microload: func(name string) probes.Microload {
+			mls, _ := c.microloads([]string{name}) // checked before the runs
+			return mls[0]
+		},
+		Target: func(u *url.URL, child *probes.Child) *probes.Target {
+			return &probes.Target{URL: u, Header: c.target.header(), Child: child}
+		},
+		Options: func(u *url.URL, profiled bool) probes.LoadOptions {
+			o := c.load.options()
+			if profiled {
+				o.Profile = c.profile.options(u, c.load.duration)
+			}
+			return o
+		},
 	}
+	ab, err := pipelineOf(sess.rules, newProgressLine(s.stderr)).Interleave(ctx, a, b, plan)
+	a.Stop()
+	b.Stop()
 	if err != nil {
 		return err
 	}
-	var broken []string
-	ab.Thresholds, broken = judgeAB(gates, ab)
-	if err := writeAndShow(ab, dir, c.output.json, s); err != nil {
-		return err
+	ab.Thresholds = sess.judgeAB(ab)
+	var failure error
+	if len(ab.Failures) > 0 {
+		failure = fmt.Errorf("%d run(s) failed (%s, %s); the report keeps the rest: %s", len(ab.Failures), ab.Failures[0].Side, ab.Failures[0].Reason, filepath.Join(sess.dir, "report.md"))
 	}
-	switch {
-	case ctx.Err() != nil:
-		return interruptedError{dir}
-	case len(ab.Failures) > 0:
-		return fmt.Errorf("%d run(s) failed (%s, %s); the report keeps the rest: %s", len(ab.Failures), ab.Failures[0].Side, ab.Failures[0].Reason, filepath.Join(dir, "report.md"))
-	case len(broken) > 0:
-		return thresholdsBroken{broken}
+	return sess.finish(ab, failure)
+}
+
+// microloadNames checks that one way of starting the versions is given,
+// and that the microloads named (the fixture's by default) can be built.
+func (c *abOptions) microloadNames(names []string) ([]string, error) {
+	modes := 0
+	for _, set := range []bool{c.before != "" || c.after != "", c.gitDir != "", c.fixture} {
+		if set {
+			modes++
+		}
 	}
-	return nil
+	if modes != 1 {
+		return nil, usageError{"ab: give --before CMD --after CMD, or --git DIR --before-ref A --after-ref B, or --fixture"}
+	}
+	if len(names) == 0 {
+		if !c.fixture {
+			return nil, usageError{"ab: name the microloads to compare (e.g. http --path /api, or sitemap search)"}
+		}
+		names = fixtureABMicroloads
+	}
+	_, err := c.microloads(names)
+	return names, err
 }
 
 // microloads are fresh microloads of the names, in order.
@@ -166,8 +161,8 @@ func (c *abOptions) microloads(names []string) ([]probes.Microload, error) {
 
 func (c *abOptions) fixtureVersions() (*version, *version) {
 	mk := func(side, mode string) *version {
-		return &version{side: side, label: fmt.Sprintf("the fixture in %s mode (%d notes)", mode, c.target.notes),
-			start: func(ctx context.Context) (*probes.Child, error) {
+		return &version{Side: side, Label: fmt.Sprintf("the fixture in %s mode (%d notes)", mode, c.target.notes),
+			Start: func(ctx context.Context) (*probes.Child, error) {
 				return startFixture(ctx, fixtureStart{mode: mode, notes: c.target.notes})
 			}}
 	}
@@ -192,103 +187,9 @@ func commandVersion(side, label, command, dir string, wait time.Duration) (*vers
 	if err != nil {
 		return nil, err
 	}
-	return &version{side: side, label: label, start: func(ctx context.Context) (*probes.Child, error) {
+	return &version{Side: side, Label: label, Start: func(ctx context.Context) (*probes.Child, error) {
 		return startCommand(ctx, argv, "", probes.ChildSpec{Dir: dir, Wait: wait})
 	}}, nil
-}
-
-// ensure starts v if it is not running; a version that will not start is
-// broken for the rest of the session.
-func (v *version) ensure(ctx context.Context) error {
-	if v.broken != "" {
-		return errors.New(v.broken)
-	}
-	if v.child != nil {
-		select {
-		case <-v.child.Exited():
-		default:
-			return nil
-		}
-	}
-	ch, err := v.start(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			v.broken = "does not start: " + err.Error()
-		}
-		return err
-	}
-	v.child = ch
-	u, _ := url.Parse(ch.URL)
-	v.pprof = probes.CheckPprof(ctx, u.JoinPath("/debug/pprof/")) == nil
-	return nil
-}
-
-// interleave runs every microload on both versions, A B A B, --runs times
-// each, through the same pipeline as probe <microload>; writes each run's
-// report folder, and compares the folders as probe compare does.
-func (c *abOptions) interleave(ctx context.Context, a, b *version, names []string, p *pipeline, dir string, s streams) (*report.AB, error) {
-	sides := [2]map[string][]*report.RunData{{}, {}}
-	var failures []report.SideFailure
-	fmt.Fprintf(s.stderr, "probe: %d runs of %d microload(s) on each side, interleaved: before = %s, after = %s\n", c.runs, len(names), a.label, b.label)
-	for run := 1; run <= c.runs && ctx.Err() == nil; run++ {
-		for _, name := range names {
-			for i, v := range []*version{a, b} {
-				if ctx.Err() != nil || v.broken != "" {
-					continue
-				}
-				fail := func(reason string) {
-					if ctx.Err() == nil {
-						failures = append(failures, report.SideFailure{Side: v.side, Run: run, Microload: name, Reason: reason})
-					}
-				}
-				if err := v.ensure(ctx); err != nil {
-					fail(v.broken)
-					continue
-				}
-				mls, _ := c.microloads([]string{name}) // checked before the runs
-				u, _ := url.Parse(v.child.URL)
-				target := &probes.Target{URL: u, Header: c.target.header(), Child: v.child}
-				o := c.load.options()
-				if v.pprof {
-					o.Profile = c.profile.options(u, c.load.duration)
-				}
-				rep, r, err := p.measure(ctx, fmt.Sprintf("ab %d/%d %s %s", run, c.runs, name, v.side), mls[0], target, o)
-				if err != nil {
-					fail(err.Error())
-					continue
-				}
-				if c.profile.profile && !v.pprof {
-					rep.Warn("no-pprof", "the "+v.side+" version serves no /debug/pprof: CPU and allocations per request come from its process figures only")
-				}
-				runDir := filepath.Join(dir, "runs", name, fmt.Sprintf("%s-%d", v.side, run))
-				if err := report.WriteFolder(runDir, rep); err != nil {
-					return nil, fmt.Errorf("writing %s: %v", runDir, err)
-				}
-				if r.Ended != "" {
-					// Partial figures would skew the medians: the run is
-					// named, not counted.
-					fail("the run ended early: " + r.Ended)
-					continue
-				}
-				d, err := report.LoadRun(runDir)
-				if err != nil {
-					return nil, err
-				}
-				sides[i][name] = append(sides[i][name], d)
-			}
-		}
-	}
-	if len(sides[0])+len(sides[1]) == 0 {
-		if ctx.Err() != nil {
-			return nil, errors.New("interrupted before anything was measured")
-		}
-		if len(failures) > 0 {
-			return nil, fmt.Errorf("nothing was measured: %s %s", failures[0].Side, failures[0].Reason)
-		}
-	}
-	ab := compareSides(a.label, b.label, sides[0], sides[1], failures)
-	ab.Order = "interleaved A B A B: each microload's run on the before version, then on the after version, both processes alive throughout"
-	return ab, nil
 }
 
 // describeRef is how a version built from git is named in the report.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/probehq/probe/probes"
 )
@@ -59,41 +58,11 @@ func TestLoadFlagsAreSharedAndValidatedAlike(t *testing.T) {
 	}
 }
 
-func TestHangFromTimeouts(t *testing.T) {
-	run := &probes.Run{Microload: "search", Errors: map[string]int64{"timeout": 3}, Ops: []*probes.OpStats{{Name: "GET /search"}}}
-	cs := crashesOf(run)
-	if len(cs) != 1 || cs[0].Class != "hang" || !strings.Contains(cs[0].Evidence, "3 requests") || cs[0].Endpoint != "GET /search" {
-		t.Errorf("crashes %+v", cs)
-	}
-	run = &probes.Run{Microload: "page", Errors: map[string]int64{}, TargetExit: &probes.Exit{Status: "exit status 2",
-		Stderr: "runtime: goroutine stack exceeds 1000000000-byte limit\nfatal error: stack overflow\n"}}
-	if cs := crashesOf(run); len(cs) != 1 || cs[0].Class != "stack-overflow" {
-		t.Errorf("a dead target: %+v", cs)
-	}
-}
-
 // The engine's warnings name the problem; the command adds the flag.
 func TestWarningsGetFlagHints(t *testing.T) {
 	ws := []probes.Warning{{Kind: "rate-not-kept", Message: "sent 10 of 100"}, {Kind: "machine-busy", Message: "busy"}}
 	hintWarnings(ws)
 	if ws[0].Message != "sent 10 of 100 (raise --concurrency)" || ws[1].Message != "busy" {
 		t.Errorf("%+v", ws)
-	}
-}
-
-// The pipeline's parts can be swapped: a fake load engine's run goes
-// through the same analyze and write steps.
-func TestPipelineWithAFakeLoad(t *testing.T) {
-	p := newPipeline(nil, nil)
-	p.load = func(ctx context.Context, ml probes.Microload, tg *probes.Target, o probes.LoadOptions) (*probes.Run, error) {
-		return &probes.Run{Microload: ml.Name(), Target: "http://fake", Mode: "closed", Duration: time.Second,
-			Errors: map[string]int64{"timeout": 1}, Warnings: []probes.Warning{{Kind: "generator-bound", Message: "probe used 1.9 of its 2 CPUs"}}}, nil
-	}
-	rep, _, err := p.measure(context.Background(), "x", &probes.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Microload != "sitemap" || len(rep.Crashes) != 1 || rep.Crashes[0].Class != "hang" || !strings.HasSuffix(rep.Warnings[0].Message, "(try --pin)") {
-		t.Errorf("report %+v", rep)
 	}
 }

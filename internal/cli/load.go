@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	pipe "github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -73,24 +74,14 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	if err := noWords(c.name, words); err != nil {
 		return err
 	}
-	for _, err := range []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load)} {
-		if err != nil {
-			return err
-		}
-	}
-	gates, err := parseThresholds(c.output.failOn, "run")
+	sess, err := begin(ctx, s, start{
+		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load)},
+		gates:  "run", output: &c.output, load: &c.load, profile: &c.profile,
+	})
 	if err != nil {
 		return err
 	}
-	dir, err := c.output.claim()
-	if err != nil {
-		return err
-	}
-	c.load.limitMemory()
-	rules, err := c.profile.loadRules(ctx)
-	if err != nil {
-		return err
-	}
+	dir := sess.dir
 	var file *targetFile
 	if c.target.file != "" {
 		if file, err = readTargetFile(ctx, c.target.file); err != nil {
@@ -124,7 +115,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		target.Header = append(file.headers, target.Header...)
 	}
 
-	p := newPipeline(rules, newProgressLine(s.stderr))
+	p := pipelineOf(sess.rules, newProgressLine(s.stderr))
 	o := c.load.options()
 	o.Profile = c.profile.options(target.URL, c.load.duration)
 	var reports []*report.RunReport
@@ -139,12 +130,12 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			wl = c.writes.writeLoad(ctx, target, c.target.key, target.Child != nil, c.load.timeout)
 			mo = withWrites(o, wl)
 		}
-		rep, run, err := p.measure(ctx, ml.Name(), ml, target, mo)
+		rep, run, err := p.Measure(ctx, ml.Name(), ml, target, mo)
 		if wl != nil {
 			wl.Cleanup(context.WithoutCancel(ctx))
 		}
 		if err == nil && wl != nil {
-			rep.Writes = writesReport(run, wl, rules)
+			rep.Writes = pipe.WritesReport(run, wl, sess.rules)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -175,7 +166,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	var requests, errs int64
 	var ended string
 	var lost int
-	verdicts, broken := judgeRuns(gates, reports)
+	verdicts := sess.judgeRuns(reports)
 	if c.name == "all" {
 		suite := report.NewSuite(target.URL.String(), reports)
 		suite.Skipped, suite.Thresholds = skipped, verdicts
@@ -189,22 +180,14 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	for _, r := range reports {
 		lost += r.LostWrites()
 	}
-	if err := writeAndShow(doc, dir, c.output.json, s); err != nil {
-		return err
-	}
+	var failure error
 	switch {
-	case ctx.Err() != nil:
-		return interruptedError{dir}
 	case len(reports) == 0:
-		return fmt.Errorf("nothing could be measured (%d microloads skipped: %s); see %s", len(skipped), skipped[0].Reason, filepath.Join(dir, "report.md"))
-	case failed && len(broken) > 0:
-		return thresholdsBroken{append([]string{failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}.Error()}, broken...)}
+		failure = fmt.Errorf("nothing could be measured (%d microloads skipped: %s); see %s", len(skipped), skipped[0].Reason, filepath.Join(dir, "report.md"))
 	case failed:
-		return failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
-	case len(broken) > 0:
-		return thresholdsBroken{broken}
+		failure = failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
 	}
-	return nil
+	return sess.finish(doc, failure)
 }
 
 // microloads are the command's: one by name, every one for all, or the

@@ -10,6 +10,7 @@ import (
 )
 
 // progressLine is the live line on stderr: elapsed, requests, errors, rps.
+// It is the pipeline's UI (Progress, Done).
 type progressLine struct {
 	w    io.Writer
 	tty  bool
@@ -26,6 +27,15 @@ func newProgressLine(w io.Writer) *progressLine {
 	}
 	return p
 }
+
+// Progress shows the load's figures of the run named label.
+func (p *progressLine) Progress(label string, pr probes.Progress) {
+	p.name = label
+	p.update(pr)
+}
+
+// Done clears the live line.
+func (p *progressLine) Done() { p.clear() }
 
 func (p *progressLine) update(pr probes.Progress) {
 	phase := ""

@@ -1,0 +1,139 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
+)
+
+// Version is one side of a before/after comparison: how to start it, and
+// the process while it runs.
+type Version struct {
+	Side  string // "before" or "after"
+	Label string // how the report names it
+	Start func(ctx context.Context) (*probes.Child, error)
+
+	child  *probes.Child
+	broken string // why it cannot run any more; empty while it can
+	pprof  bool   // it serves /debug/pprof
+}
+
+// ensure starts v if it is not running; a version that will not start is
+// broken for the rest of the session.
+func (v *Version) ensure(ctx context.Context) error {
+	if v.broken != "" {
+		return errors.New(v.broken)
+	}
+	if v.child != nil {
+		select {
+		case <-v.child.Exited():
+		default:
+			return nil
+		}
+	}
+	ch, err := v.Start(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			v.broken = "does not start: " + err.Error()
+		}
+		return err
+	}
+	v.child = ch
+	u, _ := url.Parse(ch.URL)
+	v.pprof = probes.CheckPprof(ctx, u.JoinPath("/debug/pprof/")) == nil
+	return nil
+}
+
+// Stop stops v's process if it runs.
+func (v *Version) Stop() {
+	if v.child != nil {
+		v.child.Stop()
+	}
+}
+
+// ABPlan is what an A/B session measures, and how.
+type ABPlan struct {
+	Runs  int      // runs per side and microload
+	Names []string // the microloads, in order
+	// Microload makes a fresh microload of a name (checked before).
+	Microload func(name string) probes.Microload
+	// Target is how a running version is reached (headers, the child).
+	Target func(u *url.URL, child *probes.Child) *probes.Target
+	// Options are the load's options against u; profiled when the
+	// version serves /debug/pprof.
+	Options func(u *url.URL, profiled bool) probes.LoadOptions
+	Profile bool      // profiling was asked: a version without pprof is warned of
+	Dir     string    // each run's folder is Dir/runs/<microload>/<side>-<n>
+	Log     io.Writer // one line saying what runs
+}
+
+// Interleave runs every microload on both versions, A B A B, plan.Runs
+// times each, through Measure; writes each run's report folder, and
+// compares the folders as probe compare does.
+func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (*report.AB, error) {
+	sides := [2]map[string][]*report.RunData{{}, {}}
+	var failures []report.SideFailure
+	if plan.Log != nil {
+		fmt.Fprintf(plan.Log, "probe: %d runs of %d microload(s) on each side, interleaved: before = %s, after = %s\n", plan.Runs, len(plan.Names), a.Label, b.Label)
+	}
+	for run := 1; run <= plan.Runs && ctx.Err() == nil; run++ {
+		for _, name := range plan.Names {
+			for i, v := range []*Version{a, b} {
+				if ctx.Err() != nil || v.broken != "" {
+					continue
+				}
+				fail := func(reason string) {
+					if ctx.Err() == nil {
+						failures = append(failures, report.SideFailure{Side: v.Side, Run: run, Microload: name, Reason: reason})
+					}
+				}
+				if err := v.ensure(ctx); err != nil {
+					fail(v.broken)
+					continue
+				}
+				u, _ := url.Parse(v.child.URL)
+				target := plan.Target(u, v.child)
+				rep, r, err := p.Measure(ctx, fmt.Sprintf("ab %d/%d %s %s", run, plan.Runs, name, v.Side), plan.Microload(name), target, plan.Options(u, v.pprof))
+				if err != nil {
+					fail(err.Error())
+					continue
+				}
+				if plan.Profile && !v.pprof {
+					rep.Warn("no-pprof", "the "+v.Side+" version serves no /debug/pprof: CPU and allocations per request come from its process figures only")
+				}
+				runDir := filepath.Join(plan.Dir, "runs", name, fmt.Sprintf("%s-%d", v.Side, run))
+				if err := p.Write(runDir, rep); err != nil {
+					return nil, fmt.Errorf("writing %s: %v", runDir, err)
+				}
+				if r.Ended != "" {
+					// Partial figures would skew the medians: the run is
+					// named, not counted.
+					fail("the run ended early: " + r.Ended)
+					continue
+				}
+				d, err := report.LoadRun(runDir)
+				if err != nil {
+					return nil, err
+				}
+				sides[i][name] = append(sides[i][name], d)
+			}
+		}
+	}
+	if len(sides[0])+len(sides[1]) == 0 {
+		if ctx.Err() != nil {
+			return nil, errors.New("interrupted before anything was measured")
+		}
+		if len(failures) > 0 {
+			return nil, fmt.Errorf("nothing was measured: %s %s", failures[0].Side, failures[0].Reason)
+		}
+	}
+	ab := CompareSides(a.Label, b.Label, sides[0], sides[1], failures)
+	ab.Order = "interleaved A B A B: each microload's run on the before version, then on the after version, both processes alive throughout"
+	return ab, nil
+}

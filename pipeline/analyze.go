@@ -1,0 +1,202 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/flamegraphs"
+	"github.com/probehq/probe/lib/crash"
+	"github.com/probehq/probe/lib/frames"
+	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
+)
+
+// AnalyzeRun is the analyze step: crashes from how the target ended, and,
+// when the run was profiled, the findings, the timeline of CPU windows, the
+// profile-partial warning and the flame graphs.
+func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
+	a := report.Analysis{Crashes: crashesOf(run)}
+	prof := run.Profiles
+	if prof == nil {
+		return a
+	}
+	calls, _ := run.Requests()
+	code := frames.Code{MainModule: frames.MainModule(prof.Goroutine, prof.CPU, prof.Allocs)}
+	ev := analyzers.Evidence{Endpoint: endpoints(run), MainModule: code.MainModule, Replies: replies(run.Digests), Requests: calls,
+		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
+	res := analyzers.Analyze(prof.CPU, prof.Allocs, ev, rules)
+	a.Findings, a.Unexplained = res.Findings, res.Unexplained
+	a.Timeline = analyzers.Timeline(prof.Windows, rules)
+	if tp := run.TargetProc; tp != nil && prof.CPU != nil && prof.CPU.DurationNanos > 0 {
+		profiled := analyzers.CPUTime(prof.CPU)
+		if tp.CPU > 0 && profiled < tp.CPU/2 {
+			a.Warnings = append(a.Warnings, probes.Warning{Kind: "profile-partial", Message: fmt.Sprintf(
+				"the CPU profile covers %.1fs of the %.1fs of CPU the target's processes used: the rest ran in its child processes, which /debug/pprof does not see",
+				profiled.Seconds(), tp.CPU.Seconds())})
+		}
+	}
+	a.Files = map[string][]byte{}
+	for name, b := range prof.Raw {
+		a.Files[name] = b
+	}
+	title := run.Microload + ": %s of " + run.Target
+	for name, b := range flameGraphs(prof.CPU, prof.Allocs, a.Findings, title, code) {
+		a.Files[name] = b
+	}
+	return a
+}
+
+// replies are the run's reply digests as the analyzers' evidence.
+func replies(ds []probes.Digest) []analyzers.Replies {
+	out := make([]analyzers.Replies, len(ds))
+	for i, d := range ds {
+		out[i] = analyzers.Replies{Key: d.Key, Op: d.Op, Requests: d.Requests, Distinct: d.Distinct, Top: d.Top,
+			Input: d.Input, BodyBytes: d.BodyBytes, Request: d.Request, Bodies: d.Bodies}
+	}
+	return out
+}
+
+// flameGraphs draws flame.html (CPU) and flame-alloc.html, the frames the
+// findings name outlined; title has a %s for the sample type.
+func flameGraphs(cpu, allocs *profile.Profile, findings []analyzers.Finding, title string, code frames.Code) map[string][]byte {
+	named := map[string]bool{}
+	for _, f := range findings {
+		for _, fr := range f.Frames {
+			named[fr] = true
+		}
+	}
+	out := map[string][]byte{}
+	for _, g := range []struct {
+		file, index string
+		prof        *profile.Profile
+	}{{"flame.html", "cpu", cpu}, {"flame-alloc.html", "alloc_space", allocs}} {
+		if g.prof == nil {
+			continue
+		}
+		t, err := flamegraphs.Fold(g.prof, flamegraphs.FoldOptions{SampleIndex: g.index, Code: code})
+		if err != nil {
+			continue
+		}
+		var b bytes.Buffer
+		if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: fmt.Sprintf(title, t.Sample), Highlight: named}) == nil {
+			out[g.file] = b.Bytes()
+		}
+	}
+	return out
+}
+
+// crashesOf classifies a target that died under a microload's load, or
+// that let requests outlive the timeout while it lived (a hang).
+func crashesOf(run *probes.Run) []report.Crash {
+	if e := run.TargetExit; e != nil {
+		c := report.Crash{Class: "unknown", Input: "the " + run.Microload + " load (the input that killed it is not isolated: see probe fuzz)",
+			Endpoint: endpoints(run), Evidence: e.Status}
+		if cl, ok := crash.ClassifyExit(e.Status, e.Stderr); ok {
+			c.Class, c.Evidence = cl.Class, e.Status+": "+cl.Evidence
+		}
+		if head := firstLines(e.Stderr, 5); head != "" {
+			c.Evidence += "\n" + head
+		}
+		return []report.Crash{c}
+	}
+	if n := run.Errors["timeout"]; n > 0 {
+		c := crash.ClassifyHang(fmt.Sprintf("%d requests got no reply within the timeout while the target's process lived", n))
+		return []report.Crash{{Class: c.Class, Input: "the " + run.Microload + " load", Endpoint: endpoints(run), Evidence: c.Evidence}}
+	}
+	return nil
+}
+
+// endpoints names the run's measured operations: where its findings are.
+func endpoints(run *probes.Run) string {
+	var ops []string
+	for _, op := range run.Ops {
+		if !op.Setup {
+			ops = append(ops, op.Name)
+		}
+	}
+	return strings.Join(ops, ", ")
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
+	return strings.Join(lines[:min(len(lines), n)], "\n")
+}
+
+// AnalyzeProfiles is probe analyze's analyze step on profiles taken
+// anywhere (paths name them in the report). With no run to show that
+// replies did not change, only work invariant by nature is claimed for
+// load time.
+func AnalyzeProfiles(paths []string, cpu, allocs *profile.Profile, rules []Rule) *report.ProfileFindings {
+	res := analyzers.Analyze(cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)
+	return &report.ProfileFindings{Profiles: paths, Findings: res.Findings, Unexplained: res.Unexplained}
+}
+
+// ErrTwoAllocationProfiles: the analyzers take one allocation profile.
+var ErrTwoAllocationProfiles = errors.New("one allocation profile at a time")
+
+// ReadProfiles reads CPU profiles (merged) and at most one allocation
+// profile (ErrTwoAllocationProfiles, wrapped, when more), each within limit
+// bytes as stored and as decompressed.
+func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, err error) {
+	var cpus []*profile.Profile
+	for _, path := range paths {
+		p, err := ReadProfile(path, limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch kind := profileKind(p); kind {
+		case "cpu":
+			cpus = append(cpus, p)
+		case "allocs":
+			if allocs != nil {
+				return nil, nil, fmt.Errorf("%s: %w", path, ErrTwoAllocationProfiles)
+			}
+			allocs = p
+		default:
+			return nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
+		}
+	}
+	if len(cpus) > 0 {
+		if cpu, err = profile.Merge(cpus); err != nil {
+			return nil, nil, fmt.Errorf("merging the CPU profiles: %v", err)
+		}
+	}
+	return cpu, allocs, nil
+}
+
+// ReadProfile reads a profile file within limit bytes, as stored and as
+// decompressed: a file may be a gzip bomb.
+func ReadProfile(path string, limit int64) (*profile.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, _, err := pprofio.Read(f, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(p.Sample) == 0 {
+		return nil, fmt.Errorf("%s: the profile holds no samples", path)
+	}
+	return p, nil
+}
+
+func profileKind(p *profile.Profile) string {
+	for _, st := range p.SampleType {
+		switch st.Type {
+		case "cpu":
+			return "cpu"
+		case "alloc_space":
+			return "allocs"
+		}
+	}
+	return ""
+}

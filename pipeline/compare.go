@@ -1,0 +1,62 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/flamegraphs"
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
+)
+
+// CompareSides is the compare step of probe compare and probe ab: per
+// microload the analyzers' statistics on the runs' figures, the findings
+// that came or went, the hot path and a differential flame graph. A
+// microload measured on one side only is a one-sided warning; failures are
+// the runs that did not count.
+func CompareSides(beforeName, afterName string, before, after map[string][]*report.RunData, failures []report.SideFailure) *report.AB {
+	var names []string
+	var oneSided []probes.Warning
+	for m := range before {
+		if len(after[m]) > 0 {
+			names = append(names, m)
+		} else {
+			oneSided = append(oneSided, probes.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured before only: nothing to compare", m)})
+		}
+	}
+	for m := range after {
+		if len(before[m]) == 0 {
+			oneSided = append(oneSided, probes.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured after only: nothing to compare", m)})
+		}
+	}
+	sort.Strings(names)
+	sort.Slice(oneSided, func(i, j int) bool { return oneSided[i].Message < oneSided[j].Message })
+	var comps []analyzers.Comparison
+	curves := map[string][2][][]report.CurvePoint{}
+	files := map[string][]byte{}
+	for _, m := range names {
+		var fb, fa []analyzers.RunFigures
+		var cb, ca [][]report.CurvePoint
+		for _, d := range before[m] {
+			fb, cb = append(fb, d.Figures()), append(cb, d.Curve)
+		}
+		for _, d := range after[m] {
+			fa, ca = append(fa, d.Figures()), append(ca, d.Curve)
+		}
+		c := analyzers.Compare(m, report.Metrics(), fb, fa)
+		comps = append(comps, c)
+		curves[m] = [2][][]report.CurvePoint{cb, ca}
+		if c.Before != nil && c.After != nil {
+			if t, err := flamegraphs.FoldDiff(c.Before, c.After, flamegraphs.FoldOptions{SampleIndex: "cpu"}); err == nil {
+				var buf bytes.Buffer
+				title := fmt.Sprintf("%s: CPU of %s against %s (red: a larger share after)", m, afterName, beforeName)
+				if flamegraphs.WriteHTML(&buf, t, flamegraphs.Options{Title: title}) == nil {
+					files["flame-diff-"+m+".html"] = buf.Bytes()
+				}
+			}
+		}
+	}
+	return report.NewAB(beforeName, afterName, comps, curves, files, failures, oneSided)
+}
