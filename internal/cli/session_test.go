@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probehq/probe/report"
+)
+
+// begin stops at the first error in its order: the flag groups, --fail-on,
+// the command's own check, then --out; nothing after an error runs.
+func TestBeginStopsAtTheFirstError(t *testing.T) {
+	var out bytes.Buffer
+	s := streams{&out, &out}
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checked := false
+	check := func() error { checked = true; return usageError{"bad words"} }
+	bad := usageError{"--concurrency 0: want 1 to 10000"}
+	for _, c := range []struct {
+		st        start
+		want      string
+		wantCheck bool
+	}{
+		{start{checks: []error{nil, bad}, gates: "run", output: &outputFlags{failOn: []string{"regressed"}}, before: check}, "--concurrency 0", false},
+		{start{gates: "run", output: &outputFlags{failOn: []string{"regressed"}}, before: check}, "is for probe ab", false},
+		{start{gates: "ab", output: &outputFlags{out: full, failOn: []string{"regressed"}}, before: check}, "bad words", true},
+		{start{output: &outputFlags{out: full}}, "is not empty", false},
+	} {
+		checked = false
+		_, err := begin(context.Background(), s, c.st)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) || checked != c.wantCheck {
+			t.Errorf("%+v: %v (checked %v), want %q", c.st, err, checked, c.want)
+		}
+	}
+	// All well: the folder is claimed and the rules are loaded.
+	dir := filepath.Join(t.TempDir(), "new")
+	sess, err := begin(context.Background(), s, start{gates: "run", output: &outputFlags{out: dir, failOn: []string{"p99_ms>250"}}, profile: &profileFlags{}})
+	if err != nil || sess.dir != dir || len(sess.rules) == 0 || len(sess.gates) != 1 {
+		t.Fatalf("begin: %v, %+v", err, sess)
+	}
+}
+
+// finish writes and shows the report, then turns the outcome into the exit
+// error: interrupted first, a failure with the broken thresholds after it.
+func TestFinishWritesShowsAndJudges(t *testing.T) {
+	doc := &report.ProfileFindings{Profiles: []string{"cpu.pb.gz"}}
+	mk := func(ctx context.Context, asJSON bool, failOn ...string) (*session, *bytes.Buffer, *bytes.Buffer) {
+		var stdout, stderr bytes.Buffer
+		sess, err := begin(ctx, streams{&stdout, &stderr}, start{gates: "run", output: &outputFlags{out: filepath.Join(t.TempDir(), "r"), json: asJSON, failOn: failOn}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sess, &stdout, &stderr
+	}
+	sess, stdout, _ := mk(context.Background(), false)
+	if err := sess.finish(doc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(sess.dir, "report.json")); err != nil || !strings.Contains(stdout.String(), "report: "+filepath.Join(sess.dir, "report.md")) {
+		t.Errorf("no folder or no page: %v, %q", err, stdout)
+	}
+	sess, stdout, stderr := mk(context.Background(), true)
+	if err := sess.finish(doc, nil); err != nil || !strings.HasPrefix(stdout.String(), "{") || stderr.Len() == 0 {
+		t.Errorf("--json: %v, stdout %q, stderr %q", err, stdout, stderr)
+	}
+	// A failure and broken thresholds: one line each, the failure first.
+	sess, _, _ = mk(context.Background(), false, "errors>0.1%")
+	sess.broken = []string{"threshold errors>0.1% broken: 5%"}
+	err := sess.finish(doc, errors.New("5 of 100 requests failed their checks"))
+	var tb thresholdsBroken
+	if !errors.As(err, &tb) || err.Error() != "5 of 100 requests failed their checks\nthreshold errors>0.1% broken: 5%" {
+		t.Errorf("failure and thresholds: %v", err)
+	}
+	// Ctrl-C: interrupted, whatever else went wrong; the report is written.
+	ctx, cancel := context.WithCancel(context.Background())
+	sess, _, _ = mk(ctx, false)
+	cancel()
+	var ie interruptedError
+	if err := sess.finish(doc, errors.New("failed")); !errors.As(err, &ie) || ie.dir != sess.dir {
+		t.Errorf("interrupted: %v", err)
+	}
+	// probe analyze: no folder; the document alone on stdout.
+	var out, errOut bytes.Buffer
+	sess, err = begin(context.Background(), streams{&out, &errOut}, start{output: &outputFlags{json: true}, printOnly: true})
+	if err != nil || sess.dir != "" {
+		t.Fatalf("printOnly begin: %v, %q", err, sess.dir)
+	}
+	if err := sess.finish(doc, nil); err != nil || !strings.HasPrefix(out.String(), "{") || errOut.Len() != 0 {
+		t.Errorf("printOnly --json: %v, %q, %q", err, out.String(), errOut.String())
+	}
+}
