@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"path/filepath"
 
@@ -68,9 +67,8 @@ type ABPlan struct {
 	// Options are the load's options against u; profiled when the
 	// version serves /debug/pprof.
 	Options func(u *url.URL, profiled bool) probes.LoadOptions
-	Profile bool      // profiling was asked: a version without pprof is warned of
-	Dir     string    // each run's folder is Dir/runs/<microload>/<side>-<n>
-	Log     io.Writer // one line saying what runs
+	Profile bool   // profiling was asked: a version without pprof is warned of
+	Dir     string // each run's folder is Dir/runs/<microload>/<side>-<n>
 }
 
 // Interleave runs every microload on both versions, A B A B, plan.Runs
@@ -79,9 +77,6 @@ type ABPlan struct {
 func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (*report.AB, error) {
 	sides := [2]map[string][]*report.RunData{{}, {}}
 	var failures []report.SideFailure
-	if plan.Log != nil {
-		fmt.Fprintf(plan.Log, "probe: %d runs of %d microload(s) on each side, interleaved: before = %s, after = %s\n", plan.Runs, len(plan.Names), a.Label, b.Label)
-	}
 	for run := 1; run <= plan.Runs && ctx.Err() == nil; run++ {
 		for _, name := range plan.Names {
 			for i, v := range []*Version{a, b} {

@@ -61,9 +61,6 @@ func New(o Options) *Pipeline {
 	return &Pipeline{o: o}
 }
 
-// Rules are the analyzers' rules the pipeline runs.
-func (p *Pipeline) Rules() []Rule { return p.o.Rules }
-
 // Measure loads ml against t and analyses what it saw: one microload's
 // report, and the run it was made from. label names the run on the UI.
 func (p *Pipeline) Measure(ctx context.Context, label string, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*report.RunReport, *probes.Run, error) {

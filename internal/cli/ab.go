@@ -86,7 +86,7 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	plan := pipe.ABPlan{Runs: c.runs, Names: names, Profile: c.profile.profile, Dir: sess.dir, Log: s.stderr,
+	plan := pipe.ABPlan{Runs: c.runs, Names: names, Profile: c.profile.profile, Dir: sess.dir,
 		Microload: func(name string) probes.Microload {
 			mls, _ := c.microloads([]string{name}) // checked before the runs
 			return mls[0]
@@ -102,6 +102,7 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 			return o
 		},
 	}
+	fmt.Fprintf(s.stderr, "probe: %d runs of %d microload(s) on each side, interleaved: before = %s, after = %s\n", c.runs, len(names), a.Label, b.Label)
 	ab, err := pipelineOf(sess.rules, newProgressLine(s.stderr)).Interleave(ctx, a, b, plan)
 	a.Stop()
 	b.Stop()
