@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	pipe "github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -64,5 +65,24 @@ func TestWarningsGetFlagHints(t *testing.T) {
 	hintWarnings(ws)
 	if ws[0].Message != "sent 10 of 100 (raise --concurrency)" || ws[1].Message != "busy" {
 		t.Errorf("%+v", ws)
+	}
+}
+
+// The pipeline the commands run adds the flag hints to the engine's
+// warnings, and shows nothing without a progress line.
+func TestThePipelineOfTheCommandsHintsFlags(t *testing.T) {
+	o := pipelineOptions(nil, nil)
+	if o.UI != nil {
+		t.Errorf("a nil progress line is a UI: %#v", o.UI)
+	}
+	o.Load = func(ctx context.Context, ml probes.Microload, tg *probes.Target, lo probes.LoadOptions) (*probes.Run, error) {
+		return &probes.Run{Microload: ml.Name(), Errors: map[string]int64{}, Warnings: []probes.Warning{{Kind: "generator-bound", Message: "probe used 1.9 of its 2 CPUs"}}}, nil
+	}
+	rep, _, err := pipe.New(o).Measure(context.Background(), "x", &probes.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 1 || rep.Warnings[0].Message != "probe used 1.9 of its 2 CPUs (try --pin)" {
+		t.Errorf("warnings %+v", rep.Warnings)
 	}
 }

@@ -14,11 +14,17 @@ import (
 // the package pipeline; the command line hands it its parts: the rules,
 // the live progress line, the flag hints for the engine's warnings.
 func pipelineOf(rules []pipe.Rule, progress *progressLine) *pipe.Pipeline {
+	return pipe.New(pipelineOptions(rules, progress))
+}
+
+// pipelineOptions are the parts the command line gives the pipeline; the
+// load engine and the writer are the pipeline's defaults.
+func pipelineOptions(rules []pipe.Rule, progress *progressLine) pipe.Options {
 	o := pipe.Options{Rules: rules, Warnings: hintWarnings}
 	if progress != nil { // a nil *progressLine is not a nil UI
 		o.UI = progress
 	}
-	return pipe.New(o)
+	return o
 }
 
 // pipeline is the pipeline under the name scale.go uses.
