@@ -191,6 +191,9 @@ func TestRampBadInput(t *testing.T) {
 	badInput(t, []string{"ramp", "--steps", "50,100,80/60s"}, exitUsage, "the rates must increase")
 	badInput(t, []string{"ramp", "--ramp", "10:20/5m", "--steps", "1,2/1s"}, exitUsage, "not both")
 	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--stop-when", "soon"}, exitUsage, "--stop-when")
+	// --timeout and --max-body mean what they mean in every command.
+	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--timeout", "25h"}, exitUsage, "--timeout 25h0m0s: want more than 0 and at most 24h0m0s")
+	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--max-body", "100"}, exitUsage, "--max-body 100 B: want at least 1 KiB")
 	file := writeFile(t, "probe.json", `{"scenarios": [{"name": "s", "steps": [
 		{"name": "login", "path": "/login", "extract": {"token": {"json": "token"}}},
 		{"name": "list", "path": "/items?t={{token}}"},

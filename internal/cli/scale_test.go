@@ -135,6 +135,8 @@ func TestScaleBadInput(t *testing.T) {
 		{[]string{"scale", "--cmd", "server --port {port}", "--vault-gen"}, "with {vault}"},
 		{[]string{"scale", "--cmd", "server {vault}"}, "--vault-gen"},
 		{[]string{"scale", "nosuch"}, `unknown microload "nosuch"`},
+		{[]string{"scale", "--fixture-mode", "lazy"}, `--fixture-mode "lazy": want per-request or load-time`},
+		{[]string{"scale", "--cmd", "server '{vault}", "--vault-gen"}, "not a command"},
 	} {
 		badInput(t, tc.args, exitUsage, tc.want)
 	}
