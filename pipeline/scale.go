@@ -79,7 +79,8 @@ func Scale(ctx context.Context, o ScaleOptions) *report.Scale {
 		for _, name := range o.Microloads {
 			if l := pt.Microloads[name].Latency; l.Errors > 0 {
 				doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "failed-requests",
-					Message: fmt.Sprintf("%s at %d notes: %d of %d requests failed their checks: its figures there are those of failing requests", name, sz.Notes, l.Errors, l.Requests)})
+					Message: fmt.Sprintf("%s at %d notes: %d of %d requests failed their checks: its figures there are those of failing requests",
+						name, sz.Notes, l.Errors, l.Requests)})
 			}
 		}
 	}
@@ -89,7 +90,8 @@ func Scale(ctx context.Context, o ScaleOptions) *report.Scale {
 	doc.Fit()
 	scaleFindings(doc)
 	if len(doc.Points) < 3 {
-		doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "few-sizes", Message: fmt.Sprintf("%d sizes: each growth is a slope without an interval; three or more give one", len(doc.Points))})
+		doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "few-sizes",
+			Message: fmt.Sprintf("%d sizes: each growth is a slope without an interval; three or more give one", len(doc.Points))})
 	}
 	return doc
 }
