@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/probehq/probe/probes"
 )
 
 // gitVersions builds two refs of a repository in temporary worktrees: the
@@ -53,7 +55,7 @@ func (c *abOptions) gitVersions(ctx context.Context, stderr io.Writer) (a, b *ve
 		}
 		trees = append(trees, tree)
 		bin := filepath.Join(tmp, side+".bin")
-		argv, err := commandWords("build", strings.ReplaceAll(c.build, "{out}", bin))
+		argv, err := splitAndFill("build", c.build, map[string]string{"{out}": bin})
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +76,13 @@ func (c *abOptions) gitVersions(ctx context.Context, stderr io.Writer) (a, b *ve
 			}
 			return nil, fmt.Errorf("building %s (%s) failed: %v\n%s", ref, sha[:min(12, len(sha))], err, tail(output.String(), 40))
 		}
-		return commandVersion(side, describeRef(ref, sha, c.gitDir), strings.ReplaceAll(c.runCmd, "{out}", bin), tree, c.startTimeout)
+		runArgv, err := splitAndFill("run", c.runCmd, map[string]string{"{out}": bin})
+		if err != nil {
+			return nil, err
+		}
+		return &version{Side: side, Label: describeRef(ref, sha, c.gitDir), Start: func(ctx context.Context) (*probes.Child, error) {
+			return startCommand(ctx, runArgv, "", probes.ChildSpec{Dir: tree, Wait: c.startTimeout})
+		}}, nil
 	}
 	if a, err = build("before", c.beforeRef); err == nil {
 		b, err = build("after", c.afterRef)

@@ -8,17 +8,13 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/pprof/profile"
-
-	"github.com/probehq/probe/analyzers"
-	"github.com/probehq/probe/lib/stats"
+	// The package's name is the cli type pipeline's (pipeline.go).
+	pipe "github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
-	"github.com/probehq/probe/report"
 )
 
 // ramp is `probe ramp`: scenarios (and microloads) started at an arrival
@@ -53,75 +49,11 @@ func rampCommand(fs *flag.FlagSet) runner {
 		return nil
 	})
 	fs.IntVar(&c.maxInFlight, "max-in-flight", 10_000, "sessions at once; an arrival past it is not started and counts as failed (bounds probe's memory and connections)")
-	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "longest wait for one request")
-	c.maxBody = byteSize(64 << 20)
-	fs.Var(&c.maxBody, "max-body", "largest reply body, as received and as decoded")
+	registerTimeout(fs, &c.timeout, 30*time.Second, "longest wait for one request")
+	registerMaxBody(fs, &c.maxBody)
 	c.profile.register(fs, true, "profile the target along the ramp: a CPU and a wall-clock profile of each window, the mutex and block profiles of the run")
 	c.output.register(fs, "ramp")
 	return c.run
-}
-
-// stopRule is one --stop-when.
-type stopRule struct {
-	metric string // past-knee, never, p99_ms, errors, in_flight
-	limit  float64
-}
-
-var stopRE = regexp.MustCompile(`^(p99_ms|errors|in_flight)\s*>\s*([0-9.]+)(%?)$`)
-
-func parseStopWhen(list []string) ([]stopRule, error) {
-	if len(list) == 0 {
-		return []stopRule{{metric: "past-knee"}}, nil
-	}
-	var out []stopRule
-	for _, s := range list {
-		s = strings.TrimSpace(s)
-		switch s {
-		case "past-knee", "never":
-			out = append(out, stopRule{metric: s})
-			continue
-		}
-		m := stopRE.FindStringSubmatch(s)
-		if m == nil {
-			return nil, usageError{fmt.Sprintf("--stop-when %q: want past-knee, never, p99_ms>N, errors>N%% or in_flight>N", s)}
-		}
-		v, _ := strconv.ParseFloat(m[2], 64)
-		if m[3] == "%" {
-			v /= 100
-		}
-		out = append(out, stopRule{metric: m[1], limit: v})
-	}
-	return out, nil
-}
-
-// stop is the ArrivalLoad's Stop: the first rule the windows so far break.
-func stopFunc(rules []stopRule, knee stats.KneeRule) func([]probes.WindowStats) string {
-	return func(ws []probes.WindowStats) string {
-		steps := report.LoadSteps(ws)
-		last := steps[len(steps)-1]
-		w := ws[len(ws)-1]
-		for _, r := range rules {
-			switch r.metric {
-			case "past-knee":
-				if k := stats.FindKnee(steps, knee); k.Found && k.Past+1 < len(steps) {
-					return fmt.Sprintf("stopped: past the knee (windows %d and %d did not hold)", k.Past+1, k.Past+2)
-				}
-			case "p99_ms":
-				if last.P99 > r.limit {
-					return fmt.Sprintf("stopped: p99 %.0f ms > %g (--stop-when)", last.P99, r.limit)
-				}
-			case "errors":
-				if last.Errors > r.limit {
-					return fmt.Sprintf("stopped: %.1f%% of sessions failed (--stop-when)", 100*last.Errors)
-				}
-			case "in_flight":
-				if float64(w.InFlightMax) > r.limit {
-					return fmt.Sprintf("stopped: %d sessions in flight (--stop-when)", w.InFlightMax)
-				}
-			}
-		}
-		return ""
-	}
 }
 
 func (c *ramp) schedule() (probes.Rates, error) {
@@ -230,9 +162,9 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	stops, err := parseStopWhen(c.stopWhen)
+	stops, err := pipe.RampStops(c.stopWhen)
 	if err != nil {
-		return err
+		return usageError{"--stop-when " + err.Error()}
 	}
 	maxErr, err := parseShare(c.maxErrors)
 	if err != nil {
@@ -243,10 +175,10 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 		return usageError{"--slo must not be negative"}
 	case c.maxInFlight < 1 || c.maxInFlight > 100_000:
 		return usageError{fmt.Sprintf("--max-in-flight %d: want 1 to 100,000", c.maxInFlight)}
-	case c.timeout <= 0 || c.timeout > time.Hour:
-		return usageError{fmt.Sprintf("--timeout %v: want more than 0 and at most 1h", c.timeout)}
-	case c.maxBody < minMaxBody:
-		return usageError{"--max-body: want at least 1 KiB"}
+	case validTimeout(c.timeout) != nil:
+		return validTimeout(c.timeout)
+	case validMaxBody(c.maxBody) != nil:
+		return validMaxBody(c.maxBody)
 	}
 	// The scenarios are read and checked before anything starts: a step
 	// that uses a value no earlier step extracts is one line now.
@@ -301,33 +233,23 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 	} else {
 		warnings = append(warnings, probes.Warning{Kind: "target-unseen", Message: "the target's process was not found on this machine: no CPU, memory, threads or connections per window"})
 	}
-	knee := stats.KneeRule{SLO: float64(c.slo.Microseconds()) / 1000, MaxErrors: maxErr}
 	progress := newProgressLine(s.stderr)
 	progress.name = "ramp"
-	load := &probes.ArrivalLoad{Target: target, Mix: flows, Rates: rates, Timeout: c.timeout, MaxBody: int(c.maxBody),
-		MaxInFlight: c.maxInFlight, PID: pid, Stop: stopFunc(stops, knee), Progress: progress.update}
+	o := pipe.RampOptions{Target: target, Flows: flows, Rates: rates, SLO: c.slo, MaxErrors: maxErr, Stop: stops,
+		Timeout: c.timeout, MaxBody: int(c.maxBody), MaxInFlight: c.maxInFlight, PID: pid, Rules: rules, Progress: progress.update}
 	if c.profile.profile {
 		if err := probes.CheckPprof(ctx, c.profile.options(target.URL, time.Minute).PprofURL); err != nil {
 			warnings = append(warnings, probes.Warning{Kind: "no-pprof", Message: fmt.Sprintf("no profiles: %v (the knee is still found; what gives way is not named)", err)})
 		} else {
-			load.Profile = c.profile.options(target.URL, time.Minute)
+			o.Profile = c.profile.options(target.URL, time.Minute)
 		}
 	}
 	fmt.Fprintf(s.stderr, "probe: %s against %s for up to %v…\n", rates, target.URL, rates.Duration())
-	run, err := load.Run(ctx)
+	doc, err := pipe.Ramp(ctx, o)
 	progress.clear()
 	if err != nil {
 		return fmt.Errorf("target %s: %v", target.URL, err)
 	}
-	cfg := report.RampConfig{Target: target.URL.String(), Schedule: rates, Rule: knee, Cores: probes.CPUsOf(pid)}
-	for _, f := range flows {
-		kind := "scenario"
-		if f.Scenario == nil {
-			kind = "microload"
-		}
-		cfg.Flows = append(cfg.Flows, report.RampFlow{Name: f.Name, Kind: kind, Weight: f.Weight, Steps: f.Steps()})
-	}
-	doc := report.RampOf(run, cfg, analyzeRamp(run, knee, rules))
 	doc.Warnings = append(doc.Warnings, warnings...)
 	if err := writeAndShow(doc, dir, c.output.json, s); err != nil {
 		return err
@@ -339,38 +261,6 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 		return fmt.Errorf("the ramp ended early (%s); what was measured is in %s", doc.Ended, filepath.Join(dir, "report.md"))
 	}
 	return nil
-}
-
-// analyzeRamp is what the analyzers make of a ramp: the knee, each
-// window's CPU by work, what requests waited on past the knee (fgprof),
-// and the locks and waits that held them (mutex and block profiles, set
-// against the time all the sessions took).
-func analyzeRamp(run *probes.ArrivalRun, rule stats.KneeRule, rules []analyzers.Rule) report.RampAnalysis {
-	a := report.RampAnalysis{Knee: stats.FindKnee(report.LoadSteps(run.Windows), rule)}
-	var sessionTime time.Duration
-	for _, w := range run.Windows {
-		var top []analyzers.ShareOfWork
-		if w.CPU != nil {
-			if tl := analyzers.Timeline([]*profile.Profile{w.CPU}, rules); len(tl) > 0 {
-				top = tl[0].Top
-			}
-		}
-		a.Tops = append(a.Tops, top)
-		sessionTime += time.Duration(w.Latency.Mean()*float64(w.Latency.TotalCount())) * time.Microsecond
-	}
-	var walls []*profile.Profile
-	for _, w := range report.PastWindows(run.Windows, a.Knee) {
-		if w.Wall != nil {
-			walls = append(walls, w.Wall)
-		}
-	}
-	if len(walls) > 0 {
-		if merged, err := profile.Merge(walls); err == nil {
-			a.WallStates = analyzers.WallStates(merged)
-		}
-	}
-	a.Findings = analyzers.Contention(run.Mutex, run.Block, sessionTime)
-	return a
 }
 
 // parseShare reads "1%" or "0.01".

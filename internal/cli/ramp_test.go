@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"math"
 	"net/http"
 	_ "net/http/pprof"
@@ -189,6 +191,9 @@ func TestRampBadInput(t *testing.T) {
 	badInput(t, []string{"ramp", "--steps", "50,100,80/60s"}, exitUsage, "the rates must increase")
 	badInput(t, []string{"ramp", "--ramp", "10:20/5m", "--steps", "1,2/1s"}, exitUsage, "not both")
 	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--stop-when", "soon"}, exitUsage, "--stop-when")
+	// --timeout and --max-body mean what they mean in every command.
+	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--timeout", "25h"}, exitUsage, "--timeout 25h0m0s: want more than 0 and at most 24h0m0s")
+	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--max-body", "100"}, exitUsage, "--max-body 100 B: want at least 1 KiB")
 	file := writeFile(t, "probe.json", `{"scenarios": [{"name": "s", "steps": [
 		{"name": "login", "path": "/login", "extract": {"token": {"json": "token"}}},
 		{"name": "list", "path": "/items?t={{token}}"},
@@ -213,4 +218,25 @@ func TestRampBadInput(t *testing.T) {
 		oneLine(t, stderr, "unreachable")
 	}
 	badInput(t, []string{"ramp", "--steps", "1,2/1s", "--file", good, "--target", "http://127.0.0.1:1", "checkout"}, exitUsage, `"checkout" is no scenario`)
+}
+
+// probe ramp and probe scale parse flags, call the pipeline and write:
+// the analysis is package pipeline's, and their files import none of the
+// stages or libraries it uses (issue 20).
+func TestRampAndScaleCommandsAreThin(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, file := range []string{"ramp.go", "scale.go"} {
+		f, err := parser.ParseFile(fset, file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, banned := range []string{"analyzers", "flamegraphs", "lib/stats", "lib/crash", "lib/frames"} {
+				if path == module+"/"+banned {
+					t.Errorf("%s imports %s: its analysis belongs in package pipeline", file, path)
+				}
+			}
+		}
+	}
 }

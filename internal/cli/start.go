@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,11 +15,25 @@ import (
 	"github.com/probehq/probe/report"
 )
 
+// A server command becomes a process in two steps, the same for every
+// command that takes one (scale --cmd, ab --before/--after, ab --git's
+// --build and --run, fuzz http --cmd): commandWords splits it into words,
+// then fillWords puts the placeholders' values ({vault}, {out}, {addr},
+// {port}) into the words. Filled after the split, a value is part of one
+// word whatever it holds: a vault path with a space, a quote or a $ is
+// one argument.
+
 // startCommand starts a server command (`probe ab --before`, `probe fuzz
 // http --cmd`) listening on addr, or on a fresh loopback port when addr is
 // empty: {addr} and {port} in argv are replaced, ADDR and PORT are set, and
 // it is ready once the address takes connections. spec gives the rest.
 func startCommand(ctx context.Context, argv []string, addr string, spec probes.ChildSpec) (*probes.Child, error) {
+	return startServer(ctx, argv, addr, nil, spec)
+}
+
+// startServer is startCommand with more placeholders (like {vault}) filled
+// in the same pass as {addr} and {port}.
+func startServer(ctx context.Context, argv []string, addr string, values map[string]string, spec probes.ChildSpec) (*probes.Child, error) {
 	if addr == "" {
 		var err error
 		if addr, err = freeLoopbackAddr(); err != nil {
@@ -25,7 +41,11 @@ func startCommand(ctx context.Context, argv []string, addr string, spec probes.C
 		}
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	spec.Argv, spec.Addr = fillAddr(argv, addr, port), addr
+	all := map[string]string{"{addr}": addr, "{port}": port}
+	for k, v := range values {
+		all[k] = v
+	}
+	spec.Argv, spec.Addr = fillWords(argv, all), addr
 	spec.Env = append(spec.Env, "PORT="+port, "ADDR="+addr)
 	return probes.Start(ctx, spec)
 }
@@ -70,12 +90,34 @@ func commandWords(flagName, command string) ([]string, error) {
 	return argv, nil
 }
 
-func fillAddr(argv []string, addr, port string) []string {
+// splitAndFill is a command with placeholders known before it starts
+// (ab --git's {out}): split into words, then filled.
+func splitAndFill(flagName, command string, values map[string]string) ([]string, error) {
+	argv, err := commandWords(flagName, command)
+	if err != nil {
+		return nil, err
+	}
+	return fillWords(argv, values), nil
+}
+
+// fillWords replaces each placeholder (a key of values, like "{vault}") in
+// each word of argv by its value, in one pass: a value that holds another
+// placeholder's name is not filled again.
+func fillWords(argv []string, values map[string]string) []string {
+	pairs := make([]string, 0, 2*len(values))
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		pairs = append(pairs, k, values[k])
+	}
+	r := strings.NewReplacer(pairs...)
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		out[i] = strings.NewReplacer("{addr}", addr, "{port}", port).Replace(a)
+		out[i] = r.Replace(a)
 	}
 	return out
+}
+
+func fillAddr(argv []string, addr, port string) []string {
+	return fillWords(argv, map[string]string{"{addr}": addr, "{port}": port})
 }
 
 // shellJoin writes argv as a command a shell reads back as argv, for the
