@@ -33,10 +33,14 @@ type BuildOptions struct {
 var Kinds = []Kind{
 	{Name: "toolslist", Summary: "load MCP tools/list: each client opens its own session, then lists the tools",
 		Hint: "--path /mcp", Options: []string{"path"}, All: 1,
-		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) { return &probes.ToolsList{Path: m.Path}, nil }},
+		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
+			return &probes.ToolsList{Path: m.Path}, nil
+		}},
 	{Name: "sitemap", Summary: "load GET /sitemap.xml with Accept-Encoding: gzip",
 		Hint: "--path /sitemap.xml", Options: []string{"path"}, All: 2,
-		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) { return &probes.Sitemap{Path: m.Path}, nil }},
+		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
+			return &probes.Sitemap{Path: m.Path}, nil
+		}},
 	{Name: "search", Summary: "load the site's search with one- and two-word queries from its own pages",
 		Hint: "--path /search --query-param q", Options: []string{"path", "queryParam", "sitemap"}, All: 5,
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {

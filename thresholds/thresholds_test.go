@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 		{"p98_ms>1", "want errors, lost_writes, max_ms"}, // the known ones, sorted
 		{"latency:ratio>1", `unknown before/after metric "latency"`},
 		{"max_ms:ratio>1", `unknown before/after metric "max_ms"`}, // a run metric that ab does not compare
-		{"cpu_per_req_ms>1", `unknown metric "cpu_per_req_ms"`},   // an ab metric on a run
+		{"cpu_per_req_ms>1", `unknown metric "cpu_per_req_ms"`},    // an ab metric on a run
 		{"p99_ms>fast", "want METRIC>VALUE"},
 		{"p99_ms=250", "want METRIC>VALUE"},
 		{"p99_ms==250", "want METRIC>VALUE"},
