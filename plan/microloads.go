@@ -16,9 +16,41 @@ type Kind struct {
 	Name    string
 	Summary string   // its command's line in probe --help
 	Hint    string   // the flags that point it at its endpoint when discovery finds nothing
-	Options []string // the keys a target file's entry of this use takes, besides name and use
+	Options []Option // what points it at its endpoint: a file entry's keys and the command's flags
 	All     int      // its place in probe all, 1 first
 	Build   func(m *Microload, o BuildOptions) (probes.Microload, error)
+}
+
+// Option is one option of a named microload, as a target file's entry
+// names it and as its command's flag does.
+type Option struct {
+	Key     string // in a file's entry (besides name and use)
+	Flag    string // on the command line
+	Usage   string // the flag's help
+	Default string
+	Repeat  bool // a list: the flag is repeatable
+}
+
+// Field is where an option's value goes in m: a string, or a list for a
+// repeatable option.
+func (m *Microload) Field(key string) (*string, *[]string) {
+	switch key {
+	case "path":
+		return &m.Path, nil
+	case "sitemap":
+		return &m.Sitemap, nil
+	case "queryParam":
+		return &m.QueryParam, nil
+	case "method":
+		return &m.Method, nil
+	case "params":
+		return &m.Param, nil
+	case "feeds":
+		return nil, (*[]string)(&m.Feeds)
+	case "bodies":
+		return nil, (*[]string)(&m.Bodies)
+	}
+	return nil, nil
 }
 
 // BuildOptions are what Build knows of the target.
@@ -32,31 +64,70 @@ type BuildOptions struct {
 // Kinds are the named microloads, in the order of probe --help.
 var Kinds = []Kind{
 	{Name: "toolslist", Summary: "load MCP tools/list: each client opens its own session, then lists the tools",
-		Hint: "--path /mcp", Options: []string{"path"}, All: 1,
+		Hint: "--path /mcp", All: 1,
+		Options: []Option{{Key: "path", Flag: "path", Usage: "the MCP endpoint (default: the first of /mcp and what /.well-known/mcp.json and the home page name that answers)"}},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
 			return &probes.ToolsList{Path: m.Path}, nil
 		}},
 	{Name: "sitemap", Summary: "load GET /sitemap.xml with Accept-Encoding: gzip",
-		Hint: "--path /sitemap.xml", Options: []string{"path"}, All: 2,
+		Hint: "--path /sitemap.xml", All: 2,
+		Options: []Option{{Key: "path", Flag: "path", Usage: "the sitemap (default: robots.txt's Sitemap: lines, else /sitemap.xml; an index is followed)"}},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
 			return &probes.Sitemap{Path: m.Path}, nil
 		}},
 	{Name: "search", Summary: "load the site's search with one- and two-word queries from its own pages",
-		Hint: "--path /search --query-param q", Options: []string{"path", "queryParam", "sitemap"}, All: 5,
+		Hint: "--path /search --query-param q", All: 5,
+		Options: []Option{
+			{Key: "path", Flag: "path", Usage: "the search endpoint (default: an OpenSearch description, else a GET form with one text input)"},
+			{Key: "queryParam", Flag: "query-param", Usage: "with --path: the query parameter", Default: "q"},
+			{Key: "sitemap", Flag: "sitemap", Usage: "the sitemap whose pages give the words and the search links (default: discovered)"},
+		},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
 			return &probes.Search{Path: m.Path, Param: m.QueryParam, Sitemap: m.Sitemap}, nil
 		}},
 	{Name: "notequery", Summary: "load the note-query endpoint with a handful of realistic queries",
-		Hint: "--path /query --body '{…}' (repeatable)", Options: []string{"path", "bodies", "method", "params"}, All: 6,
+		Hint: "--path /query --body '{…}' (repeatable)", All: 6,
+		Options: []Option{
+			{Key: "path", Flag: "path", Usage: "the query endpoint (the fixture's /query when probe starts it)"},
+			{Key: "bodies", Flag: "body", Usage: "a query to POST, JSON by default (repeatable; each a request key)", Repeat: true},
+			{Key: "method", Flag: "method", Usage: "POST the bodies, or GET with --param", Default: "POST"},
+			{Key: "params", Flag: "param", Usage: "with --method GET: name=v1,v2,… (each value a query)"},
+		},
 		Build: buildNoteQuery},
 	{Name: "feed", Summary: "load every feed the site's pages announce",
-		Hint: "--feed /feed.xml (repeatable)", Options: []string{"feeds", "sitemap"}, All: 4,
+		Hint: "--feed /feed.xml (repeatable)", All: 4,
+		Options: []Option{
+			{Key: "feeds", Flag: "feed", Usage: "a feed to load, as a path or URL (repeatable; default: the RSS and Atom feeds the pages announce)", Repeat: true},
+			{Key: "sitemap", Flag: "sitemap", Usage: "the sitemap whose pages are read for feed links (default: discovered)"},
+		},
 		Build: buildFeed},
 	{Name: "page", Summary: "load the pages the sitemap lists, each client in its own order",
-		Hint: "--path /a-page, or --sitemap /sitemap.xml", Options: []string{"path", "sitemap"}, All: 3,
+		Hint: "--path /a-page, or --sitemap /sitemap.xml", All: 3,
+		Options: []Option{
+			{Key: "path", Flag: "path", Usage: "load this one page (default: the pages the sitemap lists)"},
+			{Key: "sitemap", Flag: "sitemap", Usage: "the sitemap to draw pages from (default: discovered)"},
+		},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
 			return &probes.Page{Path: m.Path, Sitemap: m.Sitemap}, nil
 		}},
+}
+
+// Keys are the keys of the options.
+func (k Kind) Keys() []string {
+	out := make([]string, len(k.Options))
+	for i, o := range k.Options {
+		out[i] = o.Key
+	}
+	return out
+}
+
+// defaults sets the options' defaults in m.
+func (k Kind) defaults(m *Microload) {
+	for _, o := range k.Options {
+		if s, _ := m.Field(o.Key); s != nil && o.Default != "" {
+			*s = o.Default
+		}
+	}
 }
 
 // Lookup is the named microload's row.
@@ -94,7 +165,10 @@ func All() []string {
 // Named is a fresh named microload with its defaults, as its command
 // without flags would run it.
 func Named(name string, o BuildOptions) (probes.Microload, error) {
-	m := Microload{Use: name, QueryParam: "q"}
+	m := Microload{Use: name}
+	if k, ok := Lookup(name); ok {
+		k.defaults(&m)
+	}
 	return m.Build(o)
 }
 

@@ -39,7 +39,12 @@ func TestTheTable(t *testing.T) {
 // A file's entry of each use takes exactly the options of its row.
 func TestUseTakesTheRowsOptions(t *testing.T) {
 	for _, k := range Kinds {
-		for _, opt := range k.Options {
+		for _, o := range k.Options {
+			str, list := (&Microload{}).Field(o.Key)
+			if (str == nil) == (list == nil) || (list != nil) != o.Repeat || o.Flag == "" || o.Usage == "" {
+				t.Errorf("%s: option %+v has no field of its kind", k.Name, o)
+			}
+			opt := o.Key
 			src := `{"microloads": [{"use": "` + k.Name + `", "` + opt + `": "/x"}]}`
 			if opt == "params" {
 				src = `{"microloads": [{"use": "` + k.Name + `", "params": {"q": ["a"]}}]}`

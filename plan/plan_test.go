@@ -65,8 +65,13 @@ func TestParseFillsTheModel(t *testing.T) {
 	if query.Method != "POST" || !slices.Equal(query.Bodies, Values{`{"q": "gzip"}`}) {
 		t.Errorf("query %+v", query)
 	}
-	if p.Microloads[2].Feeds[0] != "/feed.xml" || p.Microloads[0].QueryParam != "q" {
+	if p.Microloads[2].Feeds[0] != "/feed.xml" || p.Microloads[0].Path != "/sitemap.xml" {
 		t.Errorf("feed %+v, sitemap %+v", p.Microloads[2], p.Microloads[0])
+	}
+	// An option left out takes its default, as its flag does.
+	d, err := Parse("d.json", []byte(`{"microloads": [{"use": "search"}, {"use": "notequery", "path": "/q", "bodies": "{}"}]}`))
+	if err != nil || d.Microloads[0].QueryParam != "q" || d.Microloads[1].Method != "POST" || d.Microloads[1].Bodies[0] != "{}" {
+		t.Errorf("defaults: %+v %v", d, err)
 	}
 	if notes.Use != "" || notes.Method != "GET" || notes.Path != "{page}" || len(notes.Params) != 1 || !notes.Params[0].FromSitemap || notes.Params[0].Prefix != "/notes/" {
 		t.Errorf("notes %+v", notes)

@@ -112,29 +112,23 @@ func (w walker) microload(v any, at string) (Microload, error) {
 		if !ok {
 			return m, w.fail(at+".use", "%q is no microload (want %s)", use, orList(Names()))
 		}
-		if _, err := w.object(raw, at, append([]string{"name", "use"}, k.Options...)...); err != nil {
+		if _, err := w.object(raw, at, append([]string{"name", "use"}, k.Keys()...)...); err != nil {
 			return m, err
 		}
 		m.Use = use
-		m.QueryParam = "q"
-		for _, k := range []struct {
-			key string
-			dst *string
-		}{{"path", &m.Path}, {"sitemap", &m.Sitemap}, {"queryParam", &m.QueryParam}, {"method", &m.Method}} {
-			if _, set := raw[k.key]; set {
-				if *k.dst, err = w.str(raw, k.key, at); err != nil {
+		k.defaults(&m)
+		for _, o := range k.Options {
+			str, list := m.Field(o.Key)
+			if _, set := raw[o.Key]; !set || o.Key == "params" {
+				continue
+			}
+			if list != nil {
+				if *list, err = w.strs(raw, o.Key, at); err != nil {
 					return m, err
 				}
+			} else if *str, err = w.str(raw, o.Key, at); err != nil {
+				return m, err
 			}
-		}
-		if m.Feeds, err = w.strs(raw, "feeds", at); err != nil {
-			return m, err
-		}
-		if m.Bodies, err = w.strs(raw, "bodies", at); err != nil {
-			return m, err
-		}
-		if use == "notequery" && m.Method == "" {
-			m.Method = "POST"
 		}
 		if p, ok := raw["params"]; ok {
 			ps, err := w.params(p, at+".params")

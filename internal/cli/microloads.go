@@ -13,31 +13,17 @@ import (
 // plan.Microload, as a target file's entry does.
 type microloadFlags struct{ plan.Microload }
 
-// register adds the flags the named microload takes.
+// register adds the flags the named microload takes (its options in
+// plan's table).
 func (f *microloadFlags) register(fs *flag.FlagSet, name string) {
-	repeat := func(dst *[]string) func(string) error {
-		return func(s string) error { *dst = append(*dst, s); return nil }
-	}
-	switch name {
-	case "sitemap":
-		fs.StringVar(&f.Path, "path", "", "the sitemap (default: robots.txt's Sitemap: lines, else /sitemap.xml; an index is followed)")
-	case "page":
-		fs.StringVar(&f.Path, "path", "", "load this one page (default: the pages the sitemap lists)")
-		fs.StringVar(&f.Sitemap, "sitemap", "", "the sitemap to draw pages from (default: discovered)")
-	case "feed":
-		fs.Func("feed", "a feed to load, as a path or URL (repeatable; default: the RSS and Atom feeds the pages announce)", repeat((*[]string)(&f.Feeds)))
-		fs.StringVar(&f.Sitemap, "sitemap", "", "the sitemap whose pages are read for feed links (default: discovered)")
-	case "search":
-		fs.StringVar(&f.Path, "path", "", "the search endpoint (default: an OpenSearch description, else a GET form with one text input)")
-		fs.StringVar(&f.QueryParam, "query-param", "q", "with --path: the query parameter")
-		fs.StringVar(&f.Sitemap, "sitemap", "", "the sitemap whose pages give the words and the search links (default: discovered)")
-	case "toolslist":
-		fs.StringVar(&f.Path, "path", "", "the MCP endpoint (default: the first of /mcp and what /.well-known/mcp.json and the home page name that answers)")
-	case "notequery":
-		fs.StringVar(&f.Path, "path", "", "the query endpoint (the fixture's /query when probe starts it)")
-		fs.Func("body", "a query to POST, JSON by default (repeatable; each a request key)", repeat((*[]string)(&f.Bodies)))
-		fs.StringVar(&f.Method, "method", "POST", "POST the bodies, or GET with --param")
-		fs.StringVar(&f.Param, "param", "", "with --method GET: name=v1,v2,… (each value a query)")
+	k, _ := plan.Lookup(name)
+	for _, o := range k.Options {
+		str, list := f.Field(o.Key)
+		if o.Repeat {
+			fs.Func(o.Flag, o.Usage, func(s string) error { *list = append(*list, s); return nil })
+		} else {
+			fs.StringVar(str, o.Flag, o.Default, o.Usage)
+		}
 	}
 }
 
