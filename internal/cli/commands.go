@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/probehq/probe/plan"
 )
 
 // streams are where a command writes: stdout for the report (or JSON),
@@ -28,14 +30,9 @@ type command struct {
 }
 
 // commands is the command line: `probe --help`, `probe <command> -h` and
-// dispatch all read this table.
-var commands = []command{
-	{"toolslist", "[flags]", "load MCP tools/list: each client opens its own session, then lists the tools", microloadCommand("toolslist")},
-	{"sitemap", "[flags]", "load GET /sitemap.xml with Accept-Encoding: gzip", microloadCommand("sitemap")},
-	{"search", "[flags]", "load the site's search with one- and two-word queries from its own pages", microloadCommand("search")},
-	{"notequery", "[flags]", "load the note-query endpoint with a handful of realistic queries", microloadCommand("notequery")},
-	{"feed", "[flags]", "load every feed the site's pages announce", microloadCommand("feed")},
-	{"page", "[flags]", "load the pages the sitemap lists, each client in its own order", microloadCommand("page")},
+// dispatch all read this table. The named microloads' rows come from
+// plan's table of microloads.
+var commands = append(microloadCommands(), []command{
 	{"all", "[flags]", "every microload in turn against one target, one combined report", allCommand},
 	{"http", "--path P [flags]", "any endpoint of any server; --param name=v1,v2,… varies a query parameter", httpCommand},
 	{"init", "--target URL [--out probe.jsonnet]", "write a target file of what the server announces (sitemap, pages, feeds, search, MCP), to edit and run with --file", initCommand},
@@ -50,6 +47,15 @@ var commands = []command{
 	{"ramp", "--ramp FROM:TO/DURATION | --steps R1,R2,…/DURATION [--file F] [flags] [NAME[=WEIGHT]…]",
 		"scenarios started at an arrival rate that rises to the knee: how many users, and what gives way first", rampCommand},
 	{"fixture serve", "[flags]", "serve the reference target (a notes site) on loopback", fixtureServeCommand},
+}...)
+
+// microloadCommands are the rows of the named microloads.
+func microloadCommands() []command {
+	var out []command
+	for _, k := range plan.Kinds {
+		out = append(out, command{k.Name, "[flags]", k.Summary, microloadCommand(k.Name)})
+	}
+	return out
 }
 
 // usage is `probe --help`, made from the table.

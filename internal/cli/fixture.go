@@ -17,6 +17,7 @@ import (
 	"github.com/probehq/probe/fixtures"
 	"github.com/probehq/probe/fixtures/site"
 	"github.com/probehq/probe/fixtures/vault"
+	"github.com/probehq/probe/plan"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/fuzz"
 )
@@ -67,8 +68,17 @@ func startFixture(ctx context.Context, o fixtureStart) (*probes.Child, error) {
 	return c, nil
 }
 
-// fixtureMicroloads are what `probe all` runs, in order.
-var fixtureMicroloads = []string{"toolslist", "sitemap", "page", "feed", "search", "notequery"}
+// fixtureMicroloads are what `probe all` runs, in order (plan's table).
+var fixtureMicroloads = plan.All()
+
+// fixtureBuild says what a microload is built knowing: the fixture's note
+// queries when probe started it.
+func fixtureBuild(fixture bool) plan.BuildOptions {
+	if !fixture {
+		return plan.BuildOptions{}
+	}
+	return plan.BuildOptions{NoteQueries: &probes.NoteQuery{Path: fixtureQueryPath, Queries: fixtureNoteQueries}}
+}
 
 // fixtureABMicroloads are what `probe ab --fixture` compares: seed 002's
 // four hot spots.

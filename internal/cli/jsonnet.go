@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-jsonnet"
 
 	"github.com/probehq/probe/lib/crash"
+	"github.com/probehq/probe/plan"
 )
 
 // A user's Jsonnet file (--rules, --file) is evaluated in a child process
@@ -36,17 +37,18 @@ const (
 	jsonnetMaxOut   = 64 << 20
 )
 
-// isJsonnet says whether a file is Jsonnet by its name.
-func isJsonnet(path string) bool {
-	return strings.HasSuffix(path, ".jsonnet") || strings.HasSuffix(path, ".libsonnet")
-}
-
 // readJSONOrJsonnet is a file's JSON: a JSON file as it is, a Jsonnet file
 // evaluated in a guarded child.
 func readJSONOrJsonnet(ctx context.Context, path string) ([]byte, error) {
-	if !isJsonnet(path) {
+	if !plan.IsJsonnet(path) {
 		return os.ReadFile(path)
 	}
+	return evalJsonnet(ctx, path)
+}
+
+// evalJsonnet evaluates a Jsonnet file in a guarded child: plan's
+// evaluator for target files, and --rules'.
+func evalJsonnet(ctx context.Context, path string) ([]byte, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}

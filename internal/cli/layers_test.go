@@ -173,10 +173,9 @@ func importGraph(t *testing.T, l *layering) (graph map[string][]string, files ma
 // flags.go's loadRules, targetfile.go's positions, jsonnet.go's crash
 // classes and flame.go (probe flame) follow.
 var pendingImports = map[string][]string{
-	"internal/cli/flags.go":      {"analyzers"},
-	"internal/cli/targetfile.go": {"analyzers"},
-	"internal/cli/jsonnet.go":    {"lib/crash"},
-	"internal/cli/flame.go":      {"flamegraphs"},
+	"internal/cli/flags.go":   {"analyzers"},
+	"internal/cli/jsonnet.go": {"lib/crash"},
+	"internal/cli/flame.go":   {"flamegraphs"},
 }
 
 // withPending is graph with each package that has per-file imports made of

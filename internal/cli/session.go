@@ -5,6 +5,7 @@ import (
 
 	pipe "github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/thresholds"
 )
 
 // A measuring command is one session: begin does what every such command
@@ -58,7 +59,7 @@ type session struct {
 	st     start
 	dir    string      // the claimed report folder; "" when printOnly
 	rules  []pipe.Rule // the rules, when start.profile was given
-	gates  []threshold
+	gates  []thresholds.Threshold
 	broken []string // the lines of the thresholds judged broken
 }
 

@@ -1,4 +1,4 @@
-package cli
+package plan
 
 // A target file's checks and parameters: what a reply must be, and the
 // values a request takes.
@@ -75,7 +75,7 @@ func (w walker) params(v any, at string) ([]probes.Param, error) {
 
 // checks reads what a reply must be: status, contentType, contains,
 // notContains, json (a path that must be there: a.b[0].c).
-func (w walker) checks(v any, at string) (func(*probes.Reply) error, error) {
+func (w walker) checks(v any, at string) (*Checks, error) {
 	m, err := w.object(v, at, "status", "contentType", "contains", "notContains", "json")
 	if err != nil {
 		return nil, err
@@ -84,34 +84,37 @@ func (w walker) checks(v any, at string) (func(*probes.Reply) error, error) {
 	if err != nil {
 		return nil, err
 	}
-	var want []int
+	c := &Checks{}
 	for _, s := range statuses {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 100 || n > 599 {
 			return nil, w.fail(at+".status", "want HTTP statuses, got %q", s)
 		}
-		want = append(want, n)
+		c.Status = append(c.Status, n)
 	}
-	ctype, err := w.str(m, "contentType", at)
-	if err != nil {
+	if c.ContentType, err = w.str(m, "contentType", at); err != nil {
 		return nil, err
 	}
-	contains, err := w.strs(m, "contains", at)
-	if err != nil {
+	if c.Contains, err = w.strs(m, "contains", at); err != nil {
 		return nil, err
 	}
-	notContains, err := w.strs(m, "notContains", at)
-	if err != nil {
+	if c.NotContains, err = w.strs(m, "notContains", at); err != nil {
 		return nil, err
 	}
-	jsonPath, err := w.str(m, "json", at)
-	if err != nil {
+	if c.JSON, err = w.str(m, "json", at); err != nil {
 		return nil, err
 	}
-	steps, err := probes.ParseJSONPath(jsonPath)
+	steps, err := probes.ParseJSONPath(c.JSON)
 	if err != nil {
 		return nil, w.fail(at+".json", "%v", err)
 	}
+	c.check = c.compile(steps)
+	return c, nil
+}
+
+// compile is the check of a reply; steps are c.JSON parsed.
+func (c *Checks) compile(steps []any) func(*probes.Reply) error {
+	want, ctype, contains, notContains, jsonPath := []int(c.Status), c.ContentType, c.Contains, c.NotContains, c.JSON
 	return func(r *probes.Reply) error {
 		switch {
 		case len(want) > 0 && !containsInt(want, r.Status):
@@ -141,7 +144,7 @@ func (w walker) checks(v any, at string) (func(*probes.Reply) error, error) {
 			}
 		}
 		return nil
-	}, nil
+	}
 }
 
 func containsInt(xs []int, x int) bool {

@@ -1,4 +1,4 @@
-package cli
+package plan
 
 // The walker reads a decoded target file against its format, so that an
 // error names its place (probe.jsonnet: microloads[2].checks: …).
@@ -94,28 +94,31 @@ func (w walker) values(v any, at string) ([]string, error) {
 	return nil, w.fail(at, "want a string, a number or a list of them, got %s", kindOf(v))
 }
 
-func (w walker) headers(m map[string]any, key, at string) ([]h1.Field, error) {
+// headers reads {name: value}: as written, and checked as header fields.
+func (w walker) headers(m map[string]any, key, at string) (map[string]string, []h1.Field, error) {
 	v, ok := m[key]
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	hm, ok := v.(map[string]any)
 	if !ok {
-		return nil, w.fail(join(at, key), "want an object of header names and values")
+		return nil, nil, w.fail(join(at, key), "want an object of header names and values")
 	}
+	written := map[string]string{}
 	var out []h1.Field
 	for _, name := range sortedNames(hm) {
 		s, ok := hm[name].(string)
 		if !ok {
-			return nil, w.fail(join(at, key+"."+name), "want a string")
+			return nil, nil, w.fail(join(at, key+"."+name), "want a string")
 		}
 		f, err := probes.ParseHeader(name + ": " + s)
 		if err != nil {
-			return nil, w.fail(join(at, key+"."+name), "%v", err)
+			return nil, nil, w.fail(join(at, key+"."+name), "%v", err)
 		}
+		written[name] = s
 		out = append(out, f)
 	}
-	return out, nil
+	return written, out, nil
 }
 
 func kindOf(v any) string {

@@ -1,0 +1,206 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/probes"
+)
+
+// Parse checks a target file's JSON (name says where it came from) and
+// reads it.
+func Parse(name string, src []byte) (*Plan, error) {
+	w := walker{file: name}
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := analyzers.Position(src, se.Offset)
+			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, se)
+		}
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	root, err := w.object(doc, "", "$schema", "target", "pprof", "headers", "microloads", "scenarios", "mix")
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{File: name}
+	if p.Schema, err = w.str(root, "$schema", ""); err != nil {
+		return nil, err
+	}
+	if p.Target, err = w.str(root, "target", ""); err != nil {
+		return nil, err
+	}
+	if p.Pprof, err = w.str(root, "pprof", ""); err != nil {
+		return nil, err
+	}
+	if p.Headers, p.Header, err = w.headers(root, "headers", ""); err != nil {
+		return nil, err
+	}
+	list, ok := root["microloads"].([]any)
+	if _, has := root["microloads"]; (has || root["scenarios"] == nil) && (!ok || len(list) == 0) {
+		return nil, w.fail("microloads", "want a list of at least one microload")
+	}
+	names := map[string]bool{}
+	for i, e := range list {
+		at := fmt.Sprintf("microloads[%d]", i)
+		m, err := w.microload(e, at)
+		if err != nil {
+			return nil, err
+		}
+		if names[m.Name] {
+			return nil, w.fail(at+".name", "%q names two microloads", m.Name)
+		}
+		names[m.Name] = true
+		p.Microloads = append(p.Microloads, m)
+	}
+	if v, ok := root["scenarios"]; ok {
+		sl, ok := v.([]any)
+		if !ok || len(sl) == 0 {
+			return nil, w.fail("scenarios", "want a list of at least one scenario")
+		}
+		for i, e := range sl {
+			at := fmt.Sprintf("scenarios[%d]", i)
+			sc, err := w.scenario(e, at)
+			if err != nil {
+				return nil, err
+			}
+			if names[sc.Name] {
+				return nil, w.fail(at+".name", "%q names two microloads or scenarios", sc.Name)
+			}
+			names[sc.Name] = true
+			p.Scenarios = append(p.Scenarios, sc)
+		}
+	}
+	if v, ok := root["mix"]; ok {
+		m, ok := v.(map[string]any)
+		if !ok || len(m) == 0 {
+			return nil, w.fail("mix", "want an object of scenario or microload names and weights")
+		}
+		p.Mix = map[string]float64{}
+		for _, name := range sortedNames(m) {
+			if !names[name] {
+				return nil, w.fail("mix."+name, "no scenario or microload of the file is named %q", name)
+			}
+			n, ok := m[name].(json.Number)
+			x, err := n.Float64()
+			if !ok || err != nil || !(x > 0) || x > 1e6 {
+				return nil, w.fail("mix."+name, "want a weight above 0")
+			}
+			p.Mix[name] = x
+		}
+	}
+	return p, nil
+}
+
+func (w walker) microload(v any, at string) (Microload, error) {
+	raw, ok := v.(map[string]any)
+	if !ok {
+		return Microload{}, w.fail(at, "want an object")
+	}
+	use, _ := raw["use"].(string)
+	var m Microload
+	var err error
+	if use != "" {
+		k, ok := Lookup(use)
+		if !ok {
+			return m, w.fail(at+".use", "%q is no microload (want %s)", use, orList(Names()))
+		}
+		if _, err := w.object(raw, at, append([]string{"name", "use"}, k.Keys()...)...); err != nil {
+			return m, err
+		}
+		m.Use = use
+		k.defaults(&m)
+		for _, o := range k.Options {
+			str, list := m.Field(o.Key)
+			if _, set := raw[o.Key]; !set || o.Key == "params" {
+				continue
+			}
+			if list != nil {
+				if *list, err = w.strs(raw, o.Key, at); err != nil {
+					return m, err
+				}
+			} else if *str, err = w.str(raw, o.Key, at); err != nil {
+				return m, err
+			}
+		}
+		if p, ok := raw["params"]; ok {
+			ps, err := w.params(p, at+".params")
+			if err != nil {
+				return m, err
+			}
+			if len(ps) != 1 || ps[0].FromSitemap {
+				return m, w.fail(at+".params", "notequery takes one parameter with values")
+			}
+			m.Params = ps
+			m.Param = ps[0].Name + "=" + strings.Join(ps[0].Values, ",")
+		}
+	} else {
+		if _, err := w.object(raw, at, "name", "method", "path", "params", "headers", "body", "checks"); err != nil {
+			return m, err
+		}
+		req := &probes.HTTP{Method: "GET"}
+		if s, err := w.str(raw, "method", at); err != nil {
+			return m, err
+		} else if s != "" {
+			req.Method = strings.ToUpper(s)
+		}
+		m.Method = req.Method
+		if req.Path, err = w.str(raw, "path", at); err != nil {
+			return m, err
+		}
+		m.Path = req.Path
+		if !strings.HasPrefix(req.Path, "/") && !strings.HasPrefix(req.Path, "{") {
+			return m, w.fail(at+".path", "want a path that starts with / (or a {hole} a whole path fills), got %q", req.Path)
+		}
+		if p, ok := raw["params"]; ok {
+			if req.Params, err = w.params(p, at+".params"); err != nil {
+				return m, err
+			}
+			m.Params = req.Params
+		}
+		if m.Headers, req.Header, err = w.headers(raw, "headers", at); err != nil {
+			return m, err
+		}
+		if m.Body, err = w.str(raw, "body", at); err != nil {
+			return m, err
+		}
+		if m.Body != "" {
+			req.Body = []byte(m.Body)
+		}
+		if c, ok := raw["checks"]; ok {
+			if m.Checks, err = w.checks(c, at+".checks"); err != nil {
+				return m, err
+			}
+			req.Check = m.Checks.check
+		}
+		m.request = req
+	}
+	if m.Name, err = w.str(raw, "name", at); err != nil {
+		return m, err
+	}
+	if m.Name == "" {
+		m.Name = use
+	}
+	if m.Name == "" || strings.ContainsAny(m.Name, " /\\") {
+		return m, w.fail(at+".name", "want a name without spaces or slashes (it names the report's folder)")
+	}
+	if m.request != nil {
+		m.request.Label = m.Name
+	}
+	return m, nil
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
