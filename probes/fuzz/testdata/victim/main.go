@@ -49,8 +49,8 @@ func main() {
 	// Recursion as deep as asked: a fatal stack overflow past the cap.
 	mux.HandleFunc("GET /depth", func(w http.ResponseWriter, r *http.Request) {
 		n, ok := intParam(r, "n")
-		if !ok {
-			http.Error(w, "n: want an integer", http.StatusBadRequest)
+		if !ok || n < 0 {
+			http.Error(w, "n: want a depth", http.StatusBadRequest)
 			return
 		}
 		fmt.Fprintln(w, recurse(n))
