@@ -29,10 +29,10 @@ type FuzzReport struct {
 type FuzzSummary struct {
 	Templates     []string         `json:"templates"`
 	Inputs        int64            `json:"inputs"`
-	Statuses      map[string]int64 `json:"statuses"`      // replies by HTTP status
-	ErrorReplies  map[string]int64 `json:"error_replies"` // error replies and transport errors by reason, numbers elided
-	Rejected      int64            `json:"rejected"`      // inputs answered with a 4xx while the target lived
-	Extremes      int              `json:"extremes"`      // extreme inputs tried before the random ones
+	Statuses      map[string]int64 `json:"statuses"`         // replies by HTTP status
+	ErrorReplies  map[string]int64 `json:"error_replies"`    // error replies and transport errors by reason, numbers elided
+	Rejected      int64            `json:"rejected"`         // inputs answered with a 4xx while the target lived
+	Extremes      int              `json:"extremes"`         // extreme inputs tried before the random ones
 	Unsent        int64            `json:"unsent,omitempty"` // drawn inputs the wire cannot carry, skipped
 	Restarts      int              `json:"restarts"`
 	SearchS       float64          `json:"search_s"`
