@@ -33,6 +33,8 @@ type Options struct {
 	Seed        uint64
 	StopAfter   int            // > 0: the search ends once it has found this many distinct crashes
 	Progress    func(Progress) // about once a second
+
+	randomOnly bool // tests: no extremes first, to measure what they add
 }
 
 // Progress is the live state, for the progress line.
@@ -133,7 +135,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 15 * time.Second
 	}
-	f := &fuzzer{o: o, start: time.Now(), sup: newSupervisor(o.Start), seen: newTally(len(o.Templates)), extremes: extremeInputs(o.Templates)}
+	f := &fuzzer{o: o, start: time.Now(), sup: newSupervisor(o.Start), seen: newTally(len(o.Templates))}
+	if !o.randomOnly {
+		f.extremes = extremeInputs(o.Templates)
+	}
 	res := &Result{Start: f.start, Templates: o.Templates}
 	// The first start is a check of the command: its error is the run's.
 	child, _, _, err := f.sup.ensure(ctx)

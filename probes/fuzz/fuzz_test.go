@@ -1,12 +1,19 @@
 package fuzz
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/probehq/probe/probes"
 )
 
 func TestTemplateEscapesEachHoleForWhereItIs(t *testing.T) {
@@ -234,5 +241,39 @@ func TestShrinkNestingLowersMatchedBrackets(t *testing.T) {
 	got := shrinkNesting(src, crashes)
 	if want := "std.length(" + strings.Repeat("[", 300) + "1" + strings.Repeat("]", 300) + ")"; got != want {
 		t.Errorf("got %d bytes, nesting %d; want the 300 levels that still crash", len(got), nesting(got))
+	}
+}
+
+// TestClientSendsTheRequestAsRendered: what the search's client puts on
+// the wire is the Request the report and its repro show.
+func TestClientSendsTheRequestAsRendered(t *testing.T) {
+	type got struct {
+		method, target string
+		header         http.Header
+		body           string
+	}
+	seen := make(chan got, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		seen <- got{r.Method, r.RequestURI, r.Header, string(b)}
+	}))
+	defer srv.Close()
+	tmpl, err := NewTemplate("{method}", "/x/{str}?d={int}", []Field{{"X-Region", "{str}"}, {"Cookie", "a={str}"}}, `{"s": {str}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fuzzer{o: Options{Templates: []*Template{tmpl}, Timeout: 5 * time.Second}}
+	in := Input{Values: []string{"M-SEARCH", "../a b", "-9223372036854775809", "é\t\xffx", "x;y z", "\x00\"\n"}}
+	if _, _, _, err := f.send(context.Background(), newHTTPClient(1), &probes.Child{URL: srv.URL}, in); err != nil {
+		t.Fatal(err)
+	}
+	r, want := <-seen, tmpl.Request(in.Values)
+	if r.method != want.Method || r.target != want.Path || r.body != string(want.Body) {
+		t.Errorf("sent %s %s %q, rendered %s %s %q", r.method, r.target, r.body, want.Method, want.Path, want.Body)
+	}
+	for _, h := range want.Header {
+		if v := r.header.Values(h.Name); len(v) != 1 || v[0] != h.Value {
+			t.Errorf("header %s: sent %q, rendered %q", h.Name, v, h.Value)
+		}
 	}
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -102,6 +103,29 @@ func main() {
 		w.(http.Flusher).Flush()
 		items := []string{"a", "b", "c"}
 		fmt.Fprintln(w, items[n%3])
+	})
+	// A header value of 1000 bytes or more overruns a fixed buffer.
+	mux.HandleFunc("GET /region", func(w http.ResponseWriter, r *http.Request) {
+		var buf [1000]byte
+		buf[len(r.Header.Get("X-Region"))] = 1
+		fmt.Fprintln(w, "ok")
+	})
+	// Any method: one of 16 bytes or more overruns a fixed buffer.
+	mux.HandleFunc("/verb", func(w http.ResponseWriter, r *http.Request) {
+		var buf [16]byte
+		buf[len(r.Method)] = 1
+		fmt.Fprintln(w, "ok")
+	})
+	// A limit whose digits overflow int64 is clamped by ParseInt and the
+	// range error ignored: the allocation it sizes panics.
+	mux.HandleFunc("GET /limit", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.ParseInt(r.Header.Get("X-Limit"), 10, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) || err == nil && (n <= 0 || n > 1000) {
+			http.Error(w, "X-Limit: want a number of items", http.StatusBadRequest)
+			return
+		}
+		items := make([]int, 0, n)
+		fmt.Fprintln(w, len(items))
 	})
 	// Every request succeeds: the baseline for the cost of an input.
 	mux.HandleFunc("GET /echo", func(w http.ResponseWriter, r *http.Request) {
