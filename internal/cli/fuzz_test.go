@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/shell"
+
+	"github.com/probehq/probe/report"
 )
 
 func buildVictim(t *testing.T) string {
@@ -205,7 +207,7 @@ func TestFuzzHTTPHeaderAndMethodHoles(t *testing.T) {
 		}},
 		{"method", []string{"--path", "/verb", "--method", "{method}"}, func(input, repro string) bool {
 			method, _, _ := strings.Cut(input, " ")
-			return len(method) == 16 && strings.Contains(repro, " -X "+method+" ")
+			return len(method) == 16 && strings.Contains(repro, " -X "+report.ShellQuote(method)+" ")
 		}},
 	} {
 		args := append([]string{"fuzz", "http", "--cmd", victim + " -addr {addr}", "--duration", "2s", "--shrink-time", "20s",

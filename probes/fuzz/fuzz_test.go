@@ -141,7 +141,7 @@ func TestBisectFindsTheThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		start     string
 		threshold int64
-	}{{"1000000000000000000", 4409}, {"9223372036854775807", 1}, {"50", 17}, {"-300", 7}} {
+	}{{"1000000000000000000", 4409}, {"9223372036854775807", 1}, {"50", 17}, {"-300", 7}, {"-9223372036854775808", 5}} {
 		trials := 0
 		crashes := func(v string) bool {
 			trials++

@@ -193,7 +193,10 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	what := "of values"
 	if hole >= 0 {
 		c.Hole = f.o.Templates[in.Template].HoleName(hole)
-		what = "of " + c.Hole + " (the other holes plain)"
+		what = "of " + c.Hole
+		if len(f.o.Templates[in.Template].holes) > 1 {
+			what += " (the other holes plain)"
+		}
 	}
 	if t.last.Class != "" {
 		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
