@@ -299,7 +299,9 @@ func TestMethodHoleCrashIsFoundAndShrunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := onlyCrash(t, fuzzTemplate(t, tmpl, time.Minute, 1, false), crash.Panic)
+	res := fuzzTemplate(t, tmpl, time.Minute, 1, false)
+	c := onlyCrash(t, res, crash.Panic)
+	t.Logf("original %.40q, also %d, seen %d, %s", c.Original.Values, len(c.Also), c.Seen, c.Shrink)
 	if len(c.Method) != 16 || !isToken(c.Method) {
 		t.Errorf("shrunk to method %q, want the 16 bytes that overrun the buffer", c.Method)
 	}
