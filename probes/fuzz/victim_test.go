@@ -336,3 +336,20 @@ func TestOneExtremeValueIsFoundInEveryRun(t *testing.T) {
 		t.Errorf("random values alone found it in every run too: the test shows nothing")
 	}
 }
+
+// TestJSONFieldHoleIsATypedValue: a {str} outside quotes in a JSON body is
+// sent as a JSON string, so the handler decodes it and its panic on a long
+// string is found; the {int} field is left plain while the string shrinks.
+func TestJSONFieldHoleIsATypedValue(t *testing.T) {
+	tmpl, err := NewTemplate("POST", "/json", nil, `{"n": {int}, "s": {str}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := onlyCrash(t, fuzzTemplate(t, tmpl, time.Minute, 1, false), crash.Panic)
+	if c.Input.Values[0] != "1" || len(c.Input.Values[1]) != 1000 {
+		t.Errorf("shrunk to n=%s and a %d-byte s", c.Input.Values[0], len(c.Input.Values[1]))
+	}
+	if want := `{"n": 1, "s": "` + c.Input.Values[1] + `"}`; string(c.Body) != want {
+		t.Errorf("body %.80s", c.Body)
+	}
+}

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -126,6 +127,21 @@ func main() {
 		}
 		items := make([]int, 0, n)
 		fmt.Fprintln(w, len(items))
+	})
+	// A JSON body whose string field is 1000 bytes or more overruns a
+	// fixed buffer; a body that is not the JSON it wants gets a 400.
+	mux.HandleFunc("POST /json", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			N int64
+			S string
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, "want {\"n\": number, \"s\": string}", http.StatusBadRequest)
+			return
+		}
+		var buf [1000]byte
+		buf[len(in.S)] = 1
+		fmt.Fprintln(w, in.N)
 	})
 	// Every request succeeds: the baseline for the cost of an input.
 	mux.HandleFunc("GET /echo", func(w http.ResponseWriter, r *http.Request) {
