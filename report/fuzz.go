@@ -29,9 +29,11 @@ type FuzzReport struct {
 type FuzzSummary struct {
 	Templates     []string         `json:"templates"`
 	Inputs        int64            `json:"inputs"`
-	Statuses      map[string]int64 `json:"statuses"`      // replies by HTTP status
-	ErrorReplies  map[string]int64 `json:"error_replies"` // error replies and transport errors by reason, numbers elided
-	Rejected      int64            `json:"rejected"`      // inputs answered with a 4xx while the target lived
+	Statuses      map[string]int64 `json:"statuses"`         // replies by HTTP status
+	ErrorReplies  map[string]int64 `json:"error_replies"`    // error replies and transport errors by reason, numbers elided
+	Rejected      int64            `json:"rejected"`         // inputs answered with a 4xx while the target lived
+	Extremes      int              `json:"extremes"`         // extreme inputs tried before the random ones
+	Unsent        int64            `json:"unsent,omitempty"` // drawn inputs the wire cannot carry, skipped
 	Restarts      int              `json:"restarts"`
 	SearchS       float64          `json:"search_s"`
 	ShrinkS       float64          `json:"shrink_s"`
@@ -76,7 +78,7 @@ func FromFuzz(res *fuzz.Result, s FuzzSetting) *FuzzReport {
 		r.Latency.RPS = float64(res.Inputs) / res.Search.Seconds()
 	}
 	r.Fuzz = &FuzzSummary{Templates: []string{}, Inputs: res.Inputs, Statuses: map[string]int64{}, ErrorReplies: map[string]int64{},
-		Rejected: res.Hostile, Restarts: res.Restarts, SearchS: res.Search.Seconds(), ShrinkS: res.Shrinking.Seconds(),
+		Rejected: res.Hostile, Extremes: res.Extremes, Unsent: res.Unsent, Restarts: res.Restarts, SearchS: res.Search.Seconds(), ShrinkS: res.Shrinking.Seconds(),
 		Concurrency: s.Concurrency, MemLimitBytes: s.MemLimit, Server: s.Server}
 	for _, t := range res.Templates {
 		r.Fuzz.Templates = append(r.Fuzz.Templates, t.String())
@@ -89,7 +91,7 @@ func FromFuzz(res *fuzz.Result, s FuzzSetting) *FuzzReport {
 	}
 	for i, c := range res.Crashes {
 		base := fmt.Sprintf("crashers/%d-%s", i+1, c.Class)
-		rc := Crash{Class: c.Class, Input: requestText(c.Method, c.Path, c.Body), Endpoint: c.Endpoint, Evidence: c.Evidence,
+		rc := Crash{Class: c.Class, Input: requestText(c.Request()), Endpoint: c.Endpoint, Evidence: c.Evidence,
 			Frames: c.Frames, Repro: reproLine(s, c, base), File: base + ".txt", Shrink: c.Shrink,
 			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent}
 		for _, a := range c.Also {
@@ -119,10 +121,15 @@ func (r *FuzzReport) Page() string { return "report.md" }
 // Files are the crashers: a text per crash, and its body where it has one.
 func (r *FuzzReport) Files() (map[string][]byte, error) { return r.files, nil }
 
-func requestText(method, path string, body []byte) string {
-	s := method + " " + path
-	if len(body) > 0 {
-		s += " " + string(body)
+// requestText is a request on one line: method, target, the template's
+// headers in brackets, the body.
+func requestText(r fuzz.Request) string {
+	s := r.Method + " " + r.Path
+	for _, h := range r.Header {
+		s += fmt.Sprintf(" [%s: %s]", h.Name, h.Value)
+	}
+	if len(r.Body) > 0 {
+		s += " " + string(r.Body)
 	}
 	if len(s) > maxInputText {
 		s = fmt.Sprintf("%s… (%d bytes in all)", s[:maxInputText], len(s))
@@ -132,22 +139,51 @@ func requestText(method, path string, body []byte) string {
 
 // reproLine is one shell line that sends the crashing input to a target
 // started with s.Server; copies in parallel when it needs concurrency.
+// It sends what probe sent: the method as given (-X; HEAD as --head,
+// which does not wait for a body), the target as is (--path-as-is: curl
+// would squash /../; -g: nor read [ ] { } as globs), each header with -H
+// (an empty value as "Name;", curl's way to send one), the body byte for
+// byte from its file, and no Content-Type curl would add to it when probe
+// sent none.
 func reproLine(s FuzzSetting, c *fuzz.Crash, base string) string {
 	u := strings.TrimRight(s.ReproBase, "/") + c.Path
 	var b strings.Builder
 	b.WriteString("curl -sS -o /dev/null -w '%{http_code}\\n'")
-	if c.Method != "GET" || len(c.Body) > 0 {
-		fmt.Fprintf(&b, " -X %s", c.Method)
+	switch {
+	case c.Method == "HEAD" && len(c.Body) == 0:
+		b.WriteString(" --head")
+	case c.Method != "GET" || len(c.Body) > 0:
+		fmt.Fprintf(&b, " -X %s", ShellQuote(c.Method))
+	}
+	if strings.ContainsAny(c.Path, "[]{}") {
+		b.WriteString(" -g")
+	}
+	if strings.Contains(c.Path, "/.") {
+		b.WriteString(" --path-as-is")
 	}
 	keys := make([]string, 0, len(s.Header))
 	for k := range s.Header {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	fields := make([]fuzz.Field, 0, len(keys)+len(c.Header))
 	for _, k := range keys {
-		fmt.Fprintf(&b, " -H %s", ShellQuote(k+": "+s.Header[k]))
+		fields = append(fields, fuzz.Field{Name: k, Value: s.Header[k]})
+	}
+	fields = append(fields, c.Header...)
+	contentType := false
+	for _, f := range fields {
+		contentType = contentType || strings.EqualFold(f.Name, "Content-Type")
+		if f.Value == "" {
+			fmt.Fprintf(&b, " -H %s", ShellQuote(f.Name+";"))
+		} else {
+			fmt.Fprintf(&b, " -H %s", ShellQuote(f.Name+": "+f.Value))
+		}
 	}
 	if len(c.Body) > 0 {
+		if !contentType {
+			b.WriteString(" -H 'Content-Type:'")
+		}
 		fmt.Fprintf(&b, " --data-binary @%s.body", base)
 	}
 	fmt.Fprintf(&b, " %s", ShellQuote(u))
@@ -170,11 +206,17 @@ func crasherText(rc Crash, s FuzzSetting, c *fuzz.Crash) string {
 	if len(rc.Frames) > 0 {
 		fmt.Fprintf(&b, "frames: %s\n", strings.Join(rc.Frames, " ← "))
 	}
+	if c.Hole != "" {
+		fmt.Fprintf(&b, "hole: %s\n", c.Hole)
+	}
 	fmt.Fprintf(&b, "shrink: %s\n", rc.Shrink)
 	if rc.Concurrent {
 		b.WriteString("needs concurrency: it shows only when copies of the request run at once\n")
 	}
 	fmt.Fprintf(&b, "\nstart the target:  %s\nreproduce (from the report folder):  %s\n\nrequest: %s %s\n", s.Server, rc.Repro, c.Method, c.Path)
+	for _, h := range c.Header {
+		fmt.Fprintf(&b, "header: %s: %s\n", h.Name, h.Value)
+	}
 	if q, err := url.QueryUnescape(c.Path); err == nil && q != c.Path {
 		fmt.Fprintf(&b, "decoded: %s\n", q)
 	}

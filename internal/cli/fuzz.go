@@ -38,7 +38,7 @@ type fuzzCommand struct {
 
 func fuzzNoteQueryCommand(fs *flag.FlagSet) runner {
 	c := newFuzzCommand(fs, "notequery")
-	fs.StringVar(&c.fixtureMode, "fixture-mode", "per-request", "mode of the started fixture: per-request or load-time")
+	registerFixtureMode(fs, &c.fixtureMode)
 	fs.IntVar(&c.notes, "notes", 60, "notes in the fixture's vault (few: a restart after each crash takes about 0.2 s)")
 	fs.StringVar(&c.maxStack, "max-stack", "64MB", "the fixture's goroutine stack cap; Go's default 1GB makes each stack overflow take about 4 s here, and the depth that overflows scales with it")
 	return c.run
@@ -48,7 +48,8 @@ func fuzzHTTPCommand(fs *flag.FlagSet) runner {
 	c := newFuzzCommand(fs, "http")
 	fs.StringVar(&c.cmd, "cmd", "", "command that starts the server; {addr} and {port} are replaced, PORT and ADDR are set")
 	fs.StringVar(&c.target, "target", "", "URL the server listens on (default: a free loopback port passed to --cmd)")
-	c.request.register(fs, "path template, e.g. /x?depth={int}&q={str}", `body template, e.g. {"query": "{jsonnet}"} (JSON-escaped inside quotes)`,
+	c.request.register(fs, "path template, e.g. /x?depth={int}&q={str}",
+		`body template, e.g. {"n": {int}, "s": {str}}: in a JSON body a hole is a JSON value of its kind, JSON-escaped inside quotes`,
 		"", false)
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a --target that is not on loopback")
 	return c.run
@@ -134,8 +135,8 @@ func (c *fuzzCommand) noteQueryTarget(memLimit uint64) (fuzz.Options, report.Fuz
 	fail := func(msg string) (fuzz.Options, report.FuzzSetting, error) {
 		return fuzz.Options{}, report.FuzzSetting{}, usageError{msg}
 	}
-	if c.fixtureMode != "per-request" && c.fixtureMode != "load-time" {
-		return fail(fmt.Sprintf("--fixture-mode %q: want per-request or load-time", c.fixtureMode))
+	if err := validFixtureMode(c.fixtureMode); err != nil {
+		return fuzz.Options{}, report.FuzzSetting{}, err
 	}
 	if c.notes <= 0 {
 		return fail("--notes must be positive")
@@ -169,19 +170,23 @@ func (c *fuzzCommand) httpTarget(memLimit uint64) (fuzz.Options, report.FuzzSett
 	if err != nil {
 		return fuzz.Options{}, report.FuzzSetting{}, err
 	}
-	t, err := fuzz.ParseTemplate(strings.ToUpper(c.request.method), c.request.path, c.request.body)
-	if err != nil {
-		return fail(err.Error())
-	}
 	fields, err := c.request.headerFields()
 	if err != nil {
 		return fuzz.Options{}, report.FuzzSetting{}, err
 	}
-	header := http.Header{}
-	shown := map[string]string{}
+	// Every --header is part of the template, holes or not, so that the
+	// crash's request and its repro carry them in the order given.
+	var header []fuzz.Field
 	for _, f := range fields {
-		header.Add(f.Name, f.Value)
-		shown[f.Name] = f.Value
+		header = append(header, fuzz.Field{Name: f.Name, Value: f.Value})
+	}
+	method := c.request.method
+	if !strings.Contains(method, "{") {
+		method = strings.ToUpper(method)
+	}
+	t, err := fuzz.NewTemplate(method, c.request.path, header, c.request.body)
+	if err != nil {
+		return fail(err.Error())
 	}
 	fixedAddr := ""
 	if c.target != "" {
@@ -213,8 +218,8 @@ func (c *fuzzCommand) httpTarget(memLimit uint64) (fuzz.Options, report.FuzzSett
 	if memLimit > 0 {
 		server = fmt.Sprintf("(ulimit -v %d; %s)", memLimit>>10, server)
 	}
-	return fuzz.Options{Templates: []*fuzz.Template{t}, Header: header, Start: start},
-		report.FuzzSetting{Server: server, ReproBase: base, Header: shown}, nil
+	return fuzz.Options{Templates: []*fuzz.Template{t}, Start: start},
+		report.FuzzSetting{Server: server, ReproBase: base}, nil
 }
 
 func isLoopback(host string) bool {

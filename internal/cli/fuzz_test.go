@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/shell"
+
+	"github.com/probehq/probe/report"
 )
 
 func buildVictim(t *testing.T) string {
@@ -39,6 +41,9 @@ func TestFuzzBadInput(t *testing.T) {
 		{[]string{"fuzz", "notequery", "--mem-limit", "lots"}, exitUsage, "--mem-limit"},
 		{[]string{"fuzz", "http", "--cmd", victim + " -addr 127.0.0.1:$PORT -home $HOME", "--path", "/x?d={int}"}, exitUsage, "$HOME is not expanded (probe runs the command without a shell)"},
 		{[]string{"fuzz", "notequery", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
+		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x", "--method", "{str}"}, exitUsage, "want a method such as GET, or the hole {method}"},
+		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x/{method}"}, exitUsage, "stands only as the whole method"},
+		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x", "--header", "X-{str}: 1"}, exitUsage, "not names"},
 		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError, "start /nonexistent/server: no such file or directory"},
 		{[]string{"fuzz", "http", "--cmd", victim + " -mute -addr {addr}", "--path", "/x?d={int}", "--timeout", "1s"}, exitError, "answered no request within 1s"},
 	} {
@@ -184,5 +189,43 @@ func TestServerCommandIsShownAsAShellReadsIt(t *testing.T) {
 	want := []string{"sh", "-c", `exec ./server --addr 127.0.0.1:8080 --name "a b"`}
 	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 		t.Errorf("shown %s, read back as %q, want %q", setting.Server, got, want)
+	}
+}
+
+// TestFuzzHTTPHeaderAndMethodHoles: probe fuzz http finds a panic a header
+// value causes and one the method causes, shrinks each within its hole
+// and writes a repro that sends the header with -H and the method with -X.
+func TestFuzzHTTPHeaderAndMethodHoles(t *testing.T) {
+	victim := buildVictim(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want func(input, repro string) bool
+	}{
+		{"header", []string{"--path", "/region", "--header", "X-Region: {str}"}, func(input, repro string) bool {
+			return input == "GET /region [X-Region: "+strings.Repeat("A", 1000)+"]" && strings.Contains(repro, "-H 'X-Region: AAAA")
+		}},
+		{"method", []string{"--path", "/verb", "--method", "{method}"}, func(input, repro string) bool {
+			method, _, _ := strings.Cut(input, " ")
+			return len(method) == 16 && strings.Contains(repro, " -X "+report.ShellQuote(method)+" ")
+		}},
+	} {
+		args := append([]string{"fuzz", "http", "--cmd", victim + " -addr {addr}", "--duration", "2s", "--shrink-time", "20s",
+			"--concurrency", "2", "--json", "--out", t.TempDir()}, tc.args...)
+		code, stdout, stderr := runProbe(t, context.Background(), args...)
+		if code != exitError {
+			t.Fatalf("%s: exit %d, want 1 (a crash found): %s", tc.name, code, stderr)
+		}
+		var rep fuzzReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(rep.Crashes) != 1 {
+			t.Fatalf("%s: %d crashes: %+v", tc.name, len(rep.Crashes), rep.Crashes)
+		}
+		c := rep.Crashes[0]
+		if c.Class != "panic" || !c.Confirmed || !tc.want(c.Input, c.Repro) {
+			t.Errorf("%s: %s %q\nrepro %.300s\nshrink %s", tc.name, c.Class, c.Input, c.Repro, c.Shrink)
+		}
 	}
 }

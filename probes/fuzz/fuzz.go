@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/probehq/probe/probes"
@@ -32,6 +33,8 @@ type Options struct {
 	Seed        uint64
 	StopAfter   int            // > 0: the search ends once it has found this many distinct crashes
 	Progress    func(Progress) // about once a second
+
+	randomOnly bool // tests: no extremes first, to measure what they add
 }
 
 // Progress is the live state, for the progress line.
@@ -70,7 +73,9 @@ type Crash struct {
 	Original   Input // the input as the search found it
 	Method     string
 	Path       string
+	Header     []Field // the template's headers, filled
 	Body       []byte
+	Hole       string // the hole the crash was narrowed to, when one alone crashes
 	Endpoint   string
 	FoundAfter time.Duration
 	Seen       int  // times the search saw this crash
@@ -96,11 +101,12 @@ type Result struct {
 	Crashes   []*Crash
 	Ended     string // why the run stopped early, if it did
 	Hostile   int64  // inputs the target answered with an error reply (4xx) and lived
-
+	Extremes  int    // extreme inputs tried before the random ones
+	Unsent    int64  // drawn inputs the wire cannot carry, skipped without a request
 }
 
-// Render is an input as its method, path and body.
-func (r *Result) Render(in Input) (method, path string, body []byte) {
+// Render is an input as the request it is.
+func (r *Result) Render(in Input) Request {
 	return r.Templates[in.Template].Request(in.Values)
 }
 
@@ -111,6 +117,9 @@ type fuzzer struct {
 	start time.Time
 	sup   *supervisor
 	seen  *tally
+	// extremes are tried first, in order, by whichever client is free.
+	extremes    []Input
+	nextExtreme atomic.Int64
 }
 
 // Run fuzzes until o.Duration has passed or ctx ends, then confirms and
@@ -127,6 +136,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Timeout = 15 * time.Second
 	}
 	f := &fuzzer{o: o, start: time.Now(), sup: newSupervisor(o.Start), seen: newTally(len(o.Templates))}
+	if !o.randomOnly {
+		f.extremes = extremeInputs(o.Templates)
+	}
 	res := &Result{Start: f.start, Templates: o.Templates}
 	// The first start is a check of the command: its error is the run's.
 	child, _, _, err := f.sup.ensure(ctx)
@@ -171,7 +183,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Shrinking = time.Since(shrinkStart)
 	f.sup.stop()
 	res.Restarts = f.sup.restartCount()
-	res.Inputs, res.Hostile = f.seen.inputs.Load(), f.seen.hostile.Load()
+	res.Inputs, res.Hostile, res.Unsent = f.seen.inputs.Load(), f.seen.hostile.Load(), f.seen.unsent.Load()
+	res.Extremes = int(min(f.nextExtreme.Load(), int64(len(f.extremes))))
 	res.Statuses, res.Failures = f.seen.statuses, f.seen.failures
 	return res, nil
 }
@@ -186,7 +199,65 @@ func (f *fuzzer) progress(phase string) (stop func()) {
 	})
 }
 
-// request is an input as its method, path and body.
-func (f *fuzzer) request(in Input) (method, path string, body []byte) {
+// request is an input as the request it is.
+func (f *fuzzer) request(in Input) Request {
 	return f.o.Templates[in.Template].Request(in.Values)
+}
+
+// plainValue is what a hole holds while another hole's value is tried or
+// shrunk: an ordinary value of its kind.
+func plainValue(t *Template, h hole) string {
+	switch h.kind {
+	case Str:
+		return "a"
+	case JSON:
+		return "null"
+	case Method:
+		if t.Body != "" {
+			return "POST"
+		}
+		return "GET"
+	}
+	return "1"
+}
+
+func plainInput(ti int, t *Template) Input {
+	in := Input{Template: ti, Values: make([]string, len(t.holes))}
+	for i, h := range t.holes {
+		in.Values[i] = plainValue(t, h)
+	}
+	return in
+}
+
+// extremeInputs are the inputs the search tries first: each hole's
+// extremes, the other holes plain, the first extreme of every hole of
+// every template, then the second, and so on, so that a short budget still
+// covers every hole's first extremes.
+func extremeInputs(ts []*Template) []Input {
+	var out []Input
+	for j := 0; ; j++ {
+		added := false
+		for ti, t := range ts {
+			for i, h := range t.holes {
+				if j >= len(h.extremes) {
+					continue
+				}
+				in := plainInput(ti, t)
+				in.Values[i] = h.extremes[j]
+				out, added = append(out, in), true
+			}
+		}
+		if !added {
+			return out
+		}
+	}
+}
+
+// extreme hands out the next extreme input, until there are none left.
+func (f *fuzzer) extreme() (Input, bool) {
+	i := f.nextExtreme.Add(1) - 1
+	if i >= int64(len(f.extremes)) {
+		return Input{}, false
+	}
+	return f.extremes[i], true
 }

@@ -1,10 +1,19 @@
 package fuzz
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/probehq/probe/probes"
 )
 
 func TestTemplateEscapesEachHoleForWhereItIs(t *testing.T) {
@@ -18,12 +27,101 @@ func TestTemplateEscapesEachHoleForWhereItIs(t *testing.T) {
 	if got := tmpl.Kinds(); len(got) != 5 || got[0] != Str || got[1] != Int || got[3] != Jsonnet || got[4] != JSON {
 		t.Fatalf("kinds %v", got)
 	}
-	path, body := tmpl.Render([]string{"a/b c", "-1", "x&y=z", `f("q")` + "\n", `{"a": [1]}`})
-	if path != "/q/a%2Fb%20c/x?depth=-1&q=x%26y%3Dz" {
-		t.Errorf("path %s", path)
+	r := tmpl.Request([]string{"a/b c", "-1", "x&y=z", `f("q")` + "\n", `{"a": [1]}`})
+	if r.Path != "/q/a%2Fb%20c/x?depth=-1&q=x%26y%3Dz" {
+		t.Errorf("path %s", r.Path)
 	}
-	if string(body) != `{"query": "f(\"q\")\n", "params": {"a": [1]}}` {
-		t.Errorf("body %s", body)
+	if string(r.Body) != `{"query": "f(\"q\")\n", "params": {"a": [1]}}` {
+		t.Errorf("body %s", r.Body)
+	}
+}
+
+func TestHolesInHeadersMethodCookieAndJSONFields(t *testing.T) {
+	tmpl, err := NewTemplate("{method}", "/x?d={int}", []Field{{"X-Region", "eu-{str}"}, {"Cookie", "a={str}; b=1"}},
+		`{"n": {int}, "s": {str}, "q": "{str}", "v": {json}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Place{InMethod, InQuery, InHeader, InCookie, InBodyJSON, InBodyJSON, InBodyString, InBodyJSON}
+	if got := tmpl.Places(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("places %v, want %v", got, want)
+	}
+	r := tmpl.Request([]string{"PROPFIND", "-1", "é\tx", "x y;z", "-9223372036854775809", "a\"b\n", "\\", "[1]"})
+	if r.Method != "PROPFIND" || r.Path != "/x?d=-1" {
+		t.Errorf("%s %s", r.Method, r.Path)
+	}
+	if fmt.Sprint(r.Header) != "[{X-Region eu-é\tx} {Cookie a=x%20y%3Bz; b=1}]" {
+		t.Errorf("header %q", r.Header)
+	}
+	body := `{"n": -9223372036854775809, "s": "a\"b\n", "q": "\\", "v": [1]}`
+	if string(r.Body) != body || !json.Valid(r.Body) {
+		t.Errorf("body %s, want %s", r.Body, body)
+	}
+	// Every extreme of every hole fills a request the wire can carry, and
+	// a JSON body stays JSON.
+	for i, h := range tmpl.holes {
+		if len(h.extremes) == 0 {
+			t.Errorf("hole %d (%s) has no extremes", i, tmpl.HoleName(i))
+		}
+		for _, e := range h.extremes {
+			in := plainInput(0, tmpl)
+			in.Values[i] = e
+			r := tmpl.Request(in.Values)
+			if why := r.sendable(); why != "" {
+				t.Errorf("%s: extreme %.30q: %s", tmpl.HoleName(i), e, why)
+			}
+			if nesting(string(r.Body)) < 10000 && !json.Valid(r.Body) { // deeper, encoding/json gives up
+				t.Errorf("%s: extreme %.30q makes the body %.80s", tmpl.HoleName(i), e, r.Body)
+			}
+		}
+	}
+	for _, bad := range []struct{ method, path, header, want string }{
+		{"GET", "/x/{method}", "", "stands only as the whole method"},
+		{"{str}", "/x", "", "want a method such as GET"},
+		{"GE T", "/x?d={int}", "", "not an HTTP token"},
+		{"GET", "/x", "X-{str}", "not names"},
+	} {
+		var hs []Field
+		if bad.header != "" {
+			hs = []Field{{bad.header, "1"}}
+		}
+		if _, err := NewTemplate(bad.method, bad.path, hs, ""); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %s %s: err %v, want %q", bad.method, bad.path, bad.header, err, bad.want)
+		}
+	}
+}
+
+func TestGeneratedValuesFitTheirPlace(t *testing.T) {
+	tmpl, err := NewTemplate("{method}", "/x", []Field{{"X-A", "{str}"}, {"X-B", "{jsonnet}"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGenerators(rand.New(rand.NewPCG(1, 2)), nil)
+	for range 500 {
+		for _, h := range tmpl.holes {
+			if v := g.mutate(h, g.fresh(h)); !Sendable(h.place, v) || len(v) > hugeValue {
+				t.Fatalf("%s: %d bytes %.40q", h.place, len(v), v)
+			}
+		}
+	}
+}
+
+func TestExtremesComeFirstAndCoverEveryHole(t *testing.T) {
+	a, _ := NewTemplate("GET", "/a?n={int}", []Field{{"X-Region", "{str}"}}, "")
+	b, _ := NewTemplate("{method}", "/b", nil, "")
+	ins := extremeInputs([]*Template{a, b})
+	// The first round holds each hole's first extreme, the others plain.
+	if len(ins) < 3 || ins[0].Values[0] != "0" || ins[0].Values[1] != "a" || ins[1].Values[1] != "" || ins[2].Values[0] != strings.Repeat("M", 1024) {
+		t.Fatalf("first inputs %.200s", fmt.Sprint(ins[:3]))
+	}
+	seen := map[string]bool{}
+	for _, in := range ins {
+		seen[fmt.Sprint(in.Template, in.Values)] = true
+	}
+	for _, want := range []string{"0 [-9223372036854775808 a]", "0 [9223372036854775808 a]", "1 [CONNECT]", "0 [1 " + strings.Repeat("A", hugeValue) + "]"} {
+		if !seen[want] {
+			t.Errorf("no extreme input %.60s", want)
+		}
 	}
 }
 
@@ -43,7 +141,7 @@ func TestBisectFindsTheThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		start     string
 		threshold int64
-	}{{"1000000000000000000", 4409}, {"9223372036854775807", 1}, {"50", 17}, {"-300", 7}} {
+	}{{"1000000000000000000", 4409}, {"9223372036854775807", 1}, {"50", 17}, {"-300", 7}, {"-9223372036854775808", 5}} {
 		trials := 0
 		crashes := func(v string) bool {
 			trials++
@@ -143,5 +241,39 @@ func TestShrinkNestingLowersMatchedBrackets(t *testing.T) {
 	got := shrinkNesting(src, crashes)
 	if want := "std.length(" + strings.Repeat("[", 300) + "1" + strings.Repeat("]", 300) + ")"; got != want {
 		t.Errorf("got %d bytes, nesting %d; want the 300 levels that still crash", len(got), nesting(got))
+	}
+}
+
+// TestClientSendsTheRequestAsRendered: what the search's client puts on
+// the wire is the Request the report and its repro show.
+func TestClientSendsTheRequestAsRendered(t *testing.T) {
+	type got struct {
+		method, target string
+		header         http.Header
+		body           string
+	}
+	seen := make(chan got, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		seen <- got{r.Method, r.RequestURI, r.Header, string(b)}
+	}))
+	defer srv.Close()
+	tmpl, err := NewTemplate("{method}", "/x/{str}?d={int}", []Field{{"X-Region", "{str}"}, {"Cookie", "a={str}"}}, `{"s": {str}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fuzzer{o: Options{Templates: []*Template{tmpl}, Timeout: 5 * time.Second}}
+	in := Input{Values: []string{"M-SEARCH", "../a b", "-9223372036854775809", "é\t\xffx", "x;y z", "\x00\"\n"}}
+	if _, _, _, err := f.send(context.Background(), newHTTPClient(1), &probes.Child{URL: srv.URL}, in); err != nil {
+		t.Fatal(err)
+	}
+	r, want := <-seen, tmpl.Request(in.Values)
+	if r.method != want.Method || r.target != want.Path || r.body != string(want.Body) {
+		t.Errorf("sent %s %s %q, rendered %s %s %q", r.method, r.target, r.body, want.Method, want.Path, want.Body)
+	}
+	for _, h := range want.Header {
+		if v := r.header.Values(h.Name); len(v) != 1 || v[0] != h.Value {
+			t.Errorf("header %s: sent %q, rendered %q", h.Name, v, h.Value)
+		}
 	}
 }

@@ -18,6 +18,13 @@ func bisectInt(v string, crashes func(string) bool) string {
 	if err != nil {
 		return v
 	}
+	if n == math.MinInt64 {
+		// Its magnitude is no int64: start from the next one in.
+		if !crashes(strconv.FormatInt(-math.MaxInt64, 10)) {
+			return v
+		}
+		n = -math.MaxInt64
+	}
 	sign := int64(1)
 	if n < 0 {
 		sign, n = -1, -n
@@ -142,4 +149,20 @@ func ddminTokens(s string, crashes func(string) bool, expired func() bool) strin
 		}
 	}
 	return strings.Join(toks, "")
+}
+
+// shrinkPrefix finds the shortest prefix of s that still crashes, by
+// bisection of its length: a value too long for a buffer has a threshold
+// as a depth does (and a run of one character is a single token to
+// delta debugging).
+func shrinkPrefix(s string, crashes func(string) bool) string {
+	if len(s) < 2 {
+		return s
+	}
+	k := bisectInt(strconv.Itoa(len(s)), func(v string) bool {
+		n, _ := strconv.Atoi(v)
+		return crashes(s[:n])
+	})
+	n, _ := strconv.Atoi(k)
+	return s[:n]
 }

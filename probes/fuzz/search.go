@@ -29,9 +29,12 @@ func (f *fuzzer) searchClient(ctx context.Context, stop context.CancelFunc, r *r
 	burst := newHTTPClient(f.o.Concurrency)
 	gens := newGenerators(r, f.o.Corpus)
 	for ctx.Err() == nil {
-		in := f.next(r, gens)
+		in, extreme := f.extreme()
+		if !extreme {
+			in = f.next(r, gens)
+		}
 		outs, errs := []Outcome{{}}, []error{nil}
-		if r.IntN(16) == 0 {
+		if !extreme && r.IntN(16) == 0 {
 			outs, errs = f.burst(ctx, burst, in) // races show only under concurrent copies
 		} else {
 			outs[0], errs[0] = f.try(ctx, hc, in, true)
@@ -72,27 +75,42 @@ func (f *fuzzer) burst(ctx context.Context, hc *http.Client, in Input) ([]Outcom
 }
 
 // next draws an input: fresh values, or a mutation of one that found
-// something new.
+// something new; one the wire cannot carry (a literal around a hole can
+// make it so) is counted and drawn again.
 func (f *fuzzer) next(r *rand.Rand, g *generators) Input {
+	for {
+		in := f.draw(r, g)
+		if f.request(in).sendable() == "" {
+			return in
+		}
+		f.seen.unsent.Add(1)
+	}
+}
+
+func (f *fuzzer) draw(r *rand.Rand, g *generators) Input {
 	ti := r.IntN(len(f.o.Templates))
-	kinds := f.o.Templates[ti].Kinds()
+	holes := f.o.Templates[ti].holes
 	base := f.seen.pick(ti, r)
-	in := Input{Template: ti, Values: make([]string, len(kinds))}
-	for i, k := range kinds {
-		if base != nil && r.IntN(len(kinds)+1) != 0 {
+	in := Input{Template: ti, Values: make([]string, len(holes))}
+	for i, h := range holes {
+		if base != nil && r.IntN(len(holes)+1) != 0 {
 			in.Values[i] = base.Values[i]
 			if r.IntN(2) == 0 {
-				in.Values[i] = g.mutate(k, base.Values[i])
+				in.Values[i] = g.mutate(h, base.Values[i])
 			}
 			continue
 		}
-		in.Values[i] = g.fresh(k)
+		in.Values[i] = g.fresh(h)
 	}
 	return in
 }
 
 // try sends one input to the running target and says what it did.
 func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool) (Outcome, error) {
+	if why := f.request(in).sendable(); why != "" {
+		f.seen.unsent.Add(1)
+		return Outcome{Reason: "not sent: " + why}, nil
+	}
 	child, gen, watch, err := f.sup.ensure(ctx)
 	if err != nil {
 		return Outcome{}, err
@@ -152,23 +170,30 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool
 
 // send makes one request and reads the reply's start.
 func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *probes.Child, in Input) (status int, body []byte, local string, err error) {
-	t := f.o.Templates[in.Template]
-	path, b := t.Render(in.Values)
+	r := f.request(in)
 	ctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) {
 		local = ci.Conn.LocalAddr().String()
 	}})
 	var rd io.Reader
-	if t.Body != "" {
-		rd = bytes.NewReader(b)
+	if f.o.Templates[in.Template].Body != "" {
+		rd = bytes.NewReader(r.Body)
 	}
-	req, err := http.NewRequestWithContext(ctx, t.Method, child.URL+path, rd)
+	req, err := http.NewRequestWithContext(ctx, r.Method, child.URL+r.Path, rd)
 	if err != nil {
 		return 0, nil, "", err
 	}
 	for k, v := range f.o.Header {
 		req.Header[k] = v
+	}
+	for _, h := range r.Header {
+		if strings.EqualFold(h.Name, "Host") {
+			req.Host = h.Value
+			continue
+		}
+		// The name as given, not canonicalised: the bytes the repro sends.
+		req.Header[h.Name] = append(req.Header[h.Name], h.Value)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -44,8 +44,7 @@ func (t *trialer) crashes(in Input) bool {
 	if t.expired() {
 		return false
 	}
-	method, path, body := t.f.request(in)
-	key := fmt.Sprint(t.concurrent, method, " ", path, "\x00", string(body))
+	key := fmt.Sprintf("%v %q", t.concurrent, t.f.request(in))
 	out, ok := t.cache[key]
 	if !ok {
 		t.trials++
@@ -188,19 +187,30 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	}
 	c = f.crashOf(g, *in)
 	c.Confirmed, c.Concurrent = true, t.concurrent
-	shrunk := f.shrinkInput(t, *in)
+	shrunk, hole := f.shrinkInput(t, *in)
 	c.Input, c.Trials = shrunk, t.trials
-	c.Method, c.Path, c.Body = f.request(shrunk)
+	c.setRequest(f.request(shrunk))
+	what := "of values"
+	if hole >= 0 {
+		c.Hole = f.o.Templates[in.Template].HoleName(hole)
+		what = "of " + c.Hole
+		if len(f.o.Templates[in.Template].holes) > 1 {
+			what += " (the other holes plain)"
+		}
+	}
 	if t.last.Class != "" {
 		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
 		c.signature = f.signature(t.last, shrunk)
 	}
 	before, after := inputSize(*in), inputSize(shrunk)
+	if hole >= 0 {
+		before, after = len(in.Values[hole]), len(shrunk.Values[hole])
+	}
 	switch {
 	case t.expired():
-		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials; the shrink time ran out before a minimum", before, after, t.trials)
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes %s in %d trials; the shrink time ran out before a minimum", before, after, what, t.trials)
 	default:
-		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes of values in %d trials, until bisection and delta debugging found nothing smaller that crashes the same way", before, after, t.trials)
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes %s in %d trials, until bisection and delta debugging found nothing smaller that crashes the same way", before, after, what, t.trials)
 	}
 	return c
 }
@@ -222,10 +232,20 @@ func inputSize(in Input) int {
 }
 
 func (f *fuzzer) crashOf(g *group, in Input) *Crash {
-	method, path, body := f.request(in)
-	return &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
-		Input: in, Original: in, Method: method, Path: path, Body: body,
-		Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen, signature: f.signature(g.first, in)}
+	c := &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
+		Input: in, Original: in, Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen,
+		signature: f.signature(g.first, in)}
+	c.setRequest(f.request(in))
+	return c
+}
+
+func (c *Crash) setRequest(r Request) {
+	c.Method, c.Path, c.Header, c.Body = r.Method, r.Path, r.Header, r.Body
+}
+
+// Request is the crash's request as sent.
+func (c *Crash) Request() Request {
+	return Request{Method: c.Method, Path: c.Path, Header: c.Header, Body: c.Body}
 }
 
 // unshrunk lists what the search found when there was no time to shrink.
@@ -244,7 +264,7 @@ func (f *fuzzer) unshrunk() []*Crash {
 // request is kept in Also.
 func mergeCrash(cs []*Crash, c *Crash) []*Crash {
 	for i, o := range cs {
-		sameInput := o.Method == c.Method && o.Path == c.Path && string(o.Body) == string(c.Body)
+		sameInput := fmt.Sprintf("%q", o.Request()) == fmt.Sprintf("%q", c.Request())
 		if o.Class == c.Class && (c.signature != "" && c.signature == o.signature || sameInput) {
 			keep, drop := o, c
 			if c.Confirmed && (!o.Confirmed || smaller(c.Input, o.Input)) {
@@ -261,34 +281,62 @@ func mergeCrash(cs []*Crash, c *Crash) []*Crash {
 	return append(cs, c)
 }
 
-// shrinkInput makes each value of in smaller in turn while t still sees
-// the same crash.
-func (f *fuzzer) shrinkInput(t *trialer, in Input) Input {
-	kinds := f.o.Templates[in.Template].Kinds()
-	with := func(i int, v string) Input {
+// shrinkInput makes the input smaller while t still sees the same crash.
+// First it looks for the one hole that crashes alone, the others plain;
+// then it shrinks that hole's value only, and says which hole it was
+// (-1 when the crash needs several holes' values: each is shrunk in turn).
+func (f *fuzzer) shrinkInput(t *trialer, in Input) (Input, int) {
+	tmpl := f.o.Templates[in.Template]
+	valid := func(in Input) bool { return tmpl.Request(in.Values).sendable() == "" }
+	if len(tmpl.holes) > 1 {
+		for i := range tmpl.holes {
+			alone := plainInput(in.Template, tmpl)
+			alone.Values[i] = in.Values[i]
+			if valid(alone) && t.crashes(alone) {
+				return f.shrinkHole(t, alone, i, valid), i
+			}
+		}
+	}
+	for i := range tmpl.holes {
+		in = f.shrinkHole(t, in, i, valid)
+	}
+	if len(tmpl.holes) == 1 {
+		return in, 0
+	}
+	return in, -1
+}
+
+// shrinkHole makes hole i's value smaller, the other values as they are.
+func (f *fuzzer) shrinkHole(t *trialer, in Input, i int, validInput func(Input) bool) Input {
+	h := f.o.Templates[in.Template].holes[i]
+	with := func(v string) Input {
 		out := Input{Template: in.Template, Values: append([]string{}, in.Values...)}
 		out.Values[i] = v
 		return out
 	}
-	for i, k := range kinds {
-		valid := func(string) bool { return true }
-		switch k {
-		case Jsonnet:
-			valid = Parses
-		case JSON:
-			valid = func(s string) bool { return json.Valid([]byte(s)) }
-		}
-		crashes := func(v string) bool { return valid(v) && t.crashes(with(i, v)) }
-		v := in.Values[i]
-		if k == Int || k == Uint {
-			v = bisectInt(v, crashes)
-		} else {
-			v = shrinkNesting(v, crashes)
-			v = shrinkNumbers(v, crashes)
-			v = ddminTokens(v, crashes, t.expired)
-			v = shrinkNumbers(v, crashes)
-		}
-		in = with(i, v)
+	valid := func(v string) bool { return Sendable(h.place, v) }
+	switch h.kind {
+	case Jsonnet:
+		valid = func(v string) bool { return Parses(v) }
+	case JSON:
+		valid = func(v string) bool { return json.Valid([]byte(v)) }
 	}
-	return in
+	crashes := func(v string) bool { return valid(v) && validInput(with(v)) && t.crashes(with(v)) }
+	v := in.Values[i]
+	switch h.kind {
+	case Int, Uint:
+		v = bisectInt(v, crashes)
+	case Method:
+		v = shrinkPrefix(v, crashes)
+		v = ddminTokens(v, crashes, t.expired)
+	default:
+		if h.kind == Str {
+			v = shrinkPrefix(v, crashes)
+		}
+		v = shrinkNesting(v, crashes)
+		v = shrinkNumbers(v, crashes)
+		v = ddminTokens(v, crashes, t.expired)
+		v = shrinkNumbers(v, crashes)
+	}
+	return with(v)
 }

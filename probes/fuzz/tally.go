@@ -14,6 +14,7 @@ import (
 type tally struct {
 	inputs  atomic.Int64
 	hostile atomic.Int64 // inputs answered with a 4xx while the target lived
+	unsent  atomic.Int64 // inputs the wire cannot carry, not sent
 
 	mu       sync.Mutex
 	statuses map[int]int64

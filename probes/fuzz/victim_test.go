@@ -259,3 +259,97 @@ func TestTargetThatWillNotStartAgainEndsTheSearch(t *testing.T) {
 		t.Errorf("shrink %q", res.Crashes[0].Shrink)
 	}
 }
+
+// fuzzTemplate runs one template against the victim until it finds a
+// crash or the search time ends.
+func fuzzTemplate(t *testing.T, tmpl *Template, search time.Duration, seed uint64, randomOnly bool) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), Options{Templates: []*Template{tmpl}, Start: startVictim(victim(t), 0),
+		Concurrency: 2, Duration: search, StopAfter: 1, Timeout: 5 * time.Second, ShrinkTime: 20 * time.Second, Seed: seed,
+		randomOnly: randomOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestHeaderHoleCrashIsFoundAndShrunkWithinTheHole(t *testing.T) {
+	tmpl, err := NewTemplate("GET", "/region?n={int}", []Field{{"X-Region", "{str}"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := fuzzTemplate(t, tmpl, time.Minute, 1, false)
+	t.Logf("search %s, shrink %s, %d inputs, %s", res.Search, res.Shrinking, res.Inputs, res.Crashes[0].Shrink)
+	c := onlyCrash(t, res, crash.Panic)
+	// The buffer holds 999 bytes: the shrunk value is the first that
+	// overruns it, the query hole back at its plain value.
+	if got := c.Input.Values[1]; len(got) != 1000 || c.Input.Values[0] != "1" {
+		t.Errorf("shrunk to n=%s and a %d-byte X-Region, want n=1 and 1000 bytes", c.Input.Values[0], len(got))
+	}
+	if !strings.Contains(c.Hole, "header X-Region") || !strings.Contains(c.Shrink, "bytes of {str} in the header X-Region") {
+		t.Errorf("hole %q, shrink %q", c.Hole, c.Shrink)
+	}
+	if len(c.Header) != 1 || c.Header[0].Value != c.Input.Values[1] {
+		t.Errorf("request headers %.80q", c.Header)
+	}
+}
+
+func TestMethodHoleCrashIsFoundAndShrunk(t *testing.T) {
+	tmpl, err := NewTemplate("{method}", "/verb", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := fuzzTemplate(t, tmpl, time.Minute, 1, false)
+	c := onlyCrash(t, res, crash.Panic)
+	t.Logf("original %.40q, also %d, seen %d, %s", c.Original.Values, len(c.Also), c.Seen, c.Shrink)
+	if len(c.Method) != 16 || !isToken(c.Method) {
+		t.Errorf("shrunk to method %q, want the 16 bytes that overrun the buffer", c.Method)
+	}
+}
+
+// TestOneExtremeValueIsFoundInEveryRun: the victim's /limit dies only of
+// a digit string past int64, a value no random draw of {str} makes; tried
+// first among the extremes, it is found by every seed, and by none
+// without them.
+func TestOneExtremeValueIsFoundInEveryRun(t *testing.T) {
+	tmpl, err := NewTemplate("GET", "/limit", []Field{{"X-Limit", "{str}"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, foundRandom := 0, 0
+	for seed := range uint64(10) {
+		res := fuzzTemplate(t, tmpl, 5*time.Second, seed+1, false)
+		if len(res.Crashes) == 1 && res.Crashes[0].Confirmed && res.Crashes[0].Class == crash.Panic {
+			found++
+		} else {
+			t.Logf("seed %d: %d crashes after %d inputs", seed+1, len(res.Crashes), res.Inputs)
+		}
+		if res := fuzzTemplate(t, tmpl, 300*time.Millisecond, seed+1, true); len(res.Crashes) > 0 {
+			foundRandom++
+		}
+	}
+	t.Logf("found in %d runs of 10 with extremes first, %d of 10 with random values alone", found, foundRandom)
+	if found != 10 {
+		t.Errorf("found in %d runs of 10", found)
+	}
+	if foundRandom == 10 {
+		t.Errorf("random values alone found it in every run too: the test shows nothing")
+	}
+}
+
+// TestJSONFieldHoleIsATypedValue: a {str} outside quotes in a JSON body is
+// sent as a JSON string, so the handler decodes it and its panic on a long
+// string is found; the {int} field is left plain while the string shrinks.
+func TestJSONFieldHoleIsATypedValue(t *testing.T) {
+	tmpl, err := NewTemplate("POST", "/json", nil, `{"n": {int}, "s": {str}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := onlyCrash(t, fuzzTemplate(t, tmpl, time.Minute, 1, false), crash.Panic)
+	if c.Input.Values[0] != "1" || len(c.Input.Values[1]) != 1000 {
+		t.Errorf("shrunk to n=%s and a %d-byte s", c.Input.Values[0], len(c.Input.Values[1]))
+	}
+	if want := `{"n": 1, "s": "` + c.Input.Values[1] + `"}`; string(c.Body) != want {
+		t.Errorf("body %.80s", c.Body)
+	}
+}

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -49,8 +51,8 @@ func main() {
 	// Recursion as deep as asked: a fatal stack overflow past the cap.
 	mux.HandleFunc("GET /depth", func(w http.ResponseWriter, r *http.Request) {
 		n, ok := intParam(r, "n")
-		if !ok {
-			http.Error(w, "n: want an integer", http.StatusBadRequest)
+		if !ok || n < 0 {
+			http.Error(w, "n: want a depth", http.StatusBadRequest)
 			return
 		}
 		fmt.Fprintln(w, recurse(n))
@@ -102,6 +104,44 @@ func main() {
 		w.(http.Flusher).Flush()
 		items := []string{"a", "b", "c"}
 		fmt.Fprintln(w, items[n%3])
+	})
+	// A header value of 1000 bytes or more overruns a fixed buffer.
+	mux.HandleFunc("GET /region", func(w http.ResponseWriter, r *http.Request) {
+		var buf [1000]byte
+		buf[len(r.Header.Get("X-Region"))] = 1
+		fmt.Fprintln(w, "ok")
+	})
+	// Any method: one of 16 bytes or more overruns a fixed buffer.
+	mux.HandleFunc("/verb", func(w http.ResponseWriter, r *http.Request) {
+		var buf [16]byte
+		buf[len(r.Method)] = 1
+		fmt.Fprintln(w, "ok")
+	})
+	// A limit whose digits overflow int64 is clamped by ParseInt and the
+	// range error ignored: the allocation it sizes panics.
+	mux.HandleFunc("GET /limit", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.ParseInt(r.Header.Get("X-Limit"), 10, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) || err == nil && (n <= 0 || n > 1000) {
+			http.Error(w, "X-Limit: want a number of items", http.StatusBadRequest)
+			return
+		}
+		items := make([]int, 0, n)
+		fmt.Fprintln(w, len(items))
+	})
+	// A JSON body whose string field is 1000 bytes or more overruns a
+	// fixed buffer; a body that is not the JSON it wants gets a 400.
+	mux.HandleFunc("POST /json", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			N int64
+			S string
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, "want {\"n\": number, \"s\": string}", http.StatusBadRequest)
+			return
+		}
+		var buf [1000]byte
+		buf[len(in.S)] = 1
+		fmt.Fprintln(w, in.N)
 	})
 	// Every request succeeds: the baseline for the cost of an input.
 	mux.HandleFunc("GET /echo", func(w http.ResponseWriter, r *http.Request) {
