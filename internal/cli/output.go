@@ -45,6 +45,9 @@ func claimOut(dir string, force bool) error {
 	if err != nil {
 		return usageError{fmt.Sprintf("--out %s: %v", dir, err)}
 	}
+	if len(entries) == 1 && entries[0].Name() == report.ManifestName {
+		force = true // only probe's list: nothing of the user's to mix in
+	}
 	if !force {
 		return usageError{fmt.Sprintf("--out %s is not empty (it holds %s): choose another folder, or pass --force to clear what probe wrote there", dir, entries[0].Name())}
 	}

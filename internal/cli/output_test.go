@@ -160,3 +160,17 @@ func TestForceRefusesABadManifest(t *testing.T) {
 		})
 	}
 }
+
+// A folder holding only its manifest (a cleared one whose run wrote
+// nothing) is empty for a new run, without --force.
+func TestOutHoldingOnlyTheManifestIsEmpty(t *testing.T) {
+	out := t.TempDir()
+	writeFiles(t, out, map[string]string{"report.json": "{}",
+		report.ManifestName: `{"format": "probe-manifest/1", "files": ["report.json"]}`})
+	if err := claimOut(out, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimOut(out, false); err != nil {
+		t.Errorf("a folder holding only its manifest: %v", err)
+	}
+}
