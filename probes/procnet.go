@@ -108,7 +108,7 @@ func FindListener(addr string) (Listener, error) {
 			shared = shared || slices.ContainsFunc(chosen, func(c socketEntry) bool { return c.inode == o.inode })
 		}
 		if shared {
-			why = "several sockets are bound alike (SO_REUSEPORT shares the connections among them); the figures are of this one's process alone"
+			why = "more than one socket takes those connections (SO_REUSEPORT, or a name with more than one address); the figures are of this one's process alone"
 		}
 		if len(others) > 0 {
 			l.Why = fmt.Sprintf("the target %s is taken as pid %d, listening on %s: %s; also on port %d: %s",
