@@ -126,3 +126,31 @@ func TestLocalListenerExactBeforeWildcard(t *testing.T) {
 		t.Errorf("localhost: pid %d, %v; want the wildcard's %d", pid, err, wild)
 	}
 }
+
+// The target's connections are those at its address: another server's on
+// the same port at another address are not counted.
+func TestLocalConnectionsAtTheTargetsAddress(t *testing.T) {
+	_, addr1 := listenIn(t, "127.0.0.1:0", false)
+	_, port, _ := net.SplitHostPort(addr1)
+	_, addr2 := listenIn(t, "127.0.0.2:"+port, false)
+	for addr, n := range map[string]int{addr1: 1, addr2: 3} {
+		for range n {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		got1, got2 := countConnections(addr1), countConnections(addr2)
+		if got1 == 1 && got2 == 3 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connections at %s: %d, at %s: %d; want 1 and 3", addr1, got1, addr2, got2)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // ManifestName is the file in a report folder that lists what probe wrote
@@ -179,8 +180,8 @@ func noSymlinkOnTheWay(dir, rel string) (bool, error) {
 	for _, seg := range strings.Split(rel, "/") {
 		p = filepath.Join(p, seg)
 		st, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return false, nil // gone, or a file now where probe made a folder
 		}
 		if err != nil {
 			return false, err
