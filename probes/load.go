@@ -128,8 +128,11 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	pid := 0
 	if t.Child != nil {
 		pid = t.Child.PID()
-	} else if p, err := ListenerPID(t.Addr()); err == nil {
-		pid = p
+	} else if l, err := FindListener(t.Addr()); err == nil {
+		pid = l.PID
+		if l.Why != "" {
+			run.Warn("target-chosen", l.Why)
+		}
 	} else {
 		run.Warn("target-unseen", "the target's process cannot be seen ("+err.Error()+"): no target CPU, RSS, threads or open files, and no machine-busy figure")
 	}

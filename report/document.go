@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -75,8 +76,10 @@ func marshal(v any) ([]byte, error) {
 }
 
 // WriteFolder writes d's report.json, report.md and files to dir. Each
-// file is written under a temporary name and renamed into place, so an
-// interrupted write never leaves half a report.
+// file is written under a temporary name, synced and renamed into place,
+// so an interrupted write never leaves half a report. Every file is first
+// listed in the manifest of dir (or of the claimed report folder holding
+// dir): --force clears what the manifest lists and nothing else.
 func WriteFolder(dir string, d Document) error {
 	files, err := d.Files()
 	if err != nil {
@@ -90,19 +93,30 @@ func WriteFolder(dir string, d Document) error {
 	files["report.md"] = []byte(d.Markdown())
 	names := make([]string, 0, len(files))
 	for name := range files {
+		if err := manifestEntry(name); err != nil {
+			return fmt.Errorf("report file %v", err)
+		}
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	root, below := manifestRoot(dir)
+	listed := make([]string, len(names))
+	for i, name := range names {
+		listed[i] = path.Join(below, name)
+	}
+	if err := record(root, listed); err != nil {
+		return fmt.Errorf("%s: %v", ManifestName, err)
+	}
 	for _, name := range names {
-		if err := WriteFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
+		if err := WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(name)), files[name]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// WriteFileAtomic writes b to a temporary file beside path and renames it:
-// an interrupted write never leaves half a file.
+// WriteFileAtomic writes b to a temporary file beside path, syncs it and
+// renames it: an interrupted write never leaves half a file.
 func WriteFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -113,6 +127,9 @@ func WriteFileAtomic(path string, b []byte) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

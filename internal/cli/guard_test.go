@@ -14,7 +14,7 @@ import (
 )
 
 // An --out that holds an earlier run is refused before anything runs;
-// --force clears probe's files from it and keeps the rest.
+// --force clears what probe's manifest lists and keeps the rest.
 func TestOutFolderIsNotMixed(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer srv.Close()
@@ -23,7 +23,7 @@ func TestOutFolderIsNotMixed(t *testing.T) {
 	if code, _, stderr := runProbe(t, context.Background(), args...); code != exitOK {
 		t.Fatalf("first run: exit %d: %s", code, stderr)
 	}
-	stale := filepath.Join(out, "cpu.pb.gz") // as an earlier profiled run would leave
+	stale := filepath.Join(out, "cpu.pb.gz") // probe's name, but not in its manifest: the user's
 	os.WriteFile(stale, []byte("old"), 0o644)
 	mine := filepath.Join(out, "notes.txt")
 	os.WriteFile(mine, []byte("the user's"), 0o644)
@@ -35,8 +35,8 @@ func TestOutFolderIsNotMixed(t *testing.T) {
 	if code, _, stderr := runProbe(t, context.Background(), append(args, "--force")...); code != exitOK {
 		t.Fatalf("--force: exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("the earlier run's profile is still there: %v", err)
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("--force took a file probe did not write: %v", err)
 	}
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "the user's" {
 		t.Errorf("--force took the user's file: %v", err)

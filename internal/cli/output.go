@@ -27,45 +27,37 @@ func outDir(out, name string) string {
 	}
 }
 
-// probeFiles are the names probe writes into a report folder: a report's
-// files, profiles, flame graphs, latency curves and unfinished writes.
-var probeFiles = []string{"report.*", "ab.*", "fuzz.*", "*.pb.gz", "*.hgrm", "flame*.html", "flame*.svg", "diff*.html", ".*.tmp"}
-
 // claimOut makes dir ready for a new report before anything is measured.
 // A new or empty folder is used as is. One that holds anything else would
 // mix an earlier run's profiles into this one's (probe compare would read
-// them as this run's): it is refused unless force, which clears probe's
-// own files from it (and the folders of earlier runs) and keeps the rest.
+// them as this run's): it is refused unless force, which removes exactly
+// the files and folders listed in the folder's probe-manifest.json (what
+// probe wrote there) and keeps the rest. A folder with no manifest is
+// refused even with force: nothing in it is known to be probe's. Either
+// way dir is then claimed: what this run writes under it goes in its
+// manifest.
 func claimOut(dir string, force bool) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
+		report.Claim(dir)
 		return nil
 	}
 	if err != nil {
 		return usageError{fmt.Sprintf("--out %s: %v", dir, err)}
 	}
+	if len(entries) == 1 && entries[0].Name() == report.ManifestName {
+		force = true // only probe's list: nothing of the user's to mix in
+	}
 	if !force {
-		return usageError{fmt.Sprintf("--out %s is not empty (it holds %s): choose another folder, or pass --force to clear probe's files from it", dir, entries[0].Name())}
+		return usageError{fmt.Sprintf("--out %s is not empty (it holds %s): choose another folder, or pass --force to clear what probe wrote there", dir, entries[0].Name())}
 	}
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join(path, "report.json")); err == nil {
-				if err := os.RemoveAll(path); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		for _, pattern := range probeFiles {
-			if ok, _ := filepath.Match(pattern, e.Name()); ok {
-				if err := os.Remove(path); err != nil {
-					return err
-				}
-				break
-			}
-		}
+	switch err := report.ClearFolder(dir); {
+	case errors.Is(err, report.ErrNoManifest):
+		return usageError{fmt.Sprintf("--out %s holds files probe did not list (it has no %s, so nothing in it is known to be probe's): --force clears only what probe wrote; choose another folder, or empty this one yourself", dir, report.ManifestName)}
+	case err != nil:
+		return usageError{fmt.Sprintf("--out %s: --force: %v", dir, err)}
 	}
+	report.Claim(dir)
 	return nil
 }
 
