@@ -19,7 +19,7 @@ type Suite struct {
 	Summary                     // microload "all"
 	Errors     map[string]int64 `json:"errors"`
 	Ended      string           `json:"ended,omitempty"`
-	Runs       []*RunReport        `json:"runs"`
+	Runs       []*RunReport     `json:"runs"`
 	Skipped    []Skipped        `json:"skipped,omitempty"` // microloads that found nothing to load on the target
 	Thresholds []Threshold      `json:"thresholds,omitempty"`
 
