@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func buildBinary(t *testing.T, dir, pkg string) string {
 	t.Helper()
 	out := filepath.Join(dir, filepath.Base(pkg))
 	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = "../.."
+	cmd.Dir = ".."
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
@@ -40,7 +40,7 @@ func TestHostileTarget(t *testing.T) {
 	}
 	bin := t.TempDir()
 	probeBin := buildBinary(t, bin, "./cmd/probe")
-	hostile := buildBinary(t, bin, "./cmd/probe/testdata/hostile")
+	hostile := buildBinary(t, bin, "./e2e/testdata/hostile")
 	srv, err := probes.Start(context.Background(), probes.ChildSpec{Argv: []string{hostile}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

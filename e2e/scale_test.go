@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// serveStatic serves the Markdown notes of dir as they were at start, on
+// $ADDR: a server that never shows a change.
+func serveStatic(dir string) {
+	notes := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, _ := filepath.Rel(dir, p)
+			notes["/"+strings.TrimSuffix(filepath.ToSlash(rel), ".md")], _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			return // "reloaded", and nothing changes
+		}
+		if b, ok := notes[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		if r.URL.Path == "/sitemap.xml" {
+			fmt.Fprint(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+			for p := range notes {
+				fmt.Fprintf(w, "<url><loc>http://%s%s</loc></url>", r.Host, p)
+			}
+			fmt.Fprint(w, "</urlset>")
+			return
+		}
+		http.NotFound(w, r)
+	})
+	http.ListenAndServe(os.Getenv("ADDR"), nil)
+}
+
+type scaleReport struct {
+	Points []struct {
+		Notes      int
+		Changes    int
+		WriteMS    float64 `json:"write_ms"`
+		Lost       int
+		Microloads map[string]struct {
+			CPUPerReqMS float64 `json:"cpu_per_req_ms"`
+		}
+	}
+	Growth []struct {
+		Figure string
+		Slope  float64
+		Shape  string
+	}
+	Says []string
+}
+
+// On the fixture, per-request mode's page work and a change's sync grow
+// with the vault; load-time mode's do not, and a sync costs a fraction.
+func TestScaleOnTheFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture six times")
+	}
+	reps := map[string]scaleReport{}
+	for _, mode := range []string{"per-request", "load-time"} {
+		code, stdout, stderr := runProbe(t, context.Background(), "scale", "page", "--fixture-mode", mode, "--notes", "150,300,600",
+			"--changes", "2", "--duration", "1500ms", "--warmup", "300ms", "--concurrency", "4", "--json", "--out", t.TempDir())
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
+		}
+		var r scaleReport
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Points) != 3 || len(r.Growth) == 0 || len(r.Says) == 0 {
+			t.Fatalf("%s: %v %.500s", mode, err, stdout)
+		}
+		reps[mode] = r
+	}
+	pr, lt := reps["per-request"], reps["load-time"]
+	cpu := func(r scaleReport, i int) float64 { return r.Points[i].Microloads["page"].CPUPerReqMS }
+	if cpu(pr, 2) < 2*cpu(pr, 0) {
+		t.Errorf("per-request page CPU %.3f → %.3f ms: want it to grow with the notes (the feed walk)", cpu(pr, 0), cpu(pr, 2))
+	}
+	if cpu(lt, 2) > 2*cpu(lt, 0) {
+		t.Errorf("load-time page CPU %.3f → %.3f ms: want it flat", cpu(lt, 0), cpu(lt, 2))
+	}
+	if pr.Points[2].WriteMS < 2*pr.Points[0].WriteMS || lt.Points[2].WriteMS*5 > pr.Points[2].WriteMS {
+		t.Errorf("a change: per-request %.1f → %.1f ms, load-time %.1f → %.1f ms: want the full re-render to grow and cost five times the incremental sync",
+			pr.Points[0].WriteMS, pr.Points[2].WriteMS, lt.Points[0].WriteMS, lt.Points[2].WriteMS)
+	}
+	for _, p := range append(pr.Points, lt.Points...) {
+		if p.Lost != 0 {
+			t.Errorf("%d notes: %d changes lost", p.Notes, p.Lost)
+		}
+	}
+	// --changes 2 is a minimum: millisecond changes are timed more often.
+	for i := range 3 {
+		if pr.Points[i].Changes < 2 || lt.Points[i].Changes <= 2 {
+			t.Errorf("%d notes: %d changes timed per-request, %d load-time: want at least 2, and more when each takes milliseconds",
+				pr.Points[i].Notes, pr.Points[i].Changes, lt.Points[i].Changes)
+		}
+	}
+}
+
+// line, and the report is still written.
+func TestScaleLostChanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server three times")
+	}
+	self, _ := os.Executable()
+	out := t.TempDir()
+	code, _, stderr := runProbe(t, context.Background(), "scale", "page", "--cmd", self+" static-server {vault}", "--vault-gen", "--notes", "20,40",
+		"--changes", "1", "--sync-path", "/nosync", "--freshness-timeout", "1s", "--duration", "500ms", "--warmup", "0", "--concurrency", "2", "--out", out)
+	if code != exitError || !strings.Contains(stderr, "changes never showed within 1s") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	var r scaleReport
+	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil || json.Unmarshal(raw, &r) != nil || len(r.Points) != 2 || r.Points[0].Lost != 1 {
+		t.Errorf("report: %v %.400s", err, raw)
+	}
+	// Its pages are Markdown, not HTML: the page microload's requests fail
+	// their checks, and the figures of failing requests are marked.
+	if !strings.Contains(string(raw), `"kind": "failed-requests"`) {
+		t.Errorf("no failed-requests warning: %.600s", raw)
+	}
+}
