@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/probehq/probe/report"
 )
 
 // serverV1 and serverV2 are two commits of a tiny server: v2 does a tenth
@@ -67,19 +69,8 @@ func gitRepo(t *testing.T) string {
 	return dir
 }
 
-type abReport struct {
-	Before, After string
-	Runs          int
-	Comparisons   []struct {
-		Microload, Metric string
-		Ratio             float64
-		PValue            *float64 `json:"p_value"`
-		Significant       bool
-		Verdict           string
-	}
-	Failures []struct{ Side, Reason string }
-	Files    []string
-}
+// abReport is report.json of probe ab and probe compare.
+type abReport = report.AB
 
 // TestABAcrossGitRefs is the seed's June-against-October comparison on a
 // repository made in the test: v2 does a tenth of v1's work.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
 )
 
 // buildBinary builds a package of this module into dir.
@@ -88,11 +89,7 @@ func TestHostileTarget(t *testing.T) {
 		if rss > maxRSS {
 			t.Errorf("%s: probe's peak RSS %d MB, want under %d", tc.name, rss>>20, maxRSS>>20)
 		}
-		var rep struct {
-			Errors   map[string]int64
-			Warnings []struct{ Kind, Message string }
-			Latency  struct{ Requests int64 }
-		}
+		var rep report.RunReport
 		raw, err := os.ReadFile(filepath.Join(out, "report.json"))
 		if err != nil || json.Unmarshal(raw, &rep) != nil || json.Unmarshal([]byte(stdout.String()), &rep) != nil {
 			t.Errorf("%s: report.json does not parse (%v): %.300s", tc.name, err, raw)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/probehq/probe/report"
 )
 
 // TestAllAgainstTheFixture starts the fixture as probe does (this test
@@ -19,15 +21,7 @@ func TestAllAgainstTheFixture(t *testing.T) {
 	if code != exitError { // the fixture's broken feed fails its checks, as it should
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep struct {
-		Microload string
-		Runs      []struct {
-			Microload     string
-			Latency       struct{ Requests, Errors int64 }
-			Errors        map[string]int64
-			TargetProcess *struct{ PID int } `json:"target_process"`
-		}
-	}
+	var rep report.Suite
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
@@ -66,12 +60,7 @@ func TestTargetKilledByItsLoad(t *testing.T) {
 	if last := strings.TrimSpace(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:]); !strings.HasPrefix(last, "probe: the run ended early (target exited: exit status 2: fatal error: stack overflow)") {
 		t.Errorf("last line %q", last)
 	}
-	var rep struct {
-		Ended    string
-		Latency  struct{ Requests, Errors int64 }
-		Crashes  []struct{ Class, Endpoint, Evidence string }
-		Warnings []struct{ Kind string }
-	}
+	var rep report.RunReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/report"
 )
 
 // capacityServer does a fixed work per request with a fixed number of
@@ -82,26 +84,8 @@ func startCapacityServer(t *testing.T, workers int, service string) string {
 	return ""
 }
 
-type rampReport struct {
-	Knee struct {
-		Found bool
-		Rate  float64
-		Says  []string
-	}
-	Windows []struct {
-		Offered, Achieved float64
-		Holds             bool
-		Why               string
-		InFlightMean      float64 `json:"in_flight_mean"`
-		LittleL           float64 `json:"little_l"`
-	}
-	Findings []struct {
-		Rule, Class, Evidence string
-		OwnFrame              string  `json:"own_frame"`
-		WaitShare             float64 `json:"wait_share"`
-	}
-	Ended string
-}
+// rampReport is report.json of probe ramp.
+type rampReport = report.Ramp
 
 func writeFile(t *testing.T, name, src string) string {
 	t.Helper()

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/probehq/probe/report"
 )
 
 // serveStatic serves the Markdown notes of dir as they were at start, on
@@ -44,23 +46,8 @@ func serveStatic(dir string) {
 	http.ListenAndServe(os.Getenv("ADDR"), nil)
 }
 
-type scaleReport struct {
-	Points []struct {
-		Notes      int
-		Changes    int
-		WriteMS    float64 `json:"write_ms"`
-		Lost       int
-		Microloads map[string]struct {
-			CPUPerReqMS float64 `json:"cpu_per_req_ms"`
-		}
-	}
-	Growth []struct {
-		Figure string
-		Slope  float64
-		Shape  string
-	}
-	Says []string
-}
+// scaleReport is report.json of probe scale.
+type scaleReport = report.Scale
 
 // On the fixture, per-request mode's page work and a change's sync grow
 // with the vault; load-time mode's do not, and a sync costs a fraction.
@@ -76,7 +63,7 @@ func TestScaleOnTheFixture(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
 		}
 		var r scaleReport
-		if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Points) != 3 || len(r.Growth) == 0 || len(r.Says) == 0 {
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Points) != 3 || len(r.Growth) == 0 || len(r.Sentence) == 0 {
 			t.Fatalf("%s: %v %.500s", mode, err, stdout)
 		}
 		reps[mode] = r

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/probehq/probe/report"
 )
 
 // Reads during writes on the fixture: per-request mode's full re-render
@@ -19,16 +21,7 @@ func TestReadsDuringWrites(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
 		}
-		var rep struct {
-			Writes *struct {
-				Changes []struct {
-					VisibleMS map[string]float64 `json:"visible_ms"`
-				}
-				Lost   int
-				Stall  bool
-				During struct{ Requests int64 } `json:"reads_during_sync"`
-			}
-		}
+		var rep report.RunReport
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Writes == nil {
 			t.Fatalf("%s: %v %.300s", mode, err, stdout)
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/report"
 )
 
 func TestLoadBadInput(t *testing.T) {
@@ -62,16 +64,7 @@ func TestHTTPJSONKeepsStdoutClean(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep struct {
-		Microload    string
-		Latency      struct{ Requests, Errors int64 }
-		Operations   []struct{ Op string }
-		ReplyDigests []struct {
-			Key      string
-			Distinct int
-		} `json:"reply_digests"`
-		Connections struct{ Clients, Opened int }
-	}
+	var rep report.RunReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not report.json alone: %v\n%s", err, stdout)
 	}
@@ -113,10 +106,7 @@ func TestCtrlCWritesWhatWasMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep struct {
-		Ended   string
-		Latency struct{ Requests int64 }
-	}
+	var rep report.RunReport
 	json.Unmarshal(b, &rep)
 	if rep.Ended != "interrupted" || rep.Latency.Requests == 0 {
 		t.Errorf("report after Ctrl-C: %s", b)

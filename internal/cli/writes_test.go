@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/probehq/probe/report"
 )
 
 func TestDuringWritesBadInput(t *testing.T) {
@@ -55,13 +57,8 @@ func TestReadsDuringWritesLostWrite(t *testing.T) {
 	if code != exitError || !strings.Contains(stderr, "lost_writes") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	var rep struct {
-		Writes struct {
-			Lost    int
-			Changes []struct{ Lost []string }
-		}
-	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+	var rep report.RunReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Writes == nil {
 		t.Fatalf("%v %.300s", err, stdout)
 	}
 	if rep.Writes.Lost != 1 || len(rep.Writes.Changes) < 3 {
