@@ -5,7 +5,7 @@
 // other shapes, and git repositories built before and after — and checks
 // report.json, the exit code and what the user reads.
 //
-// They take minutes (the whole folder about ten on two cores), so they
+// They take minutes (the whole folder ten or more on two cores), so they
 // are not part of the everyday suite:
 //
 //	go test -short ./...          # everyday: every package's logic; skips this folder
