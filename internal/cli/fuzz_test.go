@@ -51,19 +51,8 @@ func TestFuzzBadInput(t *testing.T) {
 	}
 }
 
-type fuzzReport struct {
-	Latency struct{ Requests int64 }
-	Crashes []struct {
-		Class, Input, Endpoint, Evidence, Repro, File, Shrink string
-		Original                                              string `json:"original_input"`
-		Confirmed                                             bool
-	}
-	Fuzz struct {
-		Inputs   int64
-		Rejected int64
-		Statuses map[string]int64
-	}
-}
+// fuzzReport is report.json of probe fuzz.
+type fuzzReport = report.FuzzReport
 
 // TestFuzzNoteQueryFixture is issue 6's acceptance, shortened: the
 // per-request fixture dies of a stack overflow that is found and shrunk;
@@ -118,8 +107,8 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 		t.Fatalf("load-time: exit %d: %s", code, stderr)
 	}
 	rep = fuzzReport{}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Fuzz == nil {
+		t.Fatalf("%v: %.300s", err, stdout)
 	}
 	if len(rep.Crashes) != 0 || rep.Fuzz.Inputs == 0 || rep.Fuzz.Rejected == 0 {
 		t.Errorf("load-time: %d crashes, %d inputs, %d rejected", len(rep.Crashes), rep.Fuzz.Inputs, rep.Fuzz.Rejected)
@@ -165,8 +154,8 @@ func TestFuzzCtrlC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep fuzzReport
-	if err := json.Unmarshal(b, &rep); err != nil || rep.Fuzz.Inputs == 0 {
-		t.Errorf("report after Ctrl-C: %v, %d inputs", err, rep.Fuzz.Inputs)
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Fuzz == nil || rep.Fuzz.Inputs == 0 {
+		t.Errorf("report after Ctrl-C: %v, fuzz %+v", err, rep.Fuzz)
 	}
 	if strings.Contains(stderr, "goroutine ") {
 		t.Errorf("stack trace on stderr: %s", stderr)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/report"
 )
 
 func TestLoadBadInput(t *testing.T) {
@@ -62,16 +64,7 @@ func TestHTTPJSONKeepsStdoutClean(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep struct {
-		Microload    string
-		Latency      struct{ Requests, Errors int64 }
-		Operations   []struct{ Op string }
-		ReplyDigests []struct {
-			Key      string
-			Distinct int
-		} `json:"reply_digests"`
-		Connections struct{ Clients, Opened int }
-	}
+	var rep report.RunReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not report.json alone: %v\n%s", err, stdout)
 	}
@@ -113,89 +106,10 @@ func TestCtrlCWritesWhatWasMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep struct {
-		Ended   string
-		Latency struct{ Requests int64 }
-	}
+	var rep report.RunReport
 	json.Unmarshal(b, &rep)
 	if rep.Ended != "interrupted" || rep.Latency.Requests == 0 {
 		t.Errorf("report after Ctrl-C: %s", b)
-	}
-}
-
-// TestAllAgainstTheFixture starts the fixture as probe does (this test
-// binary stands in for the probe binary) and runs every microload briefly.
-func TestAllAgainstTheFixture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fixture")
-	}
-	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "all", "--notes", "60", "--duration", "1s", "--warmup", "200ms",
-		"--concurrency", "4", "--json", "--out", out)
-	if code != exitError { // the fixture's broken feed fails its checks, as it should
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var rep struct {
-		Microload string
-		Runs      []struct {
-			Microload     string
-			Latency       struct{ Requests, Errors int64 }
-			Errors        map[string]int64
-			TargetProcess *struct{ PID int } `json:"target_process"`
-		}
-	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
-	if len(rep.Runs) != 6 {
-		t.Fatalf("%d microloads ran: %s", len(rep.Runs), stderr)
-	}
-	for _, r := range rep.Runs {
-		if r.Latency.Requests == 0 || r.TargetProcess == nil {
-			t.Errorf("%s: %+v", r.Microload, r)
-		}
-		wantErrors := r.Microload == "feed"
-		if (r.Latency.Errors > 0) != wantErrors {
-			t.Errorf("%s: %d errors %v", r.Microload, r.Latency.Errors, r.Errors)
-		}
-		if wantErrors {
-			if _, ok := r.Errors["GET /feeds/podcast.xml: empty feed body"]; !ok {
-				t.Errorf("feed errors: %v", r.Errors)
-			}
-		}
-	}
-}
-
-// TestTargetKilledByItsLoad is seed 002's story end to end: one stored query
-// with a deep recursion kills the per-request fixture; the report keeps what
-// was measured and classifies the death.
-func TestTargetKilledByItsLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fixture and waits for a 1 GB stack to overflow")
-	}
-	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "http", "--path", "/q/link-walk", "--param", "depth=5,200000",
-		"--notes", "60", "--duration", "60s", "--warmup", "0s", "--concurrency", "1", "--json", "--out", out)
-	if code != exitError {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if last := strings.TrimSpace(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:]); !strings.HasPrefix(last, "probe: the run ended early (target exited: exit status 2: fatal error: stack overflow)") {
-		t.Errorf("last line %q", last)
-	}
-	var rep struct {
-		Ended    string
-		Latency  struct{ Requests, Errors int64 }
-		Crashes  []struct{ Class, Endpoint, Evidence string }
-		Warnings []struct{ Kind string }
-	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Crashes) != 1 || rep.Crashes[0].Class != "stack-overflow" || !strings.Contains(rep.Crashes[0].Evidence, "fatal error: stack overflow") {
-		t.Errorf("crashes %+v", rep.Crashes)
-	}
-	if rep.Latency.Requests == 0 || rep.Latency.Errors > 1 || !strings.Contains(rep.Ended, "target exited") {
-		t.Errorf("ended %q after %d requests, %d errors", rep.Ended, rep.Latency.Requests, rep.Latency.Errors)
 	}
 }
 

@@ -21,12 +21,8 @@ func TestMain(m *testing.M) {
 	site.RunQueryWorkerIfChild()
 	// probe starts the fixture by running its own binary with "fixture
 	// serve": here the test binary stands in for it.
-	if len(os.Args) > 2 && os.Args[1] == "static-server" {
-		serveStatic(os.Args[2]) // a server that never sees a change: scale_test
-		return
-	}
-	if len(os.Args) > 4 && os.Args[1] == "capacity-server" {
-		serveCapacity(os.Args[2], os.Args[3], os.Args[4]) // a server of known capacity: ramp_test
+	if len(os.Args) > 1 && os.Args[1] == "argv-server" {
+		serveArgv() // a server that logs its arguments: start_test
 		return
 	}
 	if len(os.Args) > 1 && (os.Args[1] == "fixture" || os.Args[1] == jsonnetCommand) {

@@ -2,108 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"go/parser"
 	"go/token"
-	"math"
-	"net/http"
 	_ "net/http/pprof"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 )
-
-// capacityServer does a fixed work per request with a fixed number of
-// workers: its capacity is workers / service time. With locked, every
-// request also holds one lock across its work, so the lock is the limit.
-type capacityServer struct {
-	workers chan struct{}
-	service time.Duration
-	locked  bool
-	mu      sync.Mutex
-}
-
-func (s *capacityServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.workers <- struct{}{}
-	defer func() { <-s.workers }()
-	if s.locked {
-		s.lockedWork()
-	} else {
-		time.Sleep(s.service)
-	}
-	fmt.Fprintln(w, "done")
-}
-
-// lockedWork holds the lock across the work.
-func (s *capacityServer) lockedWork() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	time.Sleep(s.service)
-}
-
-// serveCapacity serves a capacityServer on addr, with pprof and the mutex
-// and block profiles on.
-func serveCapacity(addr, workers, serviceMS string) {
-	n, _ := strconv.Atoi(workers)
-	ms, _ := strconv.Atoi(strings.TrimSuffix(serviceMS, "-locked"))
-	runtime.SetMutexProfileFraction(1)
-	runtime.SetBlockProfileRate(1)
-	s := &capacityServer{workers: make(chan struct{}, n), service: time.Duration(ms) * time.Millisecond, locked: strings.HasSuffix(serviceMS, "-locked")}
-	http.Handle("/work", s)
-	http.ListenAndServe(addr, nil)
-}
-
-// startCapacityServer starts the test binary as a capacity server.
-func startCapacityServer(t *testing.T, workers int, service string) string {
-	t.Helper()
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, _ := os.Executable()
-	cmd := exec.Command(self, "capacity-server", addr, strconv.Itoa(workers), service)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 100; i++ {
-		if resp, err := http.Get("http://" + addr + "/debug/pprof/"); err == nil {
-			resp.Body.Close()
-			return "http://" + addr
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("the capacity server did not start")
-	return ""
-}
-
-type rampReport struct {
-	Knee struct {
-		Found bool
-		Rate  float64
-		Says  []string
-	}
-	Windows []struct {
-		Offered, Achieved float64
-		Holds             bool
-		Why               string
-		InFlightMean      float64 `json:"in_flight_mean"`
-		LittleL           float64 `json:"little_l"`
-	}
-	Findings []struct {
-		Rule, Class, Evidence string
-		OwnFrame              string  `json:"own_frame"`
-		WaitShare             float64 `json:"wait_share"`
-	}
-	Ended string
-}
 
 func writeFile(t *testing.T, name, src string) string {
 	t.Helper()
@@ -114,76 +20,7 @@ func writeFile(t *testing.T, name, src string) string {
 	return p
 }
 
-// rampWork ramps url's /work in steps and reads the report.
-func rampWork(t *testing.T, url, steps string) rampReport {
-	t.Helper()
-	file := writeFile(t, "probe.json", workScenario)
-	code, stdout, stderr := runProbe(t, context.Background(), "ramp", "--target", url, "--file", file,
-		"--steps", steps, "--json", "--out", t.TempDir())
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var r rampReport
-	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
-		t.Fatalf("%v: %.300s", err, stdout)
-	}
-	return r
-}
-
 const workScenario = `{"scenarios": [{"name": "work", "steps": [{"name": "work", "path": "/work", "checks": {"contains": "done"}}]}]}`
-
-// A server of 10 workers and 50 ms of service: capacity 200 a second (a
-// sleep overshoots by a little: the longer the service, the less that
-// counts). The knee probe finds lies within 10% of it, and the ramp stops
-// past it.
-func TestRampFindsTheKnee(t *testing.T) {
-	if testing.Short() {
-		t.Skip("ramps a server to its knee")
-	}
-	url := startCapacityServer(t, 10, "50")
-	r := rampWork(t, url, "120,160,180,190,210,240,280/3s")
-	t.Logf("knee %g/s: %q; windows %+v", r.Knee.Rate, r.Knee.Says, r.Windows)
-	if !r.Knee.Found || math.Abs(r.Knee.Rate-200)/200 > 0.1 {
-		t.Errorf("knee %v at %g, want within 10%% of 200: %v %+v", r.Knee.Found, r.Knee.Rate, r.Knee.Says, r.Windows)
-	}
-	if !strings.HasPrefix(r.Ended, "stopped: past the knee") || len(r.Windows) == 7 && r.Ended == "" {
-		t.Errorf("ended %q after %d windows: the ramp should stop past the knee", r.Ended, len(r.Windows))
-	}
-	// Below the knee, sessions in flight are what Little's law says.
-	w := r.Windows[0]
-	if !w.Holds || w.LittleL == 0 || math.Abs(w.InFlightMean-w.LittleL) > 0.5*w.LittleL+0.5 {
-		t.Errorf("first window: holds %v, in flight %.2f against λW %.2f", w.Holds, w.InFlightMean, w.LittleL)
-	}
-	if !strings.Contains(strings.Join(r.Knee.Says, " "), "sessions in flight grow") {
-		t.Errorf("says %q: want what grew", r.Knee.Says)
-	}
-}
-
-// The same work behind one lock: capacity 1/S, and a contention finding
-// names the lock's function.
-func TestRampNamesTheLock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("ramps a server to its knee")
-	}
-	url := startCapacityServer(t, 64, "20-locked")
-	r := rampWork(t, url, "20,40,60,80/3s")
-	t.Logf("knee %g/s: %q; findings %+v", r.Knee.Rate, r.Knee.Says, r.Findings)
-	if !r.Knee.Found || math.Abs(r.Knee.Rate-50)/50 > 0.25 {
-		t.Errorf("knee %v at %g, want about 50: %v", r.Knee.Found, r.Knee.Rate, r.Knee.Says)
-	}
-	var found bool
-	for _, f := range r.Findings {
-		if f.Rule == "contention" && strings.Contains(f.OwnFrame, "lockedWork") && strings.Contains(f.Evidence, "lock") && f.WaitShare > 0.2 {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("no contention finding naming lockedWork: %+v", r.Findings)
-	}
-	if !strings.Contains(strings.Join(r.Knee.Says, " "), "contention") {
-		t.Errorf("says %q: want the contention named", r.Knee.Says)
-	}
-}
 
 func TestRampBadInput(t *testing.T) {
 	badInput(t, []string{"ramp"}, exitUsage, "give the arrival rates")

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,7 +44,7 @@ func TestStartServerGetsOneArgument(t *testing.T) {
 	argvLog := filepath.Join(base, "argv.log")
 	t.Setenv("PROBE_TEST_ARGV", argvLog)
 	self, _ := os.Executable()
-	argv, err := commandWords("cmd", shellJoin([]string{self})+" static-server {vault}")
+	argv, err := commandWords("cmd", shellJoin([]string{self})+" argv-server {vault}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,18 @@ func TestStartServerGetsOneArgument(t *testing.T) {
 	child.Stop()
 	raw, _ := os.ReadFile(argvLog)
 	var got []string
-	if err := json.Unmarshal([]byte(strings.TrimSpace(string(raw))), &got); err != nil || !reflect.DeepEqual(got, []string{"static-server", dir}) {
-		t.Errorf("the server got %s (%v), want [static-server %q]", raw, err, dir)
+	if err := json.Unmarshal([]byte(strings.TrimSpace(string(raw))), &got); err != nil || !reflect.DeepEqual(got, []string{"argv-server", dir}) {
+		t.Errorf("the server got %s (%v), want [argv-server %q]", raw, err, dir)
 	}
+}
+
+// serveArgv appends its arguments to $PROBE_TEST_ARGV (a JSON list) and
+// answers 200 on $ADDR until it is stopped.
+func serveArgv() {
+	line, _ := json.Marshal(os.Args[1:])
+	if err := os.WriteFile(os.Getenv("PROBE_TEST_ARGV"), append(line, '\n'), 0o644); err != nil {
+		os.Exit(2)
+	}
+	http.ListenAndServe(os.Getenv("ADDR"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	os.Exit(1)
 }

@@ -10,48 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// Reads during writes on the fixture: per-request mode's full re-render
-// stalls the readers, load-time mode's incremental sync does not; no write
-// is lost in either.
-func TestReadsDuringWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fixture twice and writes while it reads")
-	}
-	for _, mode := range []string{"per-request", "load-time"} {
-		code, stdout, stderr := runProbe(t, context.Background(), "page", "--fixture-mode", mode, "--notes", "400",
-			"--rate", "40", "--during-writes", "1/s", "--duration", "6s", "--warmup", "1s", "--concurrency", "16", "--json", "--out", t.TempDir())
-		if code != exitOK {
-			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
-		}
-		var rep struct {
-			Writes *struct {
-				Changes []struct {
-					VisibleMS map[string]float64 `json:"visible_ms"`
-				}
-				Lost   int
-				Stall  bool
-				During struct{ Requests int64 } `json:"reads_during_sync"`
-			}
-		}
-		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Writes == nil {
-			t.Fatalf("%s: %v %.300s", mode, err, stdout)
-		}
-		w := rep.Writes
-		if len(w.Changes) == 0 || w.Lost != 0 {
-			t.Errorf("%s: %d changes, %d lost", mode, len(w.Changes), w.Lost)
-		}
-		for _, c := range w.Changes {
-			if c.VisibleMS["page"] == 0 || c.VisibleMS["sitemap"] == 0 || c.VisibleMS["search"] == 0 {
-				t.Errorf("%s: a change not seen everywhere: %v", mode, c.VisibleMS)
-			}
-		}
-		if w.Stall != (mode == "per-request") {
-			t.Errorf("%s: stall %v (%d reads during syncs)", mode, w.Stall, w.During.Requests)
-		}
-	}
-}
+	"github.com/probehq/probe/report"
+)
 
 func TestDuringWritesBadInput(t *testing.T) {
 	badInput(t, []string{"page", "--during-writes", "2/s"}, exitUsage, "--during-writes needs --rate")
@@ -96,13 +57,8 @@ func TestReadsDuringWritesLostWrite(t *testing.T) {
 	if code != exitError || !strings.Contains(stderr, "lost_writes") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	var rep struct {
-		Writes struct {
-			Lost    int
-			Changes []struct{ Lost []string }
-		}
-	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+	var rep report.RunReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Writes == nil {
 		t.Fatalf("%v %.300s", err, stdout)
 	}
 	if rep.Writes.Lost != 1 || len(rep.Writes.Changes) < 3 {

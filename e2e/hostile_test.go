@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
 )
 
 // buildBinary builds a package of this module into dir.
@@ -22,7 +23,7 @@ func buildBinary(t *testing.T, dir, pkg string) string {
 	t.Helper()
 	out := filepath.Join(dir, filepath.Base(pkg))
 	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = "../.."
+	cmd.Dir = ".."
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
@@ -40,7 +41,7 @@ func TestHostileTarget(t *testing.T) {
 	}
 	bin := t.TempDir()
 	probeBin := buildBinary(t, bin, "./cmd/probe")
-	hostile := buildBinary(t, bin, "./cmd/probe/testdata/hostile")
+	hostile := buildBinary(t, bin, "./e2e/testdata/hostile")
 	srv, err := probes.Start(context.Background(), probes.ChildSpec{Argv: []string{hostile}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -88,11 +89,7 @@ func TestHostileTarget(t *testing.T) {
 		if rss > maxRSS {
 			t.Errorf("%s: probe's peak RSS %d MB, want under %d", tc.name, rss>>20, maxRSS>>20)
 		}
-		var rep struct {
-			Errors   map[string]int64
-			Warnings []struct{ Kind, Message string }
-			Latency  struct{ Requests int64 }
-		}
+		var rep report.RunReport
 		raw, err := os.ReadFile(filepath.Join(out, "report.json"))
 		if err != nil || json.Unmarshal(raw, &rep) != nil || json.Unmarshal([]byte(stdout.String()), &rep) != nil {
 			t.Errorf("%s: report.json does not parse (%v): %.300s", tc.name, err, raw)

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -7,14 +7,11 @@ import (
 	"testing"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/report"
 )
 
-type profiledRun struct {
-	Microload string
-	Findings  []analyzers.Finding
-	Timeline  []analyzers.WindowSummary
-	Files     []string `json:"profile_files"`
-}
+// profiledRun is report.json of one microload of probe all.
+type profiledRun = report.RunReport
 
 func profileAll(t *testing.T, mode string) map[string]profiledRun {
 	t.Helper()
@@ -25,16 +22,16 @@ func profileAll(t *testing.T, mode string) map[string]profiledRun {
 	if code != exitOK && code != exitError {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep struct{ Runs []profiledRun }
+	var rep report.Suite
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
 	runs := map[string]profiledRun{}
 	for _, r := range rep.Runs {
-		runs[r.Microload] = r
-		files := strings.Join(r.Files, " ")
+		runs[r.Microload] = *r
+		files := strings.Join(r.ProfileFiles, " ")
 		if len(r.Timeline) == 0 || !strings.Contains(files, "cpu.pb.gz") || !strings.Contains(files, "flame.html") || !strings.Contains(files, "flame-alloc.html") {
-			t.Errorf("%s %s: no CPU windows or profile files: %v", mode, r.Microload, r.Files)
+			t.Errorf("%s %s: no CPU windows or profile files: %v", mode, r.Microload, r.ProfileFiles)
 		}
 	}
 	return runs

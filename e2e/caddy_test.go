@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
 )
 
 // Caddy is a real server nobody here wrote: its templates handler parses
@@ -176,14 +176,8 @@ func startCaddy(t testing.TB) (site, admin string) {
 	return "http://127.0.0.1:" + port, "http://127.0.0.1:" + adminPort + "/debug/pprof/"
 }
 
-type caddyRun struct {
-	Microload   string
-	Latency     struct{ Requests, Errors int64 }
-	Errors      map[string]int64
-	Findings    []analyzers.Finding
-	Unexplained []analyzers.Unexplained
-	Warnings    []struct{ Kind, Message string }
-}
+// caddyRun is report.json of one run on Caddy.
+type caddyRun = report.RunReport
 
 func TestCaddy(t *testing.T) {
 	if testing.Short() {

@@ -119,7 +119,9 @@ func raw(head string, fill []byte) http.HandlerFunc {
 // gzipZeros is n zero bytes, gzipped: about a thousandth of n.
 func gzipZeros(n int) []byte {
 	var b bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	// BestSpeed: as small a bomb as BestCompression's on zeros, made a
+	// dozen times faster (seconds, on a busy machine, before the URL).
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 	zero := make([]byte, 1<<20)
 	for range n >> 20 {
 		zw.Write(zero)

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/probehq/probe/report"
 )
 
 // otherSite is a server of its own shape, nothing like the fixture's:
@@ -149,19 +151,12 @@ func newOtherSite(t *testing.T) *otherSite {
 
 var quick = []string{"--duration", "300ms", "--warmup", "0s", "--concurrency", "2"}
 
+// anyReport is report.json of one run, or of probe all: a run's fields,
+// and the suite's runs and skipped microloads.
 type anyReport struct {
-	Microload      string
-	AcceptEncoding string `json:"accept_encoding"`
-	Latency        struct{ Requests, Errors int64 }
-	Errors         map[string]int64
-	Operations     []struct{ Op string }
-	Runs           []anyReport
-	Skipped        []struct{ Microload, Reason string }
-	Thresholds     []struct {
-		Expr   string
-		Broken bool
-	}
-	Warnings []struct{ Kind, Message string }
+	report.RunReport
+	Runs    []*report.RunReport `json:"runs"`
+	Skipped []report.Skipped    `json:"skipped"`
 }
 
 func runJSON(t *testing.T, args ...string) (int, anyReport, string) {
