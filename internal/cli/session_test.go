@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probehq/probe/report"
 )
@@ -87,6 +88,15 @@ func TestFinishWritesShowsAndJudges(t *testing.T) {
 	var ie interruptedError
 	if err := sess.finish(doc, errors.New("failed")); !errors.As(err, &ie) || ie.dir != sess.dir {
 		t.Errorf("interrupted: %v", err)
+	}
+	// The caller's deadline ends the run as Ctrl-C does (probe ramp's own
+	// schedule ending is not ctx's end: that ramp exits 0).
+	ctx, cancel = context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	sess, _, _ = mk(ctx, false)
+	if err := sess.finish(doc, errors.New("the ramp ended early")); !errors.As(err, &ie) {
+		t.Errorf("deadline: %v", err)
 	}
 	// probe analyze: no folder; the document alone on stdout.
 	var out, errOut bytes.Buffer
