@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
 
 // version is one side of a before/after comparison (abgit.go builds them).
-type version = pipe.Version
+type version = pipeline.Version
 
 // abOptions are `probe ab`'s flags.
 type abOptions struct {
@@ -86,7 +86,7 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	plan := pipe.ABPlan{Runs: c.runs, Names: names, Profile: c.profile.profile, Dir: sess.dir,
+	plan := pipeline.ABPlan{Runs: c.runs, Names: names, Profile: c.profile.profile, Dir: sess.dir,
 		Microload: func(name string) probes.Microload {
 			mls, _ := c.microloads([]string{name}) // checked before the runs
 			return mls[0]

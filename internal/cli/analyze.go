@@ -5,9 +5,7 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/google/pprof/profile"
-
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 )
 
 // analyzeCommand is `probe analyze [--json] [--rules FILE] PROFILE…`: the
@@ -28,18 +26,13 @@ func analyzeCommand(fs *flag.FlagSet) runner {
 		if err != nil {
 			return err
 		}
-		cpu, allocs, err := pipe.ReadProfiles(paths, int64(prof.maxProfile))
-		if errors.Is(err, pipe.ErrTwoAllocationProfiles) {
+		cpu, allocs, err := pipeline.ReadProfiles(paths, int64(prof.maxProfile))
+		if errors.Is(err, pipeline.ErrTwoAllocationProfiles) {
 			return usageError{err.Error()}
 		}
 		if err != nil {
 			return err
 		}
-		return sess.finish(pipe.AnalyzeProfiles(paths, cpu, allocs, sess.rules), nil)
+		return sess.finish(pipeline.AnalyzeProfiles(paths, cpu, allocs, sess.rules), nil)
 	}
-}
-
-// readProfile is a profile file within limit bytes (probe flame's too).
-func readProfile(path string, limit int64) (*profile.Profile, error) {
-	return pipe.ReadProfile(path, limit)
 }

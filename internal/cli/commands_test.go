@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -78,7 +78,7 @@ func TestThePipelineOfTheCommandsHintsFlags(t *testing.T) {
 	o.Load = func(ctx context.Context, ml probes.Microload, tg *probes.Target, lo probes.LoadOptions) (*probes.Run, error) {
 		return &probes.Run{Microload: ml.Name(), Errors: map[string]int64{}, Warnings: []probes.Warning{{Kind: "generator-bound", Message: "probe used 1.9 of its 2 CPUs"}}}, nil
 	}
-	rep, _, err := pipe.New(o).Measure(context.Background(), "x", &probes.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
+	rep, _, err := pipeline.New(o).Measure(context.Background(), "x", &probes.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

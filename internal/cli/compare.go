@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/report"
 )
 
@@ -44,7 +44,7 @@ func compareCommand(fs *flag.FlagSet) runner {
 		if err != nil {
 			return err
 		}
-		ab := pipe.CompareSides(dirs[0], dirs[1], sides[0], sides[1], nil)
+		ab := pipeline.CompareSides(dirs[0], dirs[1], sides[0], sides[1], nil)
 		if len(ab.Microloads) == 0 {
 			return fmt.Errorf("the two folders have no microload in common")
 		}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/h1"
 	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -203,16 +203,17 @@ func (f *profileFlags) validate() error {
 	return nil
 }
 
-// loadRules is the analyzers' catalog, with --rules FILE's rules added.
-func (f *profileFlags) loadRules(ctx context.Context) ([]analyzers.Rule, error) {
+// loadRules is the analyzers' catalog, with --rules FILE's rules added
+// (pipeline.LoadRules); a file that cannot be read or used is a usage error.
+func (f *profileFlags) loadRules(ctx context.Context) ([]pipeline.Rule, error) {
 	if f.rules == "" {
-		return analyzers.DefaultRules(), nil
+		return pipeline.LoadRules("", nil)
 	}
 	src, err := readJSONOrJsonnet(ctx, f.rules)
 	if err != nil {
 		return nil, usageError{"--rules " + err.Error()}
 	}
-	rules, err := analyzers.AddRules(f.rules, src)
+	rules, err := pipeline.LoadRules(f.rules, src)
 	if err != nil {
 		return nil, usageError{"--rules " + err.Error()}
 	}

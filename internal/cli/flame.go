@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/probehq/probe/flamegraphs"
+	"github.com/probehq/probe/pipeline"
 )
 
 // flameCommand is `probe flame PROFILE [--base PROFILE] -o FILE.html|FILE.svg`.
@@ -29,6 +28,8 @@ func flameCommand(fs *flag.FlagSet) runner {
 	}
 }
 
+// drawFlame checks the words, has the pipeline draw the graph
+// (pipeline.DrawFlame) and writes it to out.
 func drawFlame(paths []string, out, base, index, focus string, maxProfile int64, stdout io.Writer) error {
 	if len(paths) != 1 || out == "" {
 		return usageError{"usage: probe flame PROFILE [--base PROFILE] [--sample-index NAME] [--focus REGEXP] -o FILE.html|FILE.svg"}
@@ -36,43 +37,21 @@ func drawFlame(paths []string, out, base, index, focus string, maxProfile int64,
 	if !strings.HasSuffix(out, ".html") && !strings.HasSuffix(out, ".svg") {
 		return usageError{fmt.Sprintf("-o %q: want a .html or .svg file", out)}
 	}
-	var re *regexp.Regexp
+	o := pipeline.FlameOptions{Profile: paths[0], Base: base, MaxProfile: maxProfile, SampleIndex: index, SVG: strings.HasSuffix(out, ".svg")}
 	if focus != "" {
-		var err error
-		if re, err = regexp.Compile(focus); err != nil {
+		re, err := regexp.Compile(focus)
+		if err != nil {
 			return usageError{fmt.Sprintf("--focus: %v", err)}
 		}
+		o.Focus = re
 	}
-	p, err := readProfile(paths[0], maxProfile)
+	graph, err := pipeline.DrawFlame(o)
 	if err != nil {
 		return err
 	}
-	var tree *flamegraphs.Tree
-	if base != "" {
-		b, err := readProfile(base, maxProfile)
-		if err != nil {
-			return err
-		}
-		tree, err = flamegraphs.FoldDiff(b, p, flamegraphs.FoldOptions{SampleIndex: index})
-		if err != nil {
-			return err
-		}
-	} else if tree, err = flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: index, Focus: re}); err != nil {
+	if err := os.WriteFile(out, graph, 0o644); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	o := flamegraphs.Options{Title: paths[0] + " (" + tree.Sample + ")"}
-	if strings.HasSuffix(out, ".svg") {
-		err = flamegraphs.WriteSVG(&buf, tree, o)
-	} else {
-		err = flamegraphs.WriteHTML(&buf, tree, o)
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: %d bytes\n", out, buf.Len())
+	fmt.Fprintf(stdout, "%s: %d bytes\n", out, len(graph))
 	return nil
 }

@@ -169,13 +169,10 @@ func importGraph(t *testing.T, l *layering) (graph map[string][]string, files ma
 // the forbidden packages each imports, until they move behind the
 // pipeline (issue 20). An entry the file no longer needs fails the test:
 // then the entry goes.
-// TODO(issue 20): ramp.go and scale.go move to the pipeline package;
-// flags.go's loadRules, targetfile.go's positions, jsonnet.go's crash
-// classes and flame.go (probe flame) follow.
+// TODO(issue 20): targetfile.go's positions and jsonnet.go's crash
+// classes follow.
 var pendingImports = map[string][]string{
-	"internal/cli/flags.go":   {"analyzers"},
 	"internal/cli/jsonnet.go": {"lib/crash"},
-	"internal/cli/flame.go":   {"flamegraphs"},
 }
 
 // withPending is graph with each package that has per-file imports made of

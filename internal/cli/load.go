@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -82,20 +82,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	dir := sess.dir
-	var file *targetFile
-	if c.target.file != "" {
-		if file, err = readTargetFile(ctx, c.target.file); err != nil {
-			return err
-		}
-		if c.target.target == "" && file.target != "" {
-			if _, err := parseTarget(file.target); err != nil {
-				return usageError{fmt.Sprintf("--file %s: target: %v", c.target.file, err)}
-			}
-			c.target.target = file.target
-		}
-		if c.profile.pprof == "" {
-			c.profile.pprof = file.pprof
-		}
+	file, err := readFileFlag(ctx, &c.target, &c.profile)
+	if err != nil {
+		return err
 	}
 	if file == nil && c.name != "all" && c.name != "http" && flagHints[c.name] == "" {
 		return usageError{fmt.Sprintf("unknown command %q (see probe --help)", c.name)}
@@ -106,14 +95,11 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	if err != nil {
 		return err
 	}
-	target, warnings, cleanup, err := openTarget(ctx, &c.target, s.stderr)
+	target, warnings, cleanup, err := openTarget(ctx, &c.target, file, s.stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	if file != nil {
-		target.Header = append(file.headers, target.Header...)
-	}
 
 	p := pipelineOf(sess.rules, newProgressLine(s.stderr))
 	o := c.load.options()
@@ -135,7 +121,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			wl.Cleanup(context.WithoutCancel(ctx))
 		}
 		if err == nil && wl != nil {
-			rep.Writes = pipe.WritesReport(run, wl, sess.rules)
+			rep.Writes = pipeline.WritesReport(run, wl, sess.rules)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -244,8 +230,35 @@ func (c *loadCommand) microloads(fixture bool, file *targetFile) ([]probes.Micro
 	return []probes.Microload{ml}, nil
 }
 
-// openTarget parses --target, or starts the fixture as a child process.
-func openTarget(ctx context.Context, f *targetFlags, stderr io.Writer) (*probes.Target, []probes.Warning, func(), error) {
+// readFileFlag reads --file (nil without it): its target and pprof URL
+// stand in for --target and --pprof when those are not given.
+func readFileFlag(ctx context.Context, t *targetFlags, p *profileFlags) (*targetFile, error) {
+	if t.file == "" {
+		return nil, nil
+	}
+	file, err := readTargetFile(ctx, t.file)
+	if err != nil {
+		return nil, err
+	}
+	if t.target == "" && file.target != "" {
+		if _, err := parseTarget(file.target); err != nil {
+			return nil, usageError{fmt.Sprintf("--file %s: target: %v", t.file, err)}
+		}
+		t.target = file.target
+	}
+	if p.pprof == "" {
+		p.pprof = file.pprof
+	}
+	return file, nil
+}
+
+// openTarget parses --target, or starts the fixture as a child process;
+// the headers of file (nil: none) go before --header's.
+func openTarget(ctx context.Context, f *targetFlags, file *targetFile, stderr io.Writer) (*probes.Target, []probes.Warning, func(), error) {
+	header := f.header()
+	if file != nil {
+		header = append(append(header[:0:0], file.headers...), header...) // a new array: file's is kept
+	}
 	var warnings []probes.Warning
 	if f.target != "" {
 		u, err := parseTarget(f.target)
@@ -255,7 +268,7 @@ func openTarget(ctx context.Context, f *targetFlags, stderr io.Writer) (*probes.
 		if f.pin {
 			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin places only a fixture that probe starts"})
 		}
-		return &probes.Target{URL: u, Header: f.header()}, warnings, func() {}, nil
+		return &probes.Target{URL: u, Header: header}, warnings, func() {}, nil
 	}
 	fmt.Fprintf(stderr, "probe: starting the fixture (%s mode, %d notes)…\n", f.fixtureMode, f.notes)
 	child, err := startFixture(ctx, fixtureStart{mode: f.fixtureMode, notes: f.notes, synthetic: f.synthetic, key: f.key})
@@ -272,5 +285,5 @@ func openTarget(ctx context.Context, f *targetFlags, stderr io.Writer) (*probes.
 			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin needs two or more CPUs"})
 		}
 	}
-	return &probes.Target{URL: u, Header: f.header(), Child: child}, warnings, func() { child.Stop() }, nil
+	return &probes.Target{URL: u, Header: header, Child: child}, warnings, func() { child.Stop() }, nil
 }

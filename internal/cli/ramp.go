@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -12,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	// The package's name is the cli type pipeline's (pipeline.go).
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -152,73 +150,78 @@ func anyMap(m map[string]float64) map[string]any {
 	return out
 }
 
-func (c *ramp) run(ctx context.Context, s streams, names []string) error {
-	for _, err := range []error{c.target.validate(), c.profile.validate()} {
-		if err != nil {
-			return err
-		}
-	}
+// rampPlan is what the ramp's flags and its scenarios make of it, all
+// checked before anything is claimed or started.
+type rampPlan struct {
+	rates  probes.Rates
+	stops  []pipeline.RampStop
+	maxErr float64
+	file   *targetFile
+	flows  []probes.Flow
+}
+
+// plan checks the ramp's own flags, then reads the scenarios (a step that
+// uses a value no earlier step extracts is one line now) and picks the mix.
+func (c *ramp) plan(ctx context.Context, names []string) (*rampPlan, error) {
 	rates, err := c.schedule()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	stops, err := pipe.RampStops(c.stopWhen)
+	stops, err := pipeline.RampStops(c.stopWhen)
 	if err != nil {
-		return usageError{"--stop-when " + err.Error()}
+		return nil, usageError{"--stop-when " + err.Error()}
 	}
 	maxErr, err := parseShare(c.maxErrors)
 	if err != nil {
-		return usageError{"--max-errors " + err.Error()}
+		return nil, usageError{"--max-errors " + err.Error()}
 	}
 	switch {
 	case c.slo < 0:
-		return usageError{"--slo must not be negative"}
+		return nil, usageError{"--slo must not be negative"}
 	case c.maxInFlight < 1 || c.maxInFlight > 100_000:
-		return usageError{fmt.Sprintf("--max-in-flight %d: want 1 to 100,000", c.maxInFlight)}
+		return nil, usageError{fmt.Sprintf("--max-in-flight %d: want 1 to 100,000", c.maxInFlight)}
 	case validTimeout(c.timeout) != nil:
-		return validTimeout(c.timeout)
+		return nil, validTimeout(c.timeout)
 	case validMaxBody(c.maxBody) != nil:
-		return validMaxBody(c.maxBody)
+		return nil, validMaxBody(c.maxBody)
 	}
-	// The scenarios are read and checked before anything starts: a step
-	// that uses a value no earlier step extracts is one line now.
-	var file *targetFile
-	if c.target.file != "" {
-		if file, err = readTargetFile(ctx, c.target.file); err != nil {
-			return err
-		}
-		if c.target.target == "" && file.target != "" {
-			c.target.target = file.target
-		}
-		if c.profile.pprof == "" {
-			c.profile.pprof = file.pprof
-		}
-	} else {
+	file, err := readFileFlag(ctx, &c.target, &c.profile)
+	if err != nil {
+		return nil, err
+	}
+	if file == nil {
 		if c.target.target != "" && len(names) == 0 {
-			return usageError{"a target by URL needs its scenarios: --file probe.jsonnet (or name microloads: probe ramp search page)"}
+			return nil, usageError{"a target by URL needs its scenarios: --file probe.jsonnet (or name microloads: probe ramp search page)"}
 		}
 		if file, err = parseTargetFile("the fixture's scenarios", fixtureScenarios); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	flows, err := c.flows(file, names, c.target.target == "")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dir, err := c.output.claim()
+	return &rampPlan{rates: rates, stops: stops, maxErr: maxErr, file: file, flows: flows}, nil
+}
+
+// run is a session (begin … finish): a ramp that ran exits 0 whether or
+// not it found a knee (a knee is a finding); one that ended early for
+// another reason (the target died) exits 1, Ctrl-C 130.
+func (c *ramp) run(ctx context.Context, s streams, names []string) error {
+	var plan *rampPlan
+	sess, err := begin(ctx, s, start{
+		checks: []error{c.target.validate(), c.profile.validate()},
+		before: func() (err error) { plan, err = c.plan(ctx, names); return err },
+		output: &c.output, profile: &c.profile,
+	})
 	if err != nil {
 		return err
 	}
-	rules, err := c.profile.loadRules(ctx)
-	if err != nil {
-		return err
-	}
-	target, warnings, cleanup, err := openTarget(ctx, &c.target, s.stderr)
+	target, warnings, cleanup, err := openTarget(ctx, &c.target, plan.file, s.stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	target.Header = append(append(target.Header[:0:0], file.headers...), target.Header...)
 	// An unreachable target is an error, not a knee below the first rate.
 	if conn, err := net.DialTimeout("tcp", target.Addr(), 5*time.Second); err != nil {
 		return fmt.Errorf("target %s is unreachable: %v", target.URL, err)
@@ -235,8 +238,8 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 	}
 	progress := newProgressLine(s.stderr)
 	progress.name = "ramp"
-	o := pipe.RampOptions{Target: target, Flows: flows, Rates: rates, SLO: c.slo, MaxErrors: maxErr, Stop: stops,
-		Timeout: c.timeout, MaxBody: int(c.maxBody), MaxInFlight: c.maxInFlight, PID: pid, Rules: rules, Progress: progress.update}
+	o := pipeline.RampOptions{Target: target, Flows: plan.flows, Rates: plan.rates, SLO: c.slo, MaxErrors: plan.maxErr, Stop: plan.stops,
+		Timeout: c.timeout, MaxBody: int(c.maxBody), MaxInFlight: c.maxInFlight, PID: pid, Rules: sess.rules, Progress: progress.update}
 	if c.profile.profile {
 		if err := probes.CheckPprof(ctx, c.profile.options(target.URL, time.Minute).PprofURL); err != nil {
 			warnings = append(warnings, probes.Warning{Kind: "no-pprof", Message: fmt.Sprintf("no profiles: %v (the knee is still found; what gives way is not named)", err)})
@@ -244,23 +247,20 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 			o.Profile = c.profile.options(target.URL, time.Minute)
 		}
 	}
-	fmt.Fprintf(s.stderr, "probe: %s against %s for up to %v…\n", rates, target.URL, rates.Duration())
-	doc, err := pipe.Ramp(ctx, o)
+	fmt.Fprintf(s.stderr, "probe: %s against %s for up to %v…\n", plan.rates, target.URL, plan.rates.Duration())
+	doc, err := pipeline.Ramp(ctx, o)
 	progress.clear()
 	if err != nil {
 		return fmt.Errorf("target %s: %v", target.URL, err)
 	}
 	doc.Warnings = append(doc.Warnings, warnings...)
-	if err := writeAndShow(doc, dir, c.output.json, s); err != nil {
-		return err
+	// The ramp's own end (its schedule, --stop-when) is not ctx's: ctx
+	// ends only on Ctrl-C (or the caller's end), which finish makes 130.
+	var failure error
+	if doc.Failed() {
+		failure = fmt.Errorf("the ramp ended early (%s); what was measured is in %s", doc.Ended, filepath.Join(sess.dir, "report.md"))
 	}
-	switch {
-	case errors.Is(ctx.Err(), context.Canceled):
-		return interruptedError{dir}
-	case doc.Failed():
-		return fmt.Errorf("the ramp ended early (%s); what was measured is in %s", doc.Ended, filepath.Join(dir, "report.md"))
-	}
-	return nil
+	return sess.finish(doc, failure)
 }
 
 // parseShare reads "1%" or "0.01".

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -14,8 +15,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/fixtures"
-	// The package's name is the cli type pipeline's (pipeline.go).
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -88,7 +88,7 @@ func parseSizes(s string) ([]int, error) {
 
 // plan is the sizes to measure, and the server command's words (none for
 // the fixture).
-func (c *scale) plan() ([]pipe.ScaleSize, []string, error) {
+func (c *scale) plan() ([]pipeline.ScaleSize, []string, error) {
 	if err := validFixtureMode(c.fixtureMode); err != nil {
 		return nil, nil, err
 	}
@@ -106,13 +106,13 @@ func (c *scale) plan() ([]pipe.ScaleSize, []string, error) {
 		}
 	}
 	if len(c.vaults) > 0 {
-		var out []pipe.ScaleSize
+		var out []pipeline.ScaleSize
 		for _, d := range c.vaults {
 			n, err := countNotes(d)
 			if err != nil {
 				return nil, nil, usageError{fmt.Sprintf("--vault %s: %v", d, err)}
 			}
-			out = append(out, pipe.ScaleSize{Notes: n, Dir: d})
+			out = append(out, pipeline.ScaleSize{Notes: n, Dir: d})
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Notes < out[j].Notes })
 		for i := 1; i < len(out); i++ {
@@ -129,9 +129,9 @@ func (c *scale) plan() ([]pipe.ScaleSize, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]pipe.ScaleSize, len(sizes))
+	out := make([]pipeline.ScaleSize, len(sizes))
 	for i, n := range sizes {
-		out[i] = pipe.ScaleSize{Notes: n}
+		out[i] = pipeline.ScaleSize{Notes: n}
 	}
 	return out, argv, nil
 }
@@ -154,46 +154,33 @@ func countNotes(dir string) (int, error) {
 	return n, err
 }
 
+// run is a session (begin … finish): a size that could not be measured,
+// or a change that never showed, makes it exit 1 after the report is
+// written; Ctrl-C 130.
 func (c *scale) run(ctx context.Context, s streams, names []string) error {
-	for _, err := range []error{c.load.validate(), c.profile.validate()} {
-		if err != nil {
-			return err
-		}
-	}
-	if c.changes < 0 || c.changes > 100 {
-		return usageError{fmt.Sprintf("--changes %d: want 0 to 100", c.changes)}
-	}
-	sizes, argv, err := c.plan()
-	if err != nil {
-		return err
-	}
 	if len(names) == 0 {
 		names = []string{"page", "sitemap"}
 	}
 	fixture := c.cmd == ""
-	for _, n := range names {
-		if _, err := namedMicroload(n, fixture); err != nil {
-			return err
-		}
-	}
-	dir, err := c.output.claim()
+	var sizes []pipeline.ScaleSize
+	var argv []string
+	sess, err := begin(ctx, s, start{
+		checks: []error{c.load.validate(), c.profile.validate()},
+		before: func() (err error) { sizes, argv, err = c.check(names); return err },
+		output: &c.output, load: &c.load, profile: &c.profile,
+	})
 	if err != nil {
 		return err
 	}
-	c.load.limitMemory()
-	rules, err := c.profile.loadRules(ctx)
-	if err != nil {
-		return err
-	}
-	p := newPipeline(rules, newProgressLine(s.stderr))
-	o := pipe.ScaleOptions{Sizes: sizes, Microloads: names, Load: c.load.options(), Synthetic: c.synthetic, Seed: c.seed,
+	p := pipelineOf(sess.rules, newProgressLine(s.stderr))
+	o := pipeline.ScaleOptions{Sizes: sizes, Microloads: names, Load: c.load.options(), Synthetic: c.synthetic, Seed: c.seed,
 		Changes: c.changes, StartTimeout: c.startTimeout, Target: c.cmd, Vaults: "realistic", Log: s.stderr,
 		Microload: func(name string) (probes.Microload, error) { return namedMicroload(name, fixture) },
 		Measure: func(ctx context.Context, label string, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*report.RunReport, error) {
-			rep, _, err := p.measure(ctx, label, ml, t, o)
+			rep, _, err := p.Measure(ctx, label, ml, t, o)
 			return rep, err
 		},
-		Writes: pipe.ScaleWrites{Fixture: fixture, Key: c.key, Path: c.writes.path, Permalink: c.writes.permalink, Freshness: c.writes.freshness,
+		Writes: pipeline.ScaleWrites{Fixture: fixture, Key: c.key, Path: c.writes.path, Permalink: c.writes.permalink, Freshness: c.writes.freshness,
 			Files: !fixture && (c.syncPath != "" || c.writeFiles), SyncPath: c.syncPath}}
 	if c.profile.profile {
 		o.Profile = func(u *url.URL) *probes.ProfileOptions { return c.profile.options(u, c.load.duration) }
@@ -217,22 +204,40 @@ func (c *scale) run(ctx context.Context, s streams, names []string) error {
 			return startServer(ctx, argv, "", map[string]string{"{vault}": vault}, probes.ChildSpec{Wait: c.startTimeout})
 		}
 	}
-	doc := pipe.Scale(ctx, o)
-	if len(doc.Points) == 0 {
-		return interruptedError{dir}
+	doc := pipeline.Scale(ctx, o)
+	if len(doc.Points) == 0 { // Ctrl-C before the first size
+		return errors.New("interrupted before anything was measured")
 	}
-	if err := writeAndShow(doc, dir, c.output.json, s); err != nil {
-		return err
+	return sess.finish(doc, scaleFailure(doc, c.writes.freshness, sess.dir))
+}
+
+// check is scale's own check of its flags and microloads: the sizes to
+// measure and the server command's words.
+func (c *scale) check(names []string) ([]pipeline.ScaleSize, []string, error) {
+	if c.changes < 0 || c.changes > 100 {
+		return nil, nil, usageError{fmt.Sprintf("--changes %d: want 0 to 100", c.changes)}
 	}
-	if ctx.Err() != nil {
-		return interruptedError{dir}
+	sizes, argv, err := c.plan()
+	if err != nil {
+		return nil, nil, err
 	}
+	for _, n := range names {
+		if _, err := namedMicroload(n, c.cmd == ""); err != nil {
+			return nil, nil, err
+		}
+	}
+	return sizes, argv, nil
+}
+
+// scaleFailure is why a scale failed in itself: the first size that could
+// not be measured, or that lost changes; nil when none did.
+func scaleFailure(doc *report.Scale, freshness time.Duration, dir string) error {
 	for _, pt := range doc.Points {
 		if pt.Error != "" {
 			return fmt.Errorf("%d notes could not be measured (%s); the report keeps the other sizes: %s", pt.Notes, pt.Error, filepath.Join(dir, "report.md"))
 		}
 		if pt.Lost > 0 {
-			return fmt.Errorf("at %d notes %d changes never showed within %v (--freshness-timeout): see %s", pt.Notes, pt.Lost, c.writes.freshness, filepath.Join(dir, "report.md"))
+			return fmt.Errorf("at %d notes %d changes never showed within %v (--freshness-timeout): see %s", pt.Notes, pt.Lost, freshness, filepath.Join(dir, "report.md"))
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 )
 
@@ -20,6 +22,18 @@ func TestScaleBadInput(t *testing.T) {
 	} {
 		badInput(t, tc.args, exitUsage, tc.want)
 	}
+}
+
+// Ctrl-C before the first size: exit 130 with one line, and no claim that
+// anything was measured.
+func TestScaleInterruptedBeforeTheFirstSize(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, stdout, stderr := runProbe(t, ctx, "scale", "page", "--notes", "10,20", "--out", filepath.Join(t.TempDir(), "r"))
+	if code != exitInterrupted || stdout != "" {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	oneLine(t, stderr, "interrupted before anything was measured")
 }
 
 // A server that never shows a change: each change times out with a clear

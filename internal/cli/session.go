@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 
-	pipe "github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/report"
 	"github.com/probehq/probe/thresholds"
 )
@@ -57,8 +57,8 @@ type session struct {
 	ctx    context.Context
 	s      streams
 	st     start
-	dir    string      // the claimed report folder; "" when printOnly
-	rules  []pipe.Rule // the rules, when start.profile was given
+	dir    string          // the claimed report folder; "" when printOnly
+	rules  []pipeline.Rule // the rules, when start.profile was given
 	gates  []thresholds.Threshold
 	broken []string // the lines of the thresholds judged broken
 }

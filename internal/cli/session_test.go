@@ -88,6 +88,14 @@ func TestFinishWritesShowsAndJudges(t *testing.T) {
 	if err := sess.finish(doc, errors.New("failed")); !errors.As(err, &ie) || ie.dir != sess.dir {
 		t.Errorf("interrupted: %v", err)
 	}
+	// The caller's deadline ends the run as Ctrl-C does (probe ramp's own
+	// schedule ending is not ctx's end: that ramp exits 0).
+	ctx, cancel = context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	sess, _, _ = mk(ctx, false)
+	if err := sess.finish(doc, errors.New("the ramp ended early")); !errors.As(err, &ie) {
+		t.Errorf("deadline: %v", err)
+	}
 	// probe analyze: no folder; the document alone on stdout.
 	var out, errOut bytes.Buffer
 	sess, err = begin(context.Background(), streams{&out, &errOut}, start{output: &outputFlags{json: true}, printOnly: true})

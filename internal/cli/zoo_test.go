@@ -138,7 +138,7 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 	defer child.Stop()
 	base, _ := url.Parse(child.URL)
 	fast, _ := url.Parse("http://" + fastAddr)
-	p := newPipeline(analyzers.DefaultRules(), nil)
+	p := pipelineOf(analyzers.DefaultRules(), nil)
 	o := probes.LoadOptions{Concurrency: 4, Duration: d, Warmup: d / 3, Timeout: 30 * time.Second}
 	prof := &profileFlags{profile: true, wall: false}
 	measure := func(c zooCase, profiled bool) *report.RunReport {
@@ -161,7 +161,7 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 		if profiled {
 			oo.Profile = prof.options(base, d)
 		}
-		rep, _, err := p.measure(context.Background(), c.name(), ml, tgt, oo)
+		rep, _, err := p.Measure(context.Background(), c.name(), ml, tgt, oo)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name(), err)
 		}
