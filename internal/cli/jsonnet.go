@@ -1,41 +1,16 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime/debug"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/google/go-jsonnet"
-
-	"github.com/probehq/probe/lib/crash"
 	"github.com/probehq/probe/plan"
 )
 
-// A user's Jsonnet file (--rules, --file) is evaluated in a child process
-// of probe, as the fixture evaluates note queries in workers: a tailstrict
-// recursion overflows the goroutine stack, a fatal error no recover
-// catches, and a program can ask for any amount of memory. The child runs
-// under a stack cap, an address-space cap and a time limit; its death is
-// one line.
-
-// jsonnetCommand is the hidden command the child runs.
+// jsonnetCommand is the hidden command word of the guarded Jsonnet child
+// (plan.EvalJsonnetGuarded re-runs probe's own binary with it).
 const jsonnetCommand = "__jsonnet"
-
-const (
-	jsonnetMemLimit = 4 << 30 // an address-space cap: a Go runtime under 1 GiB sometimes fails to start
-	jsonnetStack    = 64 << 20
-	jsonnetTimeout  = 20 * time.Second
-	jsonnetMaxOut   = 64 << 20
-)
 
 // readJSONOrJsonnet is a file's JSON: a JSON file as it is, a Jsonnet file
 // evaluated in a guarded child.
@@ -46,75 +21,17 @@ func readJSONOrJsonnet(ctx context.Context, path string) ([]byte, error) {
 	return evalJsonnet(ctx, path)
 }
 
-// evalJsonnet evaluates a Jsonnet file in a guarded child: plan's
-// evaluator for target files, and --rules'.
+// evalJsonnet evaluates a Jsonnet file in a guarded child of probe's own
+// binary: plan's evaluator for target files, and --rules'.
 func evalJsonnet(ctx context.Context, path string) ([]byte, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, jsonnetTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", `ulimit -v "$1" && shift && exec "$@"`, "sh",
-		strconv.Itoa(jsonnetMemLimit>>10), exe, jsonnetCommand, path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &limitedWriter{w: &stdout, n: jsonnetMaxOut}
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
-	err = cmd.Run()
-	switch {
-	case err == nil:
-		return stdout.Bytes(), nil
-	case ctx.Err() == context.DeadlineExceeded:
-		return nil, fmt.Errorf("%s: the evaluation did not end within %s", path, jsonnetTimeout)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 && !strings.Contains(stderr.String(), "goroutine ") {
-		return nil, errors.New(firstLine(stderr.String())) // the evaluator's own error, with its position
-	}
-	if c, ok := crash.ClassifyExit(err.Error(), stderr.String()); ok {
-		why := map[string]string{crash.StackOverflow: "a recursion without end?", crash.OutOfMemory: "it asked for more than 4 GiB"}[c.Class]
-		return nil, fmt.Errorf("%s: the evaluation died of %s (%s)", path, c.Class, strings.TrimSpace(why))
-	}
-	return nil, fmt.Errorf("%s: the evaluation failed: %v", path, err)
+	return plan.EvalJsonnetGuarded(ctx, path, exe, jsonnetCommand)
 }
 
-// runJsonnetChild evaluates one file and prints its JSON: the child's side.
+// runJsonnetChild is the child's side.
 func runJsonnetChild(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "usage: probe __jsonnet FILE")
-		return exitUsage
-	}
-	debug.SetMaxStack(jsonnetStack)
-	vm := jsonnet.MakeVM()
-	vm.Importer(&jsonnet.FileImporter{JPaths: []string{filepath.Dir(args[0])}})
-	out, err := vm.EvaluateFile(args[0])
-	if err != nil {
-		fmt.Fprintln(stderr, firstLine(strings.TrimSpace(err.Error())))
-		return exitError
-	}
-	io.WriteString(stdout, out)
-	return exitOK
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
-// limitedWriter keeps the first n bytes and drops the rest.
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.w.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
+	return plan.RunJsonnetChild(args, stdout, stderr)
 }

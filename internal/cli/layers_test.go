@@ -165,15 +165,11 @@ func importGraph(t *testing.T, l *layering) (graph map[string][]string, files ma
 	return graph, files
 }
 
-// pendingImports are the files of internal/cli that still do analysis, and
-// the forbidden packages each imports, until they move behind the
-// pipeline (issue 20). An entry the file no longer needs fails the test:
-// then the entry goes.
-// TODO(issue 20): targetfile.go's positions and jsonnet.go's crash
-// classes follow.
-var pendingImports = map[string][]string{
-	"internal/cli/jsonnet.go": {"lib/crash"},
-}
+// pendingImports are files of internal/cli allowed, for a while, a
+// forbidden import (a file on its way behind the pipeline), with the
+// packages each may import. There are none: an entry the file no longer
+// needs fails the test.
+var pendingImports = map[string][]string{}
 
 // withPending is graph with each package that has per-file imports made of
 // its files' imports, less the pending ones; and the pending entries that
