@@ -382,8 +382,11 @@ func port(u *url.URL) string {
 }
 
 func origin(u *url.URL) string {
-	if u.Host == "" {
+	switch {
+	case u.Host == "":
 		return u.Scheme + ": with no host"
+	case u.Scheme == "":
+		return "//" + u.Host
 	}
 	return u.Scheme + "://" + u.Host
 }
@@ -392,10 +395,11 @@ func origin(u *url.URL) string {
 // A dot segment is refused rather than escaped: %2E is '.' to RFC 3986
 // (§2.3, §6.2.2.2) and servers normalise it back, so no escaping confines
 // it; the same goes for a backslash, a separator to some servers even as
-// %5C. Percent-encodings are undone up to three times first, for servers
-// that decode twice.
+// %5C. Each round of percent-decoding is checked, until none is left (a
+// round shortens the text, and there are at most 8), for servers that
+// decode more than once.
 func climbs(v string) string {
-	for range 3 {
+	for range 8 {
 		if strings.IndexByte(v, '\\') >= 0 {
 			return "holds a backslash, which some servers read as /"
 		}
