@@ -20,6 +20,13 @@ func (e *RequestError) Error() string {
 	return fmt.Sprintf("request not sent: its %s %s", e.Part, e.Reason)
 }
 
+// Check says why r cannot be written to host as one HTTP/1.1 request (what
+// Conn.Do would refuse, with nothing sent), or nil.
+func (r *Request) Check(host string) error {
+	_, err := r.bytes(host)
+	return err
+}
+
 // check is nil when r (to host) can be written as one HTTP/1.1 request.
 func (r *Request) check(host string) error {
 	if reason := CheckToken(r.Method); reason != "" {
