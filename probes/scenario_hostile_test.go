@@ -287,7 +287,6 @@ func TestPathValuesCannotClimbOutOfThePrefix(t *testing.T) {
 	}
 }
 
-
 type h1Field = h1.Field
 
 func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }
@@ -467,4 +466,3 @@ func TestRampStopsPromptlyMidReply(t *testing.T) {
 		t.Fatal("the ramp did not stop within 5 s of its context's end")
 	}
 }
-

@@ -36,6 +36,7 @@ func TestValuesAreBounded(t *testing.T) {
 		t.Errorf("a value of exactly 8 KiB: %v", err)
 	}
 }
+
 // The extraction pass itself ends with the run: a large reply is not read
 // to its end once the context is done.
 func TestExtractionEndsWithTheRun(t *testing.T) {
