@@ -80,3 +80,14 @@ func BenchmarkRequestBytes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRequestCheck is the checks alone (what BenchmarkRequestBytes
+// pays once per request built, and a prepared request once in all).
+func BenchmarkRequestCheck(b *testing.B) {
+	req := NewRequest("POST", "/notes/some-note?x=1", []byte(`{"a":1}`), benchHeader...)
+	for b.Loop() {
+		if err := req.check("127.0.0.1:8080"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

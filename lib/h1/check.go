@@ -1,6 +1,9 @@
 package h1
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // What the client refuses to write: anything that would make its bytes
 // more than the one request it means (RFC 9110 and 9112). A target under
@@ -55,7 +58,7 @@ func CheckToken(s string) string {
 		return "is empty"
 	}
 	for i := 0; i < len(s); i++ {
-		if !isTchar(s[i]) {
+		if !tchar[s[i]] {
 			return "is not a token: " + describe(s[i])
 		}
 	}
@@ -80,10 +83,8 @@ func CheckTarget(s string) string {
 // would end the line (what follows becomes a header or a request of its
 // own), NUL is refused by servers and cuts C strings.
 func CheckFieldValue(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '\r' || c == '\n' || c == 0 {
-			return describeIn(s, i)
-		}
+	if i := strings.IndexAny(s, "\r\n\x00"); i >= 0 {
+		return describeIn(s, i)
 	}
 	return ""
 }
@@ -113,11 +114,10 @@ func describe(c byte) string {
 	return fmt.Sprintf("%q", c)
 }
 
-// isTchar is RFC 9110's tchar: "!#$%&'*+-.^_`|~", digits and letters.
-func isTchar(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c < 0x80 && tcharPunct[c]
-}
-
-var tcharPunct = [0x80]bool{'!': true, '#': true, '$': true, '%': true, '&': true, '\'': true, '*': true,
-	'+': true, '-': true, '.': true, '^': true, '_': true, '`': true, '|': true, '~': true}
+// tchar is RFC 9110's tchar: "!#$%&'*+-.^_`|~", digits and letters.
+var tchar = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()
