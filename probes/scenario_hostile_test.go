@@ -466,3 +466,21 @@ func TestRampStopsPromptlyMidReply(t *testing.T) {
 		t.Fatal("the ramp did not stop within 5 s of its context's end")
 	}
 }
+
+// A method or header given on the command line that the HTTP/1 client
+// would refuse is an error before the run, not one per request.
+func TestHTTPMicroloadRefusesWhatIsNotHTTP(t *testing.T) {
+	target := &Target{URL: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}}
+	for _, l := range []*HTTP{
+		{Method: "GET /x HTTP/1.1\r\n", Path: "/"},
+		{Path: "/", Header: []h1.Field{{Name: "X-A", Value: "a\r\nX-B: b"}}},
+		{Path: "/", Header: []h1.Field{{Name: "X A", Value: "a"}}},
+	} {
+		if err := l.Prepare(context.Background(), target, nil); err == nil {
+			t.Errorf("%+v: no error", l)
+		}
+	}
+	if err := (&HTTP{Method: "PATCH", Path: "/", Header: []h1.Field{{Name: "X-A", Value: "a\tb"}}}).Prepare(context.Background(), target, nil); err != nil {
+		t.Error(err)
+	}
+}
