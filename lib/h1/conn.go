@@ -251,11 +251,13 @@ func (c *Conn) Decode(r io.Reader) ([]byte, error) {
 // the allowance: memory beyond it goes back to the budget between
 // requests, for the other connections.
 func (c *Conn) release(resp *Response) {
-	if cap(resp.Body) > allowance {
+	// held without a large buffer: a reply's reservation whose bytes did
+	// not all come.
+	if cap(resp.Body) > allowance || c.reply.held > 0 {
 		resp.Body = nil
 		c.reply.giveBack()
 	}
-	if cap(c.decoded.buf) > allowance {
+	if cap(c.decoded.buf) > allowance || c.decoded.held > 0 {
 		c.decoded.buf = nil
 		c.decoded.giveBack()
 	}
