@@ -244,14 +244,13 @@ func (st *Step) extract(ctx context.Context, r *Reply, vals map[string]value) er
 		case e.Header != "":
 			v = r.Header(e.Header)
 		case e.Regexp != nil:
-			// The first group, else the whole match.
-			if m := e.Regexp.FindSubmatchIndex(r.Body); len(m) >= 4 && m[2] >= 0 {
-				m = m[2:4]
-				if m[1]-m[0] > maxValue {
-					return fmt.Errorf("%s: the value %v", e.Name, errValueTooLong)
-				}
-				v = string(r.Body[m[0]:m[1]])
-			} else if len(m) == 2 {
+			// The first group, else the whole match; measured before it
+			// is copied out of the reply.
+			m := e.Regexp.FindSubmatchIndex(r.Body)
+			if len(m) >= 4 {
+				m = m[2:4] // -1, -1 when the group took no part: no value
+			}
+			if len(m) == 2 && m[0] >= 0 {
 				if m[1]-m[0] > maxValue {
 					return fmt.Errorf("%s: the value %v", e.Name, errValueTooLong)
 				}
