@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,8 +48,9 @@ type ArrivalLoad struct {
 	Rates       Rates
 	Timeout     time.Duration // one request (default 30s)
 	MaxBody     int
-	MaxInFlight int // sessions at once; an arrival past it is dropped, and counts as failed (default 10,000)
-	PID         int // the target's process, sampled at each window's end; 0: none
+	ReplyMemory int64 // what all sessions' connections may hold for replies at once beyond 1 MiB each (default h1.DefaultBudget)
+	MaxInFlight int   // sessions at once; an arrival past it is dropped, and counts as failed (default 10,000)
+	PID         int   // the target's process, sampled at each window's end; 0: none
 	// Stop, called as each window ends with the windows so far (the last
 	// one's sessions may still be running), ends the run when it returns a
 	// reason: the system is clearly past the knee.
@@ -209,9 +211,10 @@ type arrivalEngine struct {
 	opened                         atomic.Int64
 	sessions                       sync.WaitGroup
 
-	pool chan *Client // idle clients, each one kept-alive connection
-	live liveCounters
-	seed maphash.Seed
+	pool   chan *Client // idle clients, each one kept-alive connection
+	budget *h1.Budget   // the reply memory all the clients share
+	live   liveCounters
+	seed   maphash.Seed
 
 	mu           sync.Mutex
 	stats        []WindowStats
@@ -223,7 +226,7 @@ type arrivalEngine struct {
 
 func newArrivalEngine(l *ArrivalLoad) *arrivalEngine {
 	e := &arrivalEngine{l: l, windows: l.Rates.Windows(), pool: make(chan *Client, l.MaxInFlight), seed: maphash.MakeSeed(),
-		flowSessions: map[*Client]map[int]Session{}}
+		flowSessions: map[*Client]map[int]Session{}, budget: h1.NewBudget(cmp.Or(l.ReplyMemory, h1.DefaultBudget))}
 	var c float64
 	for _, f := range l.Mix {
 		c += f.Weight
@@ -362,7 +365,7 @@ func (e *arrivalEngine) client() *Client {
 	}
 	e.opened.Add(1)
 	measuring := &atomic.Bool{}
-	return newClient(e.l.Target, e.l.Timeout, e.l.MaxBody, h1.NewBudget(h1.DefaultBudget), e.seed, measuring, &e.live, newSamples())
+	return newClient(e.l.Target, e.l.Timeout, e.l.MaxBody, e.budget, e.seed, measuring, &e.live, newSamples())
 }
 
 // runSession runs flow f's session n on c, recording its steps in window w.

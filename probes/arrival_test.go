@@ -211,11 +211,6 @@ func TestArrivalLoadMix(t *testing.T) {
 // bytes; the body a scenario reads is not).
 func TestScenarioExtractsFromRepeatedGzip(t *testing.T) {
 	var zipped bytes.Buffer
-	zw := gzip.NewWriter(&zipped)
-	// Long enough to be compressed, not stored: the gzip bytes must not
-	// hold the text.
-	zw.Write([]byte(`<urlset><url><loc>http://x/notes/a.md</loc></url>` + strings.Repeat(`<url><loc>http://x/notes/b.md</loc></url>`, 50) + `</urlset>`))
-	zw.Close()
 	var opened atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/notes/a.md" {
@@ -226,6 +221,12 @@ func TestScenarioExtractsFromRepeatedGzip(t *testing.T) {
 		w.Write(zipped.Bytes())
 	}))
 	defer srv.Close()
+	// The sitemap names the target's own URLs (another host's would fail
+	// the session). Long enough to be compressed, not stored: the gzip
+	// bytes must not hold the text.
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte(`<urlset><url><loc>` + srv.URL + `/notes/a.md</loc></url>` + strings.Repeat(`<url><loc>`+srv.URL+`/notes/b.md</loc></url>`, 50) + `</urlset>`))
+	zw.Close()
 	u, _ := url.Parse(srv.URL)
 	re := regexp.MustCompile(`<loc>([^<]+)</loc>`)
 	sc := &Scenario{Name: "s", Steps: []Step{

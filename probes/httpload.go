@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -73,6 +74,15 @@ var hole = regexp.MustCompile(`\{([A-Za-z0-9_-]+)\}`)
 func (l *HTTP) Prepare(ctx context.Context, t *Target, c *Client) error {
 	if !strings.HasPrefix(l.Path, "/") && !strings.HasPrefix(l.Path, "{") {
 		return fmt.Errorf("path %q must start with / (or a {hole} a whole path fills)", l.Path)
+	}
+	// What the HTTP/1 client would refuse for every request, said once.
+	if reason := h1.CheckToken(cmp.Or(l.Method, "GET")); reason != "" {
+		return fmt.Errorf("method %q %s", l.Method, reason)
+	}
+	for _, f := range l.Header {
+		if reason := cmp.Or(h1.CheckToken(f.Name), h1.CheckFieldValue(f.Value)); reason != "" {
+			return fmt.Errorf("header %q %s", f.Name, reason)
+		}
 	}
 	params := append([]Param(nil), l.Params...)
 	if l.Param != "" {

@@ -1,8 +1,10 @@
 package probes
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -67,7 +69,15 @@ func (s *Scenario) Validate() error {
 		if len(vals) == 0 {
 			return fmt.Errorf("scenario %s: values.%s: no values", s.Name, name)
 		}
+		for i, v := range vals {
+			if len(v) > maxValue {
+				return fmt.Errorf("scenario %s: values.%s[%d] %v", s.Name, name, i, errValueTooLong)
+			}
+		}
 		known[name] = true
+	}
+	if err := s.validateRequests(); err != nil {
+		return fmt.Errorf("scenario %s: %v", s.Name, err)
 	}
 	names := map[string]bool{}
 	for i, st := range s.Steps {
@@ -93,13 +103,48 @@ func (s *Scenario) Validate() error {
 	return nil
 }
 
+// validateRequests says which step's own text (method, path, header) the
+// HTTP/1 client would refuse to write, or which of the file's values would
+// break a header it is put in: the file's mistake, told before the run.
+// Values taken from replies are checked as they come (see runSession).
+func (s *Scenario) validateRequests() error {
+	for _, st := range s.Steps {
+		if reason := h1.CheckToken(cmp.Or(st.Method, "GET")); reason != "" {
+			return fmt.Errorf("step %s: method %q %s", st.Name, st.Method, reason)
+		}
+		lit := holeRE.ReplaceAllString(st.Path, "x")
+		if reason := h1.CheckTarget(lit); reason != "" {
+			return fmt.Errorf("step %s: path %q %s", st.Name, st.Path, reason)
+		}
+		if p, _, _ := strings.Cut(lit, "?"); climbs(p) != "" {
+			return fmt.Errorf("step %s: path %q %s", st.Name, st.Path, climbs(p))
+		}
+		for _, h := range st.Header {
+			if reason := h1.CheckToken(h.Name); reason != "" {
+				return fmt.Errorf("step %s: header name %q %s", st.Name, h.Name, reason)
+			}
+			if reason := h1.CheckFieldValue(holeRE.ReplaceAllString(h.Value, "")); reason != "" {
+				return fmt.Errorf("step %s: header %s %s", st.Name, h.Name, reason)
+			}
+			for _, name := range holes(h.Value) {
+				for i, v := range s.Values[name] {
+					if reason := h1.CheckFieldValue(v); reason != "" {
+						return fmt.Errorf("step %s: header %s: values.%s[%d] %s", st.Name, h.Name, name, i, reason)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // fill puts the values into t's holes.
-func fill(t string, vals map[string]string, escape func(string) string) string {
+func fill(t string, vals map[string]value, escape func(string) string) string {
 	if !strings.Contains(t, "{{") {
 		return t
 	}
 	return holeRE.ReplaceAllStringFunc(t, func(m string) string {
-		v := vals[holeRE.FindStringSubmatch(m)[1]]
+		v := vals[holeRE.FindStringSubmatch(m)[1]].text
 		if escape != nil {
 			return escape(v)
 		}
@@ -130,16 +175,13 @@ func escapeJSONValue(v string) string {
 	return string(b[1 : len(b)-1])
 }
 
-// call is step i of session n, its holes filled.
-func (s *Scenario) call(t *Target, i int, vals map[string]string) Call {
+// call is step i of session n, its holes filled; an error is a value that
+// cannot go where the step puts it (nothing is sent).
+func (s *Scenario) call(t *Target, i int, vals map[string]value) (Call, error) {
 	st := s.Steps[i]
-	path := fill(st.Path, vals, escapePathValue)
-	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") { // an extracted absolute link
-		if j := strings.Index(path[8:], "/"); j >= 0 {
-			path = path[8+j:]
-		} else {
-			path = "/"
-		}
+	path, err := fillPath(st.Path, vals, t)
+	if err != nil {
+		return Call{}, err
 	}
 	escape := (func(string) string)(nil)
 	if strings.HasPrefix(strings.TrimSpace(st.Body), "{") || strings.HasPrefix(strings.TrimSpace(st.Body), "[") {
@@ -157,48 +199,84 @@ func (s *Scenario) call(t *Target, i int, vals map[string]string) Call {
 	if check == nil {
 		check = statusBelow400
 	}
-	return Call{Op: s.Name + "/" + st.Name, Key: s.Name + "/" + st.Name, Req: t.Request(st.Method, path, body, header...), Check: check,
-		Read: len(st.Extract) > 0}
+	return Call{Op: s.Name + "/" + st.Name, Key: s.Name + "/" + st.Name, Req: t.Request(cmp.Or(st.Method, "GET"), path, body, header...), Check: check,
+		Read: len(st.Extract) > 0}, nil
 }
 
-// extract takes step i's values from its reply into vals.
-func (st *Step) extract(r *Reply, vals map[string]string) error {
+// refused names the value behind a request the HTTP/1 client refused to
+// write (a CR LF from a reply in a header value), or says it as it is.
+func (st *Step) refused(err *h1.RequestError, vals map[string]value) error {
+	if name, ok := strings.CutPrefix(err.Part, "header "); ok {
+		for _, h := range st.Header {
+			if !strings.EqualFold(h.Name, name) {
+				continue
+			}
+			for _, hole := range holes(h.Value) {
+				if reason := h1.CheckFieldValue(vals[hole].text); reason != "" {
+					return fmt.Errorf("not sent: {{%s}} from %s %s (header %s)", hole, vals[hole].from, reason, h.Name)
+				}
+			}
+		}
+	}
+	return err
+}
+
+// extract takes step i's values from its reply into vals: each within
+// maxValue, the JSON ones all from one pass over the reply.
+func (st *Step) extract(ctx context.Context, r *Reply, vals map[string]value) error {
+	var wants []*jsonWant
+	for _, e := range st.Extract {
+		if e.Header == "" && e.Regexp == nil {
+			wants = append(wants, &jsonWant{path: e.JSON})
+		}
+	}
+	var jsonErr error
+	if len(wants) > 0 {
+		if jsonErr = scanJSON(ctx, r.Body, wants); ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	from := "the reply of step " + st.Name
+	next := 0
 	for _, e := range st.Extract {
 		var v string
 		switch {
 		case e.Header != "":
 			v = r.Header(e.Header)
 		case e.Regexp != nil:
-			if m := e.Regexp.FindSubmatch(r.Body); len(m) > 1 {
-				v = string(m[1])
-			} else if len(m) == 1 {
-				v = string(m[0])
+			// The first group, else the whole match; measured before it
+			// is copied out of the reply.
+			m := e.Regexp.FindSubmatchIndex(r.Body)
+			if len(m) >= 4 {
+				m = m[2:4] // -1, -1 when the group took no part: no value
+			}
+			if len(m) == 2 && m[0] >= 0 {
+				if m[1]-m[0] > maxValue {
+					return fmt.Errorf("%s: the value %v", e.Name, errValueTooLong)
+				}
+				v = string(r.Body[m[0]:m[1]])
 			}
 		default:
-			var doc any
-			if err := json.Unmarshal(r.Body, &doc); err != nil {
-				return fmt.Errorf("%s: the reply is not JSON", e.Name)
-			}
-			x, ok := JSONAt(doc, e.JSON)
-			if !ok {
+			w := wants[next]
+			next++
+			if !w.found {
+				if jsonErr != nil {
+					return fmt.Errorf("%s: the reply is not JSON", e.Name)
+				}
 				return fmt.Errorf("%s: the reply has no such value", e.Name)
 			}
-			switch y := x.(type) {
-			case string:
-				v = y
-			case float64:
-				v = strconv.FormatFloat(y, 'f', -1, 64)
-			case bool:
-				v = strconv.FormatBool(y)
-			default:
-				b, _ := json.Marshal(y)
-				v = string(b)
+			var err error
+			if v, err = jsonText(w.raw); err != nil {
+				return fmt.Errorf("%s: the reply's value %v", e.Name, err)
 			}
 		}
 		if v == "" {
 			return fmt.Errorf("%s: nothing to extract from the reply", e.Name)
 		}
-		vals[e.Name] = v
+		if len(v) > maxValue {
+			return fmt.Errorf("%s: the value %v", e.Name, errValueTooLong)
+		}
+		vals[e.Name] = value{text: v, from: from}
 	}
 	return nil
 }
@@ -213,25 +291,40 @@ type StepTime struct {
 // runSession runs session n of s on c: the steps in order, each reply's
 // values into the next requests. It stops at the first failed step.
 func (s *Scenario) runSession(ctx context.Context, c *Client, n int, record func(StepTime)) error {
-	vals := map[string]string{}
+	// The run's end interrupts a request in flight: a ramp told to stop
+	// does not wait for a slow or endless reply.
+	defer context.AfterFunc(ctx, c.conn.Interrupt)()
+	vals := map[string]value{}
 	for name, vs := range s.Values {
-		vals[name] = vs[n%len(vs)]
+		vals[name] = value{text: vs[n%len(vs)], from: "values." + name}
 	}
 	for i := range s.Steps {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		call := s.call(c.target, i, vals)
+		op := s.Name + "/" + s.Steps[i].Name
+		call, err := s.call(c.target, i, vals)
+		if err != nil {
+			record(StepTime{Step: i, Err: err})
+			return fmt.Errorf("%s: not sent: %v", op, err)
+		}
 		sent := time.Now()
 		r, err := c.do(call, time.Time{}, false)
-		if err == nil {
-			if err = s.Steps[i].extract(r, vals); err != nil {
+		var re *h1.RequestError
+		switch {
+		case errors.As(err, &re):
+			err = s.Steps[i].refused(re, vals)
+		case err == nil:
+			if err = s.Steps[i].extract(ctx, r, vals); err != nil {
 				err = fmt.Errorf("extract %v", err)
 			}
 		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		record(StepTime{Step: i, Latency: time.Since(sent), Err: err})
 		if err != nil {
-			return fmt.Errorf("%s: %v", call.Op, err)
+			return fmt.Errorf("%s: %v", op, err)
 		}
 	}
 	return nil

@@ -64,6 +64,7 @@ type body struct {
 	max    int
 	budget *Budget
 	held   int64  // taken from budget for buf's capacity
+	want   int    // the size the buffer is being filled to, when known (readFull)
 	buf    []byte // Decode's buffer
 }
 
@@ -84,6 +85,9 @@ func (l *body) room(b []byte, extra int) ([]byte, error) {
 		grown = cap(b) + cap(b)/4
 	}
 	newCap := min(max(need, grown, 4<<10), l.max)
+	if l.want >= need {
+		newCap = min(newCap, l.want) // no more than was reserved
+	}
 	if over := int64(newCap-allowance) - l.held; over > 0 && l.budget != nil {
 		if !l.budget.take(over) {
 			return b, &BudgetError{Total: l.budget.total}
@@ -93,6 +97,18 @@ func (l *body) room(b []byte, extra int) ([]byte, error) {
 	nb := make([]byte, len(b), newCap)
 	copy(nb, b)
 	return nb, nil
+}
+
+// reserve takes from the budget what a buffer of size bytes needs beyond
+// the allowance and what it holds.
+func (l *body) reserve(size int) error {
+	if over := int64(size-allowance) - l.held; over > 0 && l.budget != nil {
+		if !l.budget.take(over) {
+			return &BudgetError{Total: l.budget.total}
+		}
+		l.held += over
+	}
+	return nil
 }
 
 // giveBack returns what the buffer held to the budget (it was dropped).
@@ -109,6 +125,15 @@ func (l *body) readFull(r io.Reader, b []byte, n int) ([]byte, error) {
 	if len(b)+n > l.max {
 		return b, &TooLargeError{What: "reply", Limit: l.max}
 	}
+	// The budget is taken for the whole length at once, before its bytes
+	// come (the memory still grows only as they do): of many large replies
+	// at once, those that fit are read whole and the rest fail now, rather
+	// than all growing part way and all failing.
+	if err := l.reserve(len(b) + n); err != nil {
+		return b, err
+	}
+	l.want = len(b) + n
+	defer func() { l.want = 0 }()
 	for n > 0 {
 		step := min(n, max(64<<10, len(b)))
 		var err error

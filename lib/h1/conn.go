@@ -28,6 +28,7 @@ type Request struct {
 	Body   []byte
 	raw    []byte
 	host   string
+	err    error // why raw could not be built: the request is refused, not sent
 }
 
 // Field is one header line.
@@ -48,9 +49,16 @@ func (r *Request) HeaderValue(name string) string {
 	return ""
 }
 
-func (r *Request) bytes(host string) []byte {
-	if r.raw != nil && r.host == host {
-		return r.raw
+// bytes is the request as it goes on the wire, built and checked once per
+// host: a request that is not HTTP (a CR LF in a header value, a space in
+// the target) is refused here, so the checks cost once, not on every send.
+func (r *Request) bytes(host string) ([]byte, error) {
+	if (r.raw != nil || r.err != nil) && r.host == host {
+		return r.raw, r.err
+	}
+	r.raw, r.host, r.err = nil, host, r.check(host)
+	if r.err != nil {
+		return nil, r.err
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", r.Method, r.Path, host)
@@ -62,8 +70,8 @@ func (r *Request) bytes(host string) []byte {
 	}
 	b.WriteString("\r\n")
 	b.Write(r.Body)
-	r.raw, r.host = b.Bytes(), host
-	return r.raw
+	r.raw = b.Bytes()
+	return r.raw, nil
 }
 
 // Response is a reply. Body and the header block are reused by the next
@@ -152,8 +160,12 @@ var errUnsent = errors.New("request not sent")
 // net/http does; a POST that reached the server is not sent twice).
 func (c *Conn) Do(req *Request, resp *Response) error {
 	c.release(resp)
+	raw, err := req.bytes(c.Addr)
+	if err != nil {
+		return err // nothing sent: the connection stays as it was
+	}
 	fresh := c.nc == nil
-	if err := c.roundTrip(req, resp); err != nil {
+	if err := c.roundTrip(req, raw, resp); err != nil {
 		c.Close()
 		if !fresh && errors.Is(err, ErrClosed) {
 			c.Dropped++
@@ -161,7 +173,7 @@ func (c *Conn) Do(req *Request, resp *Response) error {
 		if fresh || !errors.Is(err, ErrClosed) || !errors.Is(err, errUnsent) && !idempotent(req.Method) {
 			return err
 		}
-		if err := c.roundTrip(req, resp); err != nil {
+		if err := c.roundTrip(req, raw, resp); err != nil {
 			c.Close()
 			return err
 		}
@@ -173,7 +185,7 @@ func (c *Conn) Do(req *Request, resp *Response) error {
 	return nil
 }
 
-func (c *Conn) roundTrip(req *Request, resp *Response) error {
+func (c *Conn) roundTrip(req *Request, raw []byte, resp *Response) error {
 	if c.nc != nil && !idempotent(req.Method) && closedByPeer(c.nc) {
 		c.Dropped++
 		// Such a request is not sent twice, so it is not sent on a
@@ -203,7 +215,7 @@ func (c *Conn) roundTrip(req *Request, resp *Response) error {
 			c.rearm = now.Add(c.Timeout / 2)
 		}
 	}
-	if _, err := c.nc.Write(req.bytes(c.Addr)); err != nil {
+	if _, err := c.nc.Write(raw); err != nil {
 		return fmt.Errorf("%w (%w): %v", ErrClosed, errUnsent, err)
 	}
 	// Let the other clients send before this one waits for its reply: the
@@ -239,11 +251,13 @@ func (c *Conn) Decode(r io.Reader) ([]byte, error) {
 // the allowance: memory beyond it goes back to the budget between
 // requests, for the other connections.
 func (c *Conn) release(resp *Response) {
-	if cap(resp.Body) > allowance {
+	// held without a large buffer: a reply's reservation whose bytes did
+	// not all come.
+	if cap(resp.Body) > allowance || c.reply.held > 0 {
 		resp.Body = nil
 		c.reply.giveBack()
 	}
-	if cap(c.decoded.buf) > allowance {
+	if cap(c.decoded.buf) > allowance || c.decoded.held > 0 {
 		c.decoded.buf = nil
 		c.decoded.giveBack()
 	}

@@ -298,3 +298,45 @@ func TestConnectionsShareAReplyBudget(t *testing.T) {
 		t.Errorf("budget free %d", free)
 	}
 }
+
+// A reply that takes its share of the budget by its Content-Length and
+// then breaks off gives the share back: the budget does not leak.
+func TestABrokenReplyGivesItsReservationBack(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(c)
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			if req.URL.Path == "/small" {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+			} else {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 3145728\r\n\r\n" + strings.Repeat("x", 100<<10)))
+			}
+			c.Close()
+		}
+	}()
+	budget := NewBudget(4 << 20)
+	c := &Conn{Addr: ln.Addr().String(), MaxBody: 8 << 20, Budget: budget}
+	var r Response
+	if err := c.Do(NewRequest("GET", "/broken", nil), &r); err == nil {
+		t.Fatal("a reply cut short: no error")
+	}
+	if err := c.Do(NewRequest("GET", "/small", nil), &r); err != nil {
+		t.Fatal(err)
+	}
+	if free := budget.free.Load(); free != 4<<20 {
+		t.Errorf("budget free %d after the broken reply, want all %d", free, 4<<20)
+	}
+}

@@ -1,0 +1,93 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"testing"
+	"time"
+)
+
+// fastServer answers every request with a 2-byte reply as soon as its
+// header block ends: the cost measured is the client's.
+func fastServer(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadSlice('\n')
+					if err != nil {
+						return
+					}
+					if len(bytes.TrimSpace(line)) == 0 {
+						c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+var benchHeader = []Field{{"User-Agent", "probe/1 (load test)"}, {"Accept-Encoding", "gzip"}, {"Authorization", "Bearer 0123456789abcdef"}}
+
+// BenchmarkDo is the load path: one prepared request sent again and again
+// on a kept-alive connection.
+func BenchmarkDo(b *testing.B) {
+	c := &Conn{Addr: fastServer(b), Timeout: 5 * time.Second}
+	req := NewRequest("GET", "/notes/some-note?x=1", nil, benchHeader...)
+	var r Response
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Do(req, &r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDoFreshRequest builds the request for every call, as a
+// scenario's steps do: its bytes (and their checks) cost each time.
+func BenchmarkDoFreshRequest(b *testing.B) {
+	c := &Conn{Addr: fastServer(b), Timeout: 5 * time.Second}
+	var r Response
+	b.ReportAllocs()
+	for b.Loop() {
+		req := NewRequest("GET", "/notes/some-note?x=1", nil, benchHeader...)
+		if err := c.Do(req, &r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestBytes is serialising alone.
+func BenchmarkRequestBytes(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		req := NewRequest("POST", "/notes/some-note?x=1", []byte(`{"a":1}`), benchHeader...)
+		if raw, err := req.bytes("127.0.0.1:8080"); err != nil || len(raw) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestCheck is the checks alone (what BenchmarkRequestBytes
+// pays once per request built, and a prepared request once in all).
+func BenchmarkRequestCheck(b *testing.B) {
+	req := NewRequest("POST", "/notes/some-note?x=1", []byte(`{"a":1}`), benchHeader...)
+	for b.Loop() {
+		if err := req.check("127.0.0.1:8080"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
