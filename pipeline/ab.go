@@ -100,7 +100,10 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 					continue
 				}
 				if plan.Profile && !v.pprof {
-					rep.Warn("no-pprof", "the "+v.Side+" version serves no /debug/pprof: CPU and allocations per request come from its process figures only")
+					rep.Warn("no-pprof", "the "+v.Side+" version serves no /debug/pprof/ on its own port ("+v.child.URL+"/debug/pprof/), where probe ab looks: "+
+						"CPU and allocations per request come from its process figures only. probe ab starts both versions and takes no --pprof URL: "+
+						"register net/http/pprof's handlers (import _ \"net/http/pprof\" on the server's mux) for profiles; a one-version run "+
+						"(probe run --target URL --pprof URL) can read a separate debug port such as :6060 or Caddy's admin :2019/debug/pprof/")
 				}
 				runDir := filepath.Join(plan.Dir, "runs", name, fmt.Sprintf("%s-%d", v.Side, run))
 				if err := p.Write(runDir, rep); err != nil {
