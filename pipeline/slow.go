@@ -107,8 +107,11 @@ func slowOrStuck(run *probes.Run) (slow []probes.Warning, hang []report.Crash) {
 }
 
 // slowMessage says what was seen of a slow operation and the load that
-// would measure it: by Little's law, the clients a target serving rate
-// requests a second keeps within the timeout are rate × timeout.
+// would measure it. By Little's law, N clients of a target that serves
+// rate requests a second wait N / rate for each reply on average; a
+// request is given half the timeout at least (lib/h1 re-arms its deadline
+// only when half has passed), so N = rate × timeout / 4 keeps the mean
+// wait at half of that, room for the slower replies.
 func slowMessage(run *probes.Run, s stall, cores float64, seen bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is slow, not stuck: %d of its requests got no reply within the %s timeout", s.op, s.timeouts, fmtDuration(run.Timeout))
@@ -132,13 +135,18 @@ func slowMessage(run *probes.Run, s stall, cores float64, seen bool) string {
 		b.WriteString(": fewer --concurrency clients, or a longer --timeout, would measure it")
 		return b.String()
 	}
-	n := max(1, int(math.Floor(rate*run.Timeout.Seconds())))
-	if run.Mode == "open" {
-		fmt.Fprintf(&b, ": it served %.2f a second; --rate %.2f or less, or a longer --timeout, would measure it", rate, rate)
+	quarter := run.Timeout / 4
+	n := max(1, int(math.Floor(rate*quarter.Seconds())))
+	if s.answered == 0 {
+		b.WriteString(": it is working, not stuck, and answers nothing within the timeout at this load; --concurrency 1, or a longer --timeout, would measure it")
 		return b.String()
 	}
-	fmt.Fprintf(&b, ": it served %.2f a second at %d clients; --concurrency %d (%.2f/s × %s, Little's law), or a longer --timeout, would measure it",
-		rate, run.Concurrency, n, rate, fmtDuration(run.Timeout))
+	if run.Mode == "open" {
+		fmt.Fprintf(&b, ": it served %.2f a second; a --rate under that, or a longer --timeout, would measure it", rate)
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": it served %.2f a second at %d clients; --concurrency %d, or a longer --timeout, would measure it "+
+		"(Little's law: %.2f/s × %s keeps the mean wait at a quarter of the timeout)", rate, run.Concurrency, n, rate, fmtDuration(quarter))
 	return b.String()
 }
 
