@@ -209,7 +209,9 @@ func TestSlowEndpointSuggestsAConcurrencyThatMeasuresIt(t *testing.T) {
 	}
 	o.Concurrency = n
 	again := measureHTTP(t, u, "/queue?ms=40", o)
-	share := func(r *report.RunReport) float64 { return float64(r.Errors["timeout"]) / float64(max(1, r.Latency.Requests)) }
+	share := func(r *report.RunReport) float64 {
+		return float64(r.Errors["timeout"]) / float64(max(1, r.Latency.Requests))
+	}
 	if share(again) >= share(rep)/2 {
 		t.Errorf("at the suggested %d clients %d of %d requests timed out, at 32 %d of %d: %+v", n,
 			again.Errors["timeout"], again.Latency.Requests, rep.Errors["timeout"], rep.Latency.Requests, again.Warnings)
