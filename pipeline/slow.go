@@ -186,7 +186,7 @@ func profilePartial(run *probes.Run) (probes.Warning, bool) {
 		}
 	}
 	if tail := span - run.Duration; run.Duration > 0 && tail > span/10 {
-		why = append(why, fmt.Sprintf("its last requests ran %s past --duration, unprofiled (a shorter --timeout, or fewer clients, ends them sooner)", fmtDuration(tail)))
+		why = append(why, fmt.Sprintf("its last requests ran %s past --duration, unprofiled (the requests in flight when it ended; slow ones run up to --timeout)", fmtDuration(tail)))
 	}
 	if tp.Children > 0 {
 		why = append(why, fmt.Sprintf("%.1fs of its CPU ran in its child processes, which /debug/pprof does not see", tp.Children.Seconds()))
