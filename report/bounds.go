@@ -9,10 +9,11 @@ import (
 )
 
 // The slack a measured figure gets over its bound: /proc counts CPU in
-// 10 ms ticks, so a core-count over a short window may read a little high.
+// 10 ms ticks, so a core-count over a short window (a ramp's second) may
+// read a little high, and so may a share of cores made from one.
 const (
 	coresSlack = 0.05 // cores, plus 2% of the machine's
-	shareSlack = 1e-6
+	shareSlack = 0.05
 )
 
 // CheckBounds refuses a report.json that says what cannot be: a figure in
