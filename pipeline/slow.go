@@ -32,13 +32,15 @@ type stall struct {
 // errors all counted against its replies.
 func stalls(run *probes.Run) []stall {
 	var out []stall
+	counted := false // the operations count their timeouts
 	for _, op := range run.Ops {
+		counted = counted || op.Timeouts != nil
 		if !op.Setup && op.Timeouts != nil && op.Timeouts.TotalCount() > 0 {
 			out = append(out, stall{op: op.Name, timeouts: op.Timeouts.TotalCount(), answered: op.Calls - op.Errors,
 				replies: without(op.Service, op.Timeouts)})
 		}
 	}
-	if n := run.Errors["timeout"]; len(out) == 0 && n > 0 {
+	if n := run.Errors["timeout"]; !counted && n > 0 {
 		calls, _ := run.Requests()
 		var errs int64
 		for _, k := range run.Errors {

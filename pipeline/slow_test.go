@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/probehq/probe/probes"
@@ -228,5 +229,55 @@ func TestBlockedEndpointIsAHang(t *testing.T) {
 	}
 	if msg := warning(rep, "slow-endpoint"); msg != "" {
 		t.Errorf("a blocked endpoint is called slow: %q", msg)
+	}
+}
+
+// timedOut is an operation of calls of which timeouts outlived a 1s
+// timeout and the rest were answered in 200 ms.
+func timedOut(name string, calls, timeouts int64) *probes.OpStats {
+	o := op(name, false, 0)
+	o.Calls, o.Errors = calls, timeouts
+	o.Timeouts = hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)
+	for i := range calls {
+		v := int64(200_000)
+		if i < timeouts {
+			v = 1_000_000
+			o.Timeouts.RecordValue(v)
+		}
+		o.Service.RecordValue(v)
+		o.Latency.RecordValue(v)
+	}
+	return o
+}
+
+// Each operation is judged on its own: one whose other requests were
+// answered is slow, one with none answered on an idle target is the hang,
+// and only it is named; an unseen target with nothing answered is a hang.
+func TestSlowAndStuckOperationsApart(t *testing.T) {
+	run := &probes.Run{Microload: "mix", Mode: "closed", Concurrency: 32, Duration: 10 * time.Second, Timeout: time.Second,
+		Errors: map[string]int64{"timeout": 12}, TargetProc: &probes.ProcStats{CPU: 200 * time.Millisecond},
+		Ops: []*probes.OpStats{timedOut("GET /sitemap.xml", 90, 10), timedOut("GET /stuck", 2, 2), op("GET /", false, 50)}}
+	a := AnalyzeRun(run, nil)
+	if len(a.Crashes) != 1 || a.Crashes[0].Class != "hang" || a.Crashes[0].Endpoint != "GET /stuck" ||
+		!strings.HasPrefix(a.Crashes[0].Evidence, "2 requests got no reply") || !strings.Contains(a.Crashes[0].Evidence, "0.02 cores: stuck") {
+		t.Errorf("crashes %+v", a.Crashes)
+	}
+	if len(a.Warnings) != 1 || a.Warnings[0].Kind != "slow-endpoint" {
+		t.Fatalf("warnings %+v", a.Warnings)
+	}
+	// 80 answered in 10 s: 8 a second × 250 ms = 2 clients.
+	want := "GET /sitemap.xml is slow, not stuck: 10 of its requests got no reply within the 1s timeout while 80 were answered (p50 200ms, max 200ms)"
+	if msg := a.Warnings[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "--concurrency 2, or a longer --timeout") {
+		t.Errorf("slow-endpoint %q", msg)
+	}
+	// A target busy on its CPU that answers nothing is slow too.
+	run.TargetProc.CPU = 9 * time.Second
+	if a := AnalyzeRun(run, nil); len(a.Crashes) != 0 || len(a.Warnings) != 2 || !strings.Contains(a.Warnings[1].Message, "GET /stuck is slow") {
+		t.Errorf("a busy target: crashes %+v, warnings %+v", a.Crashes, a.Warnings)
+	}
+	// Nothing answered and no CPU figure: a hang.
+	run.TargetProc = nil
+	if a := AnalyzeRun(run, nil); len(a.Crashes) != 1 || !strings.Contains(a.Crashes[0].Evidence, "its CPU is not seen") {
+		t.Errorf("an unseen target: crashes %+v", a.Crashes)
 	}
 }
