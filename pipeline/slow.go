@@ -144,11 +144,18 @@ func slowMessage(run *probes.Run, s stall, cores float64, seen bool) string {
 		return b.String()
 	}
 	if run.Mode == "open" {
-		fmt.Fprintf(&b, ": it served %.2f a second; a --rate under that, or a longer --timeout, would measure it", rate)
+		fmt.Fprintf(&b, ": it served %.3g a second; a --rate under that, or a longer --timeout, would measure it", rate)
 		return b.String()
 	}
-	fmt.Fprintf(&b, ": it served %.2f a second at %d clients; --concurrency %d, or a longer --timeout, would measure it "+
-		"(Little's law: %.2f/s × %s keeps the mean wait at a quarter of the timeout)", rate, run.Concurrency, n, rate, fmtDuration(quarter))
+	if n >= run.Concurrency {
+		// The queue is short: the clients are not what makes them late.
+		wait := time.Duration(float64(run.Concurrency) / rate * float64(time.Second))
+		fmt.Fprintf(&b, ": it served %.3g a second at %d clients, a mean wait of %s (Little's law), well within the timeout; "+
+			"the load is not the cause, some requests are slow in themselves: a longer --timeout would measure them", rate, run.Concurrency, fmtDuration(wait))
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": it served %.3g a second at %d clients; --concurrency %d, or a longer --timeout, would measure it "+
+		"(Little's law: %.3g/s × %s keeps the mean wait at a quarter of the timeout)", rate, run.Concurrency, n, rate, fmtDuration(quarter))
 	return b.String()
 }
 

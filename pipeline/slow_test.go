@@ -281,3 +281,20 @@ func TestSlowAndStuckOperationsApart(t *testing.T) {
 		t.Errorf("an unseen target: crashes %+v", a.Crashes)
 	}
 }
+
+// Timeouts in the tail of an endpoint that the clients do not queue (its
+// rate × a quarter of the timeout is more clients than the run had) are
+// not answered by fewer clients: the warning says so.
+func TestSlowTailIsNotTheLoad(t *testing.T) {
+	run := &probes.Run{Microload: "sitemap", Mode: "closed", Concurrency: 32, Duration: time.Second, Timeout: time.Second,
+		Errors: map[string]int64{"timeout": 5}, Ops: []*probes.OpStats{timedOut("GET /sitemap.xml", 505, 5)}}
+	a := AnalyzeRun(run, nil)
+	if len(a.Crashes) != 0 || len(a.Warnings) != 1 {
+		t.Fatalf("crashes %+v, warnings %+v", a.Crashes, a.Warnings)
+	}
+	msg := a.Warnings[0].Message
+	if !strings.Contains(msg, "500 a second at 32 clients, a mean wait of 64ms") || !strings.Contains(msg, "a longer --timeout would measure them") ||
+		strings.Contains(msg, "--concurrency") {
+		t.Errorf("slow-endpoint %q", msg)
+	}
+}
