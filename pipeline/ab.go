@@ -100,10 +100,10 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 					continue
 				}
 				if plan.Profile && !v.pprof {
-					rep.Warn("no-pprof", "the "+v.Side+" version serves no /debug/pprof/ on its own port ("+v.child.URL+"/debug/pprof/), where probe ab looks: "+
-						"CPU and allocations per request come from its process figures only. probe ab starts both versions and takes no --pprof URL: "+
-						"register net/http/pprof's handlers (import _ \"net/http/pprof\" on the server's mux) for profiles; a one-version run "+
-						"(probe run --target URL --pprof URL) can read a separate debug port such as :6060 or Caddy's admin :2019/debug/pprof/")
+					rep.Warn("no-pprof", "the "+v.Side+" version serves no "+u.JoinPath("/debug/pprof/").String()+", the only place probe ab looks "+
+						"(it starts both versions; it takes no --pprof URL): CPU and allocations per request come from its process figures only. "+
+						"Serve net/http/pprof's handlers on the server's own port for profiles; a profile from a separate debug port "+
+						"(:6060, Caddy's admin :2019/debug/pprof/) needs a one-version run: probe MICROLOAD --target URL --pprof URL")
 				}
 				runDir := filepath.Join(plan.Dir, "runs", name, fmt.Sprintf("%s-%d", v.Side, run))
 				if err := p.Write(runDir, rep); err != nil {
