@@ -100,7 +100,10 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 					continue
 				}
 				if plan.Profile && !v.pprof {
-					rep.Warn("no-pprof", "the "+v.Side+" version serves no /debug/pprof: CPU and allocations per request come from its process figures only")
+					rep.Warn("no-pprof", "the "+v.Side+" version serves no "+u.JoinPath("/debug/pprof/").String()+", the only place probe ab looks "+
+						"(it starts both versions; it takes no --pprof URL): CPU and allocations per request come from its process figures only. "+
+						"Serve net/http/pprof's handlers on the server's own port for profiles; a profile from a separate debug port "+
+						"(:6060, Caddy's admin :2019/debug/pprof/) needs a one-version run: probe MICROLOAD --target URL --pprof URL")
 				}
 				runDir := filepath.Join(plan.Dir, "runs", name, fmt.Sprintf("%s-%d", v.Side, run))
 				if err := p.Write(runDir, rep); err != nil {

@@ -18,11 +18,13 @@ import (
 	"github.com/probehq/probe/report"
 )
 
-// AnalyzeRun is the analyze step: crashes from how the target ended, and,
-// when the run was profiled, the findings, the timeline of CPU windows, the
-// profile-partial warning and the flame graphs.
+// AnalyzeRun is the analyze step: crashes from how the target ended, slow
+// endpoints told from stuck ones, and, when the run was profiled, the
+// findings, the timeline of CPU windows, the profile-partial warning and
+// the flame graphs.
 func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
-	a := report.Analysis{Crashes: crashesOf(run)}
+	crashes, slow := crashesOf(run)
+	a := report.Analysis{Crashes: crashes, Warnings: slow}
 	prof := run.Profiles
 	if prof == nil {
 		return a
@@ -34,13 +36,8 @@ func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
 	res := analyzers.Analyze(prof.CPU, prof.Allocs, ev, rules)
 	a.Findings, a.Unexplained = res.Findings, res.Unexplained
 	a.Timeline = analyzers.Timeline(prof.Windows, rules)
-	if tp := run.TargetProc; tp != nil && prof.CPU != nil && prof.CPU.DurationNanos > 0 {
-		profiled := analyzers.CPUTime(prof.CPU)
-		if tp.CPU > 0 && profiled < tp.CPU/2 {
-			a.Warnings = append(a.Warnings, probes.Warning{Kind: "profile-partial", Message: fmt.Sprintf(
-				"the CPU profile covers %.1fs of the %.1fs of CPU the target's processes used: the rest ran in its child processes, which /debug/pprof does not see",
-				profiled.Seconds(), tp.CPU.Seconds())})
-		}
+	if w, ok := profilePartial(run); ok {
+		a.Warnings = append(a.Warnings, w)
 	}
 	a.Files = map[string][]byte{}
 	for name, b := range prof.Raw {
@@ -93,8 +90,9 @@ func flameGraphs(cpu, allocs *profile.Profile, findings []analyzers.Finding, tit
 }
 
 // crashesOf classifies a target that died under a microload's load, or
-// that let requests outlive the timeout while it lived (a hang).
-func crashesOf(run *probes.Run) []report.Crash {
+// that let requests outlive the timeout while it lived: a hang when it made
+// no progress, else a slow-endpoint warning (slowOrStuck).
+func crashesOf(run *probes.Run) ([]report.Crash, []probes.Warning) {
 	if e := run.TargetExit; e != nil {
 		c := report.Crash{Class: "unknown", Input: "the " + run.Microload + " load (the input that killed it is not isolated: see probe fuzz)",
 			Endpoint: endpoints(run), Evidence: e.Status}
@@ -104,13 +102,10 @@ func crashesOf(run *probes.Run) []report.Crash {
 		if head := firstLines(e.Stderr, 5); head != "" {
 			c.Evidence += "\n" + head
 		}
-		return []report.Crash{c}
+		return []report.Crash{c}, nil
 	}
-	if n := run.Errors["timeout"]; n > 0 {
-		c := crash.ClassifyHang(fmt.Sprintf("%d requests got no reply within the timeout while the target's process lived", n))
-		return []report.Crash{{Class: c.Class, Input: "the " + run.Microload + " load", Endpoint: endpoints(run), Evidence: c.Evidence}}
-	}
-	return nil
+	slow, hang := slowOrStuck(run)
+	return hang, slow
 }
 
 // endpoints names the run's measured operations: where its findings are.

@@ -3,6 +3,7 @@ package probes
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -40,6 +41,18 @@ type Profiles struct {
 	Goroutine *profile.Profile   // goroutines at the end
 	Raw       map[string][]byte  // file name → bytes as fetched (gzipped protobuf)
 	Warnings  []Warning
+	// CPUWindowError is why the CPU windows stopped before the run's end
+	// (nil: they covered it); the windows after it were not fetched.
+	CPUWindowError error
+	// Unanswered: the goroutine profile at the end failed too; the target
+	// had stopped answering /debug/pprof.
+	Unanswered bool
+}
+
+// IsTimeout says whether err is a request that got no answer in time.
+func IsTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // CheckPprof says why url cannot serve profiles, or nil.
@@ -94,6 +107,9 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", seconds(int(math.Max(1, math.Round(w.Seconds())))), o)
 			if err != nil {
 				warn("profile-fetch", "CPU window %d: %v", i+1, err)
+				mu.Lock()
+				p.CPUWindowError = fmt.Errorf("CPU window %d: %w", i+1, err)
+				mu.Unlock()
 				return
 			}
 			keep(fmt.Sprintf("cpu-window-%02d.pb.gz", i+1), raw)
@@ -133,6 +149,8 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", nil, o); err == nil {
 		keep("goroutine.pb.gz", raw)
 		p.Goroutine = prof
+	} else {
+		p.Unanswered = p.CPUWindowError != nil
 	}
 	if len(p.Windows) > 0 {
 		merged, err := profile.Merge(p.Windows)

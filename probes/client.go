@@ -120,7 +120,14 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 	}
 	if err != nil {
 		op.Errors++
-		c.rec.errors[errorReason(call.Op, err)]++
+		reason := errorReason(call.Op, err)
+		c.rec.errors[reason]++
+		if reason == "timeout" {
+			if op.Timeouts == nil {
+				op.Timeouts = newHistogram()
+			}
+			op.Timeouts.RecordValue(max(1, done.Sub(sent).Microseconds()))
+		}
 		if !setup {
 			c.live.errors.Add(1)
 		}
@@ -279,6 +286,12 @@ func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[st
 		dst.Errors += src.Errors
 		dst.Latency.Merge(src.Latency)
 		dst.Service.Merge(src.Service)
+		if src.Timeouts != nil {
+			if dst.Timeouts == nil {
+				dst.Timeouts = newHistogram()
+			}
+			dst.Timeouts.Merge(src.Timeouts)
+		}
 	}
 	for k, n := range r.errors {
 		run.Errors[k] += n

@@ -1,10 +1,14 @@
 package probes
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,13 +108,13 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	setup.conn.Close()
 
 	run := &Run{Microload: ml.Name(), Target: t.URL.String(), Mode: "closed", Concurrency: o.Concurrency,
-		Rate: o.Rate, Errors: map[string]int64{}, Clients: o.Concurrency, CPUs: availableCPUs()}
+		Rate: o.Rate, Errors: map[string]int64{}, Clients: o.Concurrency, CPUs: availableCPUs(), MachineCPUs: numCPU(), Timeout: o.Timeout}
 	if o.Rate > 0 {
 		run.Mode = "open"
 	}
 	if o.Profile != nil {
 		if err := CheckPprof(ctx, o.Profile.PprofURL); err != nil {
-			run.Warn("no-pprof", fmt.Sprintf("the target serves no profiles (%v): the run goes on without them", err))
+			run.Warn("no-pprof", NoPprof(fmt.Sprintf("the target serves no profiles (%v): the run goes on without them", err)))
 			o.Profile = nil
 		}
 	}
@@ -143,15 +147,17 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	measureFrom := start.Add(o.Warmup)
 	end := measureFrom.Add(o.Duration)
 	var cpuAtStart, machineAtStart cpuSnapshot
-	var targetCPUAtStart time.Duration
+	var targetCPUAtStart, childCPUAtStart time.Duration
+	var openedAt time.Time
 	var logLinesAtStart, logBytesAtStart int64
 	opened := make(chan struct{})
 	duringDone := make(chan struct{})
 	captured := make(chan *Profiles, 1)
 	openWindow := func() {
 		cpuAtStart, machineAtStart = snapshotCPU()
+		openedAt = time.Now()
 		if sampler != nil {
-			targetCPUAtStart = sampler.cpuNow()
+			targetCPUAtStart, childCPUAtStart = sampler.cpuNow(), childrenCPU(pid)
 			if t.Child != nil {
 				logLinesAtStart, logBytesAtStart = t.Child.Stderr.Counts()
 			}
@@ -242,8 +248,17 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	stopProgress()
 	measuring.Store(false)
 	windowOpened := window == nil || !window.Stop()
+	// The CPU figures end now, when the last request has: waiting for the
+	// profiles first would stretch them over time the load did not run.
+	var cpuAtEnd, machineAtEnd cpuSnapshot
+	var targetCPU, childCPU time.Duration
 	if windowOpened {
 		<-opened // the snapshots taken when the window opened are complete
+		cpuAtEnd, machineAtEnd = snapshotCPU()
+		if sampler != nil {
+			targetCPU, childCPU = sampler.cpuNow()-targetCPUAtStart, max(0, childrenCPU(pid)-childCPUAtStart)
+		}
+		run.CPUWindow = time.Since(openedAt)
 		<-duringDone
 		if o.Profile != nil {
 			run.Profiles = <-captured
@@ -275,19 +290,14 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 			stopped = end
 		}
 		run.Duration = stopped.Sub(measureFrom)
-		cpuAtEnd, machineAtEnd := snapshotCPU()
 		run.GeneratorCPU = cpuAtEnd.self - cpuAtStart.self
-		var targetCPU time.Duration
-		if sampler != nil {
-			targetCPU = sampler.cpuNow() - targetCPUAtStart
-		}
 		busy := machineAtEnd.machineBusy - machineAtStart.machineBusy
 		others := busy - run.GeneratorCPU - targetCPU
 		if sampler == nil {
 			others = 0 // a remote or unseen target: its CPU is not separable from the others'
 		}
-		if run.Duration > 0 {
-			run.OthersCPU = max(0, others.Seconds()/run.Duration.Seconds())
+		if run.CPUWindow > 0 {
+			run.OthersCPU = max(0, others.Seconds()/run.CPUWindow.Seconds())
 		}
 		if t.Child != nil {
 			lines, bytes := t.Child.Stderr.Counts()
@@ -298,6 +308,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		run.TargetProc = sampler.stop()
 		if run.TargetProc != nil {
 			run.TargetProc.CPU -= targetCPUAtStart
+			if windowOpened {
+				run.TargetProc.CPU, run.TargetProc.Children = targetCPU, childCPU
+			}
 		}
 	}
 
@@ -312,6 +325,47 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	run.Digests = digestsOf(keys, kept)
 	judge(run, o, numCPU())
 	return run, nil
+}
+
+// CPUSpan is the wall time the run's CPU figures cover: from the window's
+// opening until its last request ended, which may be up to a timeout past
+// Duration (Duration itself when not recorded).
+func (r *Run) CPUSpan() time.Duration {
+	if r.CPUWindow > 0 {
+		return r.CPUWindow
+	}
+	return r.Duration
+}
+
+// NoPprof is a no-pprof warning's message: why, then where a target's
+// profiles usually are and the flag that says so.
+func NoPprof(why string) string {
+	return why + ". If its profiles are served elsewhere, say where with --pprof URL: net/http/pprof's " +
+		"/debug/pprof/ on the server's own port, a separate admin or debug port (http://127.0.0.1:6060/debug/pprof/ " +
+		"is the usual one), or Caddy's admin endpoint http://127.0.0.1:2019/debug/pprof/"
+}
+
+// childrenCPU is the CPU pid's child processes have used so far: those it
+// waited for and the live ones (0 when /proc cannot tell).
+func childrenCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return 0
+	}
+	ticks := liveChildrenTicks(pid)
+	for _, k := range []int{13, 14} { // cutime, cstime
+		n, _ := strconv.ParseInt(f[k], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTick
 }
 
 // openLoop is the open loop's schedule: request k is due at start + k ×
@@ -329,11 +383,12 @@ func judge(run *Run, o LoadOptions, machineCPUs int) {
 	if run.Duration <= 0 {
 		return
 	}
-	genCores := run.GeneratorCPU.Seconds() / run.Duration.Seconds()
+	span := run.CPUSpan().Seconds()
+	genCores := run.GeneratorCPU.Seconds() / span
 	if run.CPUs > 0 && genCores >= 0.85*float64(run.CPUs) {
 		run.Warn("generator-bound", fmt.Sprintf("probe used %.2f of its %d CPUs: the load generator, not the target, may be the limit", genCores, run.CPUs))
 	} else if tp := run.TargetProc; tp != nil && run.CPUs > 0 {
-		targetCores := tp.CPU.Seconds() / run.Duration.Seconds()
+		targetCores := tp.CPU.Seconds() / span
 		if genCores > targetCores && genCores+targetCores+run.OthersCPU > 0.85*float64(machineCPUs) {
 			run.Warn("generator-bound", fmt.Sprintf("probe used %.2f cores and the target %.2f on a saturated machine: the generator may be the limit", genCores, targetCores))
 		}

@@ -18,6 +18,8 @@ type Run struct {
 	Rate           float64 // requests per second asked for, open loop
 	Start          time.Time
 	Duration       time.Duration // the measured window, warm-up excluded
+	CPUWindow      time.Duration // what the CPU figures cover: the window until the last request ended (0: Duration)
+	Timeout        time.Duration // one request's
 	Ops            []*OpStats    // in order of first use
 	Errors         map[string]int64
 	Clients        int
@@ -28,6 +30,7 @@ type Run struct {
 	Digests        []Digest
 	GeneratorCPU   time.Duration // probe's own CPU over the measured window
 	CPUs           int           // CPUs probe could run on
+	MachineCPUs    int           // CPUs of the machine (runtime.NumCPU): the most any figure in cores can be
 	TargetProc     *ProcStats    // when the target is a local process (a child, or found by its socket)
 	OthersCPU      float64       // cores used by other processes of the machine
 	Warnings       []Warning
@@ -62,6 +65,9 @@ type OpStats struct {
 	Errors  int64
 	Latency *hdrhistogram.Histogram // from the intended send time (open loop: corrected for coordinated omission)
 	Service *hdrhistogram.Histogram // from the actual send time
+	// Timeouts are the service times of the calls that got no reply within
+	// the timeout (part of Service; nil: none).
+	Timeouts *hdrhistogram.Histogram
 }
 
 // Digest is how many distinct replies one request key got, and the
@@ -93,6 +99,7 @@ type ProcStats struct {
 	MaxThreads int
 	MaxFDs     int
 	Samples    int
+	Children   time.Duration // the part of CPU its child processes used (live ones and those it waited for)
 }
 
 func newHistogram() *hdrhistogram.Histogram {

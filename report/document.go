@@ -85,7 +85,7 @@ func WriteFolder(dir string, d Document) error {
 	if err != nil {
 		return err
 	}
-	js, err := d.JSON()
+	js, err := boundedJSON(d)
 	if err != nil {
 		return err
 	}

@@ -138,6 +138,7 @@ type Process struct {
 
 type Machine struct {
 	OthersCPUCores float64 `json:"others_cpu_cores"`
+	Cores          int     `json:"cores,omitempty"` // runtime.NumCPU where the run ran: no figure in cores can be more
 }
 
 // Analysis is what the pipeline's analyze step made of a run: findings, the
@@ -176,7 +177,7 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,
 			CPUs: run.CPUs},
-		Machine: Machine{OthersCPUCores: run.OthersCPU}, Ended: run.Ended, Timeline: a.Timeline, Unexplained: a.Unexplained,
+		Machine: Machine{OthersCPUCores: run.OthersCPU, Cores: run.MachineCPUs}, Ended: run.Ended, Timeline: a.Timeline, Unexplained: a.Unexplained,
 		latency: run.Latency(), files: maps.Clone(a.Files),
 	}
 	for _, w := range a.Warnings {
@@ -198,8 +199,8 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 	}
 	if tp := run.TargetProc; tp != nil {
 		r.TargetProcess = &Process{PID: tp.PID, CPUSeconds: tp.CPU.Seconds(), MaxRSS: tp.MaxRSS, MaxThreads: tp.MaxThreads, MaxFDs: tp.MaxFDs}
-		if run.Duration > 0 {
-			r.TargetProcess.CPUCores = tp.CPU.Seconds() / run.Duration.Seconds()
+		if span := run.CPUSpan(); span > 0 { // the window the CPU was measured over, not --duration
+			r.TargetProcess.CPUCores = tp.CPU.Seconds() / span.Seconds()
 		}
 	}
 	if r.Errors == nil {
