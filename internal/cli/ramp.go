@@ -231,8 +231,11 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 	pid := 0
 	if target.Child != nil {
 		pid = target.Child.PID()
-	} else if p, err := probes.ListenerPID(target.Addr()); err == nil {
-		pid = p
+	} else if l, err := probes.FindListener(target.Addr()); err == nil {
+		pid = l.PID
+		if l.Why != "" {
+			warnings = append(warnings, probes.Warning{Kind: "target-chosen", Message: l.Why})
+		}
 	} else {
 		warnings = append(warnings, probes.Warning{Kind: "target-unseen", Message: "the target's process was not found on this machine: no CPU, memory, threads or connections per window"})
 	}
@@ -242,7 +245,7 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 		Timeout: c.timeout, MaxBody: int(c.maxBody), MaxInFlight: c.maxInFlight, PID: pid, Rules: sess.rules, Progress: progress.update}
 	if c.profile.profile {
 		if err := probes.CheckPprof(ctx, c.profile.options(target.URL, time.Minute).PprofURL); err != nil {
-			warnings = append(warnings, probes.Warning{Kind: "no-pprof", Message: fmt.Sprintf("no profiles: %v (the knee is still found; what gives way is not named)", err)})
+			warnings = append(warnings, probes.Warning{Kind: "no-pprof", Message: probes.NoPprof(fmt.Sprintf("no profiles: %v (the knee is still found; what gives way is not named)", err))})
 		} else {
 			o.Profile = c.profile.options(target.URL, time.Minute)
 		}
