@@ -66,7 +66,7 @@ func TestRunPageInBrowser(t *testing.T) {
 	browser := chromium(t)
 	tree, err := flamegraphs.Fold(cpuProfile(map[string]int64{
 		"main;net/http.(*conn).serve;app.(*Site).ServeHTTP;app.(*Site).sitemap;compress/gzip.(*Writer).Write;compress/flate.(*compressor).deflate": 62,
-		"main;net/http.(*conn).serve;app.(*Site).ServeHTTP;app.feedHandler;app.buildItems":                                                        21,
+		"main;net/http.(*conn).serve;app.(*Site).ServeHTTP;app.feedHandler;app.buildItems":                                                         21,
 		"main;net/http.(*conn).serve;app.(*Site).ServeHTTP;app.(*Site).page":                                                                       17,
 	}), flamegraphs.FoldOptions{})
 	if err != nil {
