@@ -62,3 +62,11 @@ func TestGoldenSuiteHTML(t *testing.T) {
 		t.Error("the suite's page does not link into the run's own flame graph")
 	}
 }
+
+func TestNiceCeil(t *testing.T) {
+	for v, want := range map[float64]float64{100.02: 120, 100: 100, 0.3: 0.3, 7: 8, 2.2: 2.4, 0.011: 0.012, 0: 1} {
+		if got := niceCeil(v); got != want {
+			t.Errorf("niceCeil(%g) = %g, want %g", v, got, want)
+		}
+	}
+}

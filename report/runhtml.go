@@ -155,10 +155,7 @@ func latencyCurve(title string, h *hdrhistogram.Histogram) string {
 		maxX = math.Max(1, math.Ceil(pts[len(pts)-1][0]))
 	}
 	pts = append(pts, [2]float64{maxX, ms(h.Max())})
-	maxY := ms(h.Max())
-	if maxY <= 0 {
-		maxY = 1
-	}
+	maxY := niceCeil(ms(h.Max()))
 	px := func(x float64) float64 { return left + (w-left-right)*x/maxX }
 	py := func(y float64) float64 { return top + (ht-top-bottom)*(1-y/maxY) }
 	var b strings.Builder
@@ -185,10 +182,31 @@ func latencyCurve(title string, h *hdrhistogram.Histogram) string {
 	return b.String()
 }
 
+// niceCeil is the least of a few round multiples of a power of ten at or
+// above v, each with round quarters, so that the axis ticks read well.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	e := math.Floor(math.Log10(v))
+	at := func(m float64) float64 { // divided below 1: 3/10 is 0.3, 3*0.1 is not
+		if e < 0 {
+			return m / math.Pow(10, -e)
+		}
+		return m * math.Pow(10, e)
+	}
+	for _, m := range []float64{1, 1.2, 1.6, 2, 2.4, 3, 4, 5, 6, 8} {
+		if at(m) >= v*(1-1e-9) {
+			return at(m)
+		}
+	}
+	return at(10)
+}
+
 // shareBar is a share drawn as a bar, for the eye.
 func shareBar(share float64) string {
 	share = math.Max(0, math.Min(1, share))
-	return fmt.Sprintf(`<svg class="share" width="100" height="8"><rect width="100" height="8" fill="#eee"/><rect width="%.0f" height="8" fill="#e8730c"/></svg>`, 100*share)
+	return fmt.Sprintf(`<svg class="share" width="100" height="8" style="border:0;margin:0 4px"><rect width="100" height="8" fill="#eee"/><rect width="%.0f" height="8" fill="#e8730c"/></svg>`, 100*share)
 }
 
 func writeWarningsHTML(b *strings.Builder, ws []probes.Warning, h int) {
