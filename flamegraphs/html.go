@@ -11,7 +11,9 @@ var kinds = map[string]int{"runtime": 1, "std": 2, "third-party": 3, "own": 4}
 // WriteHTML writes t as one self-contained, interactive HTML file: no
 // network, no CDN. Click to zoom, search with the matched share, hover for
 // details, a sandwich view of callers and callees, colours by kind of code
-// (or by change, in a diff), the frames findings name outlined.
+// (or by change, in a diff), the frames findings name outlined. The
+// fragment #focus=<frame> (URI-encoded) opens the page zoomed to that frame
+// with its occurrences marked.
 //
 // Trees larger than o.MaxFrames (default 100,000) lose their smallest frames
 // first (see Node.Prune); the page says how many.
@@ -212,6 +214,21 @@ function sandwich(name) {
 document.getElementById("sandwichBtn").onclick = () => { if (selected) sandwich(selected); };
 window.addEventListener("resize", draw);
 draw();
+// #focus=<frame> (a report's link to a finding): zoom to the frame's
+// heaviest occurrence and mark every occurrence, as a search for it would.
+function focusFrame(name) {
+  let best = null;
+  (function walk(n) { if (n.name === name && (!best || n.total > best.total)) best = n; n.children.forEach(walk); })(root);
+  if (!best) { document.getElementById("matched").textContent = "no frame " + name; return null; }
+  document.getElementById("search").value = name;
+  search(name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  zoom = best; selected = best.name;
+  document.getElementById("sandwichBtn").disabled = false;
+  draw();
+  document.body.dataset.focus = best.name;
+  return best;
+}
+if (location.hash.startsWith("#focus=")) focusFrame(decodeURIComponent(location.hash.slice(7)));
 if (location.hash.startsWith("#selftest=")) {
   const term = decodeURIComponent(location.hash.slice(10));
   const r = search(term);

@@ -16,7 +16,8 @@ import (
 // JSON is report.json.
 func (r *RunReport) JSON() ([]byte, error) { return marshal(r) }
 
-// Page is report.md: a run has no HTML page of its own.
+// Page is report.md, the file the command names; report.html beside it is
+// the same run drawn.
 func (r *RunReport) Page() string { return "report.md" }
 
 // operationsTable is the latency table in the manner of seed 000.
@@ -176,10 +177,11 @@ func (r *RunReport) Markdown() string {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// Files are the latency distributions (HdrHistogram's percentile text
-// format, values in milliseconds), the profiles and the flame graphs.
+// Files are report.html, the latency distributions (HdrHistogram's
+// percentile text format, values in milliseconds), the profiles and the
+// flame graphs.
 func (r *RunReport) Files() (map[string][]byte, error) {
-	files := map[string][]byte{}
+	files := map[string][]byte{"report.html": []byte(r.HTML())}
 	for name, b := range r.files {
 		files[name] = b
 	}

@@ -69,7 +69,8 @@ func (s *Suite) Failed() bool { return s.Latency.Errors > 0 || s.Ended != "" }
 // JSON is report.json.
 func (s *Suite) JSON() ([]byte, error) { return marshal(s) }
 
-// Page is report.md.
+// Page is report.md, the file the command names; report.html beside it
+// draws the runs.
 func (s *Suite) Page() string { return "report.md" }
 
 // WriteTable prints each run's table.
@@ -112,9 +113,10 @@ func (s *Suite) Markdown() string {
 	return b.String()
 }
 
-// Files are the combined latency distribution and each run's folder.
+// Files are report.html, the combined latency distribution and each run's
+// folder (with its own report.html).
 func (s *Suite) Files() (map[string][]byte, error) {
-	files := map[string][]byte{}
+	files := map[string][]byte{"report.html": []byte(s.HTML())}
 	if s.latency.TotalCount() > 0 {
 		files["latency.hgrm"] = hgrm(s.latency)
 	}
