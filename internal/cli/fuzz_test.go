@@ -49,6 +49,29 @@ func TestFuzzBadInput(t *testing.T) {
 	}
 }
 
+// A bad flag of fuzz is named before --out is claimed: with a folder that
+// holds an earlier run, the line is the flag's, not the folder's.
+func TestFuzzChecksFlagsBeforeClaimingOut(t *testing.T) {
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "report.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mem-limit", "lots"}, "--mem-limit"},
+		{[]string{"--shrink-time", "-1s"}, "--shrink-time"},
+		{[]string{"--fixture-mode", "lazy"}, "--fixture-mode"},
+	} {
+		code, _, stderr := runProbe(t, context.Background(), append([]string{"fuzz", "notequery", "--out", out}, tc.args...)...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+		oneLine(t, stderr, tc.want)
+	}
+}
+
 // fuzzReport is report.json of probe fuzz.
 type fuzzReport = report.FuzzReport
 
