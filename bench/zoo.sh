@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The analyzers on the zoo (internal/cli/testdata/zoo): every labelled endpoint
+# The analyzers on the zoo (e2e/testdata/zoo): every labelled endpoint
 # profiled by probe's pipeline for SECONDS, the findings against the labels:
 # recall on the waste cases, precision (no load-time claim) on the clean
 # ones, and whether an earlier run's allocations show in the next. Puts the
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-3}
 table=$(mktemp)
 trap 'rm -f "$table"' EXIT
-PROBE_ZOO_DURATION=${secs}s PROBE_ZOO_TABLE="$table" go test ./internal/cli -run '^TestZoo$' -count 1 -timeout 30m > /dev/null || true
+PROBE_ZOO_DURATION=${secs}s PROBE_ZOO_TABLE="$table" go test ./e2e -run '^TestZoo$' -count 1 -timeout 30m > /dev/null || true
 [ -s "$table" ] || { echo "the zoo test wrote no table" >&2; exit 1; }
 {
   echo "<!-- zoo:begin -->"

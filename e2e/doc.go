@@ -1,8 +1,10 @@
 // Package e2e holds probe's end-to-end tests: each drives the whole
 // command (cli.Run, or the built binary) against a real server it starts —
-// the fixture in both modes, a hostile server (testdata/hostile), Caddy
-// built from the module proxy, a server of known capacity, servers of
-// other shapes, and git repositories built before and after — and checks
+// the fixture in both modes (fuzzed too), a hostile server
+// (testdata/hostile), the zoo of labelled waste and clean endpoints
+// (testdata/zoo, a module of its own), Caddy built from the module proxy,
+// a server of known capacity, servers of other shapes, and git
+// repositories built before and after — and checks
 // report.json, the exit code and what the user reads.
 //
 // They take minutes (the whole folder ten or more on two cores), so they

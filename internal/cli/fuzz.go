@@ -68,34 +68,27 @@ func newFuzzCommand(fs *flag.FlagSet, kind string) *fuzzCommand {
 }
 
 func (c *fuzzCommand) run(ctx context.Context, s streams, words []string) error {
-	if err := noWords("fuzz "+c.kind, words); err != nil {
-		return err
-	}
-	if err := c.load.validate(); err != nil {
-		return err
-	}
-	if _, err := c.output.claim(); err != nil {
-		return err
-	}
-	if c.shrinkTime < 0 {
-		return usageError{"--shrink-time must not be negative"}
-	}
-	var memLimit uint64
-	if c.memLimit != "0" {
-		n, err := parseBytes(c.memLimit)
-		if err != nil || n < 64<<20 {
-			return usageError{fmt.Sprintf("--mem-limit: want a size of at least 64MB such as 4GB, or 0, got %q", c.memLimit)}
-		}
-		memLimit = n
-	}
 	var o fuzz.Options
 	var setting report.FuzzSetting
-	var err error
-	if c.kind == "notequery" {
-		o, setting, err = c.noteQueryTarget(memLimit)
-	} else {
-		o, setting, err = c.httpTarget(memLimit)
-	}
+	var memLimit uint64
+	// The flags that need no file are checked before --out is claimed, so
+	// that a mistyped flag leaves an earlier report folder alone.
+	sess, err := begin(ctx, s, start{
+		checks: []error{noWords("fuzz "+c.kind, words), c.load.validate()},
+		before: func() (err error) {
+			memLimit, err = c.checkLimits()
+			if err != nil {
+				return err
+			}
+			if c.kind == "notequery" {
+				o, setting, err = c.noteQueryTarget(memLimit)
+			} else {
+				o, setting, err = c.httpTarget(memLimit)
+			}
+			return err
+		},
+		output: &c.output,
+	})
 	if err != nil {
 		return err
 	}
@@ -116,19 +109,30 @@ func (c *fuzzCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	rep := report.FromFuzz(res, setting)
-	dir := c.output.dir
-	if err := writeAndShow(rep, dir, c.output.json, s); err != nil {
-		return err
-	}
+	var failure error
 	switch {
-	case ctx.Err() != nil:
-		return interruptedError{dir}
 	case len(rep.Crashes) > 0:
-		return fmt.Errorf("%d distinct crash(es) found; reproductions in %s", len(rep.Crashes), filepath.Join(dir, "crashers"))
+		failure = fmt.Errorf("%d distinct crash(es) found; reproductions in %s", len(rep.Crashes), filepath.Join(sess.dir, "crashers"))
 	case res.Ended != "":
-		return fmt.Errorf("the fuzz run ended early (%s); what was found is in %s", res.Ended, dir)
+		failure = fmt.Errorf("the fuzz run ended early (%s); what was found is in %s", res.Ended, sess.dir)
 	}
-	return nil
+	return sess.finish(rep, failure)
+}
+
+// checkLimits checks --shrink-time and --mem-limit, and returns the
+// address-space cap (0: none).
+func (c *fuzzCommand) checkLimits() (uint64, error) {
+	if c.shrinkTime < 0 {
+		return 0, usageError{"--shrink-time must not be negative"}
+	}
+	if c.memLimit == "0" {
+		return 0, nil
+	}
+	n, err := parseBytes(c.memLimit)
+	if err != nil || n < 64<<20 {
+		return 0, usageError{fmt.Sprintf("--mem-limit: want a size of at least 64MB such as 4GB, or 0, got %q", c.memLimit)}
+	}
+	return n, nil
 }
 
 func (c *fuzzCommand) noteQueryTarget(memLimit uint64) (fuzz.Options, report.FuzzSetting, error) {

@@ -2,15 +2,11 @@ package cli
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 )
 
 // An --out that holds an earlier run is refused before anything runs;
@@ -47,7 +43,8 @@ func TestOutFolderIsNotMixed(t *testing.T) {
 }
 
 // The fixture's key never goes on a command line, and its default key
-// never leaves loopback.
+// never leaves loopback (e2e: a fixture probe starts gets it by the
+// environment).
 func TestFixtureKeyStaysOffTheCommandLine(t *testing.T) {
 	code, _, stderr := runProbe(t, context.Background(), "fixture", "serve", "--key", "s3cret")
 	if code != exitUsage {
@@ -59,66 +56,4 @@ func TestFixtureKeyStaysOffTheCommandLine(t *testing.T) {
 		t.Errorf("default key off loopback: exit %d", code)
 	}
 	oneLine(t, stderr, "is public")
-	if testing.Short() {
-		return
-	}
-	// A fixture probe starts gets its key by the environment: its pprof
-	// command line does not show it.
-	child, err := startFixture(context.Background(), fixtureStart{mode: "load-time", notes: 20, key: "s3cret-key-123"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Stop()
-	resp, err := http.Get(child.URL + "/debug/pprof/cmdline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmdline, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || strings.Contains(string(cmdline), "s3cret") {
-		t.Errorf("cmdline %d %q", resp.StatusCode, cmdline)
-	}
-	req, _ := http.NewRequest("GET", child.URL+"/admin/settings", nil)
-	req.Header.Set("Authorization", "Bearer s3cret-key-123")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Errorf("the key from the environment: %v %v", err, resp)
-	} else {
-		resp.Body.Close()
-	}
-}
-
-// Ctrl-C during ab --git's build ends the build's whole process group at
-// once, removes the worktrees and exits 130.
-func TestABBuildInterrupted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds in a git repository")
-	}
-	repo := gitRepo(t)
-	marker := "probe-test-build-" + filepath.Base(t.TempDir())
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(1500*time.Millisecond, cancel)
-	start := time.Now()
-	code, _, stderr := runProbe(t, ctx, "ab", "--git", repo, "--before-ref", "v1", "--after-ref", "v2",
-		"--build", "sh -c 'sleep 60 & sleep 61; echo "+marker+"'", "http", "--path", "/work", "--out", t.TempDir())
-	if code != exitInterrupted {
-		t.Errorf("exit %d, want 130: %s", code, stderr)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("took %s to stop", took)
-	}
-	// The group is killed at once; a loaded machine may take a moment to
-	// reap it.
-	var out []byte
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if out, _ = exec.Command("pgrep", "-f", "sleep 6[01]").Output(); len(out) == 0 {
-			break
-		}
-	}
-	if len(out) > 0 {
-		// Only this test starts such sleeps under its repository's worktree.
-		t.Errorf("the build's children live on: pids %s", out)
-	}
-	if out, err := exec.Command("git", "-C", repo, "worktree", "list").Output(); err != nil || strings.Count(string(out), "\n") != 1 {
-		t.Errorf("worktrees left: %s (%v)", out, err)
-	}
 }

@@ -4,7 +4,7 @@
 // that only looks like it (decoding the request, a pure function of a
 // parameter, a nonce, arithmetic, a log line) and must get no load-time
 // claim. It is a module of its own, so that probe's go.mod does not carry
-// thirty libraries; cmd/probe/zoo_test.go builds it, runs probe on every
+// thirty libraries; e2e/zoo_test.go builds it, runs probe on every
 // endpoint and scores the analyzers.
 //
 // Usage: zoo -addr 127.0.0.1:0 [-fasthttp 127.0.0.1:0]; it prints

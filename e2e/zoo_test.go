@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -138,9 +139,11 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 	defer child.Stop()
 	base, _ := url.Parse(child.URL)
 	fast, _ := url.Parse("http://" + fastAddr)
-	p := pipelineOf(analyzers.DefaultRules(), nil)
+	p := pipeline.New(pipeline.Options{Rules: analyzers.DefaultRules()})
 	o := probes.LoadOptions{Concurrency: 4, Duration: d, Warmup: d / 3, Timeout: 30 * time.Second}
-	prof := &profileFlags{profile: true, wall: false}
+	// What probe's --profile gives without --wall: CPU and heap from
+	// /debug/pprof/, in windows of half the run (1 s to 5 s).
+	prof := &probes.ProfileOptions{PprofURL: base.JoinPath("/debug/pprof/"), Window: min(5*time.Second, max(time.Second, d/2))}
 	measure := func(c zooCase, profiled bool) *report.RunReport {
 		ml := &probes.HTTP{Method: c.method, Path: c.path}
 		if ml.Method == "" {
@@ -159,7 +162,7 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 		}
 		oo := o
 		if profiled {
-			oo.Profile = prof.options(base, d)
+			oo.Profile = prof
 		}
 		rep, _, err := p.Measure(context.Background(), c.name(), ml, tgt, oo)
 		if err != nil {
