@@ -36,7 +36,8 @@ func httpCommand(fs *flag.FlagSet) runner { return newLoadCommand(fs, "http") }
 func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c := &loadCommand{name: name}
 	c.target.register(fs, false)
-	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32})
+	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32,
+		settle: name == "all"})
 	c.profile.register(fs, false, "profile the target while the load runs, and name the per-request work that could move to load time")
 	c.output.register(fs, name)
 	c.output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100, finding:load-time, finding:repeated-gzip>10%")
@@ -75,7 +76,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	sess, err := begin(ctx, s, start{
-		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load)},
+		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load), c.validateSettle()},
 		gates:  "run", output: &c.output, load: &c.load, profile: &c.profile,
 	})
 	if err != nil {
@@ -106,9 +107,27 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	o.Profile = c.profile.options(target.URL, c.load.duration)
 	var reports []*report.RunReport
 	var skipped []report.Skipped
-	for _, ml := range loads {
+	// probe all waits for a quiet target before each microload but the
+	// first: a slow server may still be finishing what the last abandoned.
+	var settler *pipeline.Settler
+	if len(loads) > 1 && c.load.settle > 0 {
+		settler = pipeline.NewSettler(target, c.load.settle)
+		settler.Baseline(ctx)
+	}
+	for i, ml := range loads {
 		if ctx.Err() != nil {
 			break
+		}
+		var settle *report.Settle
+		if settler != nil && i > 0 {
+			fmt.Fprintf(s.stderr, "probe: waiting (up to %s) for the target to be quiet before %s…\n", c.load.settle, ml.Name())
+			settle = settler.Wait(ctx)
+			if ctx.Err() != nil {
+				break
+			}
+			if settle.WaitedS >= 1 || !settle.Quiet {
+				fmt.Fprintf(s.stderr, "probe: %s after %.0f s\n", quietWord(settle), settle.WaitedS)
+			}
 		}
 		mo := o
 		var wl *probes.WriteLoad
@@ -128,6 +147,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 				break
 			}
 			err = needsFlag(ml.Name(), err)
+			if why := pipeline.BusyReason(settle); why != "" {
+				err = fmt.Errorf("%w; %s", err, why)
+			}
 			if c.name != "all" {
 				return fmt.Errorf("target %s: %v", target.URL, err)
 			}
@@ -137,6 +159,10 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			continue
 		}
 		for _, w := range warnings {
+			rep.Warn(w.Kind, w.Message)
+		}
+		rep.Settle = settle
+		if w, ok := pipeline.SettleWarning(settle); ok {
 			rep.Warn(w.Kind, w.Message)
 		}
 		reports = append(reports, rep)
@@ -174,6 +200,24 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		failure = failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
 	}
 	return sess.finish(doc, failure)
+}
+
+func (c *loadCommand) validateSettle() error {
+	if c.load.settle < 0 || c.load.settle > maxDuration {
+		return usageError{fmt.Sprintf("--settle %s: want 0 (no wait) up to %s", c.load.settle, maxDuration)}
+	}
+	return nil
+}
+
+// quietWord says how a wait for a quiet target ended.
+func quietWord(st *report.Settle) string {
+	switch {
+	case st.Quiet:
+		return "the target was quiet"
+	case st.JudgedBy == "none":
+		return "quiet could not be judged (" + st.Note + ")"
+	}
+	return "the target was still busy; going on (a target-busy warning)"
 }
 
 // microloads are the command's: one by name, every one for all, or the
