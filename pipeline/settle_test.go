@@ -130,8 +130,10 @@ func TestSettleByReply(t *testing.T) {
 
 func TestSettleUnjudged(t *testing.T) {
 	s := &Settler{Bound: time.Minute, Unseen: "example.com is not an address of this machine",
-		Reply: func(context.Context, time.Duration) (time.Duration, error) { return 0, errors.New("connection refused") },
-		Now:   time.Now, Sleep: sleepCtx}
+		Reply: func(context.Context, time.Duration) (time.Duration, error) {
+			return 0, errors.New("connection refused")
+		},
+		Now: time.Now, Sleep: sleepCtx}
 	s.Baseline(context.Background())
 	st := s.Wait(context.Background())
 	w, ok := SettleWarning(st)

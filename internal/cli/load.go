@@ -110,6 +110,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	// probe all waits for a quiet target before each microload but the
 	// first: a slow server may still be finishing what the last abandoned.
 	var settler *pipeline.Settler
+	var skipWarnings []probes.Warning // a skipped microload's wait that did not end quiet
 	if len(loads) > 1 && c.load.settle > 0 {
 		settler = pipeline.NewSettler(target, c.load.settle)
 		settler.Baseline(ctx)
@@ -156,6 +157,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			// probe all runs what it can find, and says what it skipped.
 			fmt.Fprintf(s.stderr, "probe: skipping %s: %v\n", ml.Name(), err)
 			skipped = append(skipped, report.Skipped{Microload: ml.Name(), Reason: err.Error()})
+			if w, ok := pipeline.SettleWarning(settle); ok {
+				skipWarnings = append(skipWarnings, probes.Warning{Kind: w.Kind, Message: ml.Name() + ": " + w.Message})
+			}
 			continue
 		}
 		for _, w := range warnings {
@@ -182,6 +186,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	if c.name == "all" {
 		suite := report.NewSuite(target.URL.String(), reports)
 		suite.Skipped, suite.Thresholds = skipped, verdicts
+		for _, w := range skipWarnings {
+			suite.Warnings = probes.AddWarning(suite.Warnings, w.Kind, w.Message)
+		}
 		doc, failed = suite, suite.Failed()
 		requests, errs, ended = suite.Latency.Requests, suite.Latency.Errors, suite.Ended
 	} else {
