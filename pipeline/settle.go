@@ -197,7 +197,7 @@ func SettleWarning(st *report.Settle) (probes.Warning, bool) {
 	if st == nil || st.Quiet {
 		return probes.Warning{}, false
 	}
-	advice := "the server was likely still finishing requests an earlier microload abandoned: " +
+	advice := "the server was likely still finishing requests an earlier run left: " +
 		"these figures are lower than the server's own, and a failed discovery may be its load, not the site; " +
 		"raise --settle, or run this microload alone"
 	switch st.JudgedBy {

@@ -151,6 +151,8 @@ func (f *loadFlags) validate() error {
 		return validMaxBody(f.maxBody)
 	case f.replyMemory < minMaxBody:
 		return usageError{fmt.Sprintf("--reply-memory %v: want at least 1 KiB", f.replyMemory)}
+	case f.settle < 0 || f.settle > maxDuration:
+		return usageError{fmt.Sprintf("--settle %v: want 0 (no wait) up to %v", f.settle, maxDuration)}
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	sess, err := begin(ctx, s, start{
-		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load), c.validateSettle()},
+		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load)},
 		gates:  "run", output: &c.output, load: &c.load, profile: &c.profile,
 	})
 	if err != nil {
@@ -207,13 +207,6 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		failure = failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
 	}
 	return sess.finish(doc, failure)
-}
-
-func (c *loadCommand) validateSettle() error {
-	if c.load.settle < 0 || c.load.settle > maxDuration {
-		return usageError{fmt.Sprintf("--settle %s: want 0 (no wait) up to %s", c.load.settle, maxDuration)}
-	}
-	return nil
 }
 
 // quietWord says how a wait for a quiet target ended.
