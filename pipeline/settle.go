@@ -41,6 +41,9 @@ type Settler struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Unseen says why the target's process is not seen (for the note).
 	Unseen string
+	// Busy, when set, is told once a wait finds the target busy: the
+	// command says why nothing happens.
+	Busy func()
 
 	judged    string // cpu, reply or none, from Baseline
 	idleCores float64
@@ -160,13 +163,16 @@ func (s *Settler) Wait(ctx context.Context) *report.Settle {
 				st.Quiet = true
 				return st
 			}
+			if first && s.Busy != nil {
+				s.Busy()
+			}
 			if s.Now().Sub(start) >= s.Bound {
 				return st
 			}
 		}
 	case "reply":
 		st.IdleReplyMS = ms(s.idleReply)
-		for {
+		for told := false; ; told = true {
 			left := s.Bound - s.Now().Sub(start)
 			d, err := s.Reply(ctx, max(min(left, 4*s.quietReply()), settleWindow))
 			st.ReplyMS = ms(d)
@@ -179,6 +185,9 @@ func (s *Settler) Wait(ctx context.Context) *report.Settle {
 					st.Note = "the last GET: " + err.Error()
 				}
 				return st
+			}
+			if s.Busy != nil && !told {
+				s.Busy()
 			}
 			if s.Sleep(ctx, settleWindow) != nil {
 				return st

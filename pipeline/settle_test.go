@@ -39,9 +39,14 @@ func (f *fakeTarget) settler(bound time.Duration) *Settler {
 func TestSettleWaitsUntilTheTargetIsBackAtIdle(t *testing.T) {
 	f := &fakeTarget{now: time.Unix(0, 0), idle: 0.02, busy: 1.8}
 	s := f.settler(time.Minute)
+	busyTold := 0
+	s.Busy = func() { busyTold++ }
 	s.Baseline(context.Background())
 	f.busyUntil = f.now.Add(5 * time.Second) // the abandoned requests' work
 	st := s.Wait(context.Background())
+	if busyTold != 1 {
+		t.Errorf("told busy %d times, want once", busyTold)
+	}
 	if !st.Quiet || st.JudgedBy != "cpu" {
 		t.Fatalf("settle %+v: want quiet, judged by cpu", st)
 	}
@@ -80,6 +85,7 @@ func TestSettleIsBoundedAndWarns(t *testing.T) {
 func TestSettleQuietTargetWaitsOneWindow(t *testing.T) {
 	f := &fakeTarget{now: time.Unix(0, 0), idle: 0.3}
 	s := f.settler(time.Minute)
+	s.Busy = func() { t.Error("a quiet target was told busy") }
 	s.Baseline(context.Background())
 	st := s.Wait(context.Background())
 	if !st.Quiet || st.WaitedS > settleWindow.Seconds()+0.01 {

@@ -121,7 +121,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		}
 		var settle *report.Settle
 		if settler != nil && i > 0 {
-			fmt.Fprintf(s.stderr, "probe: waiting (up to %s) for the target to be quiet before %s…\n", c.load.settle, ml.Name())
+			settler.Busy = func() {
+				fmt.Fprintf(s.stderr, "probe: the target is busy: waiting (up to --settle %s) for it to be quiet before %s…\n", c.load.settle, ml.Name())
+			}
 			settle = settler.Wait(ctx)
 			if ctx.Err() != nil {
 				break
