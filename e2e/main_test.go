@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 		serveStatic(os.Args[2]) // a server that never sees a change: scale_test
 		return
 	}
+	if len(os.Args) > 3 && os.Args[1] == "burn-server" {
+		serveBurn(os.Args[2], os.Args[3]) // a server busy after its clients left: settle_test
+		return
+	}
 	if len(os.Args) > 4 && os.Args[1] == "capacity-server" {
 		serveCapacity(os.Args[2], os.Args[3], os.Args[4]) // a server of known capacity: ramp_test
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"time"
 
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
@@ -69,6 +70,8 @@ type ABPlan struct {
 	Options func(u *url.URL, profiled bool) probes.LoadOptions
 	Profile bool   // profiling was asked: a version without pprof is warned of
 	Dir     string // each run's folder is Dir/runs/<microload>/<side>-<n>
+
+	Settle time.Duration // the longest wait for a quiet version before a run (settle_ab.go); 0: none
 }
 
 // Interleave runs every microload on both versions, A B A B, plan.Runs
@@ -77,6 +80,7 @@ type ABPlan struct {
 func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (*report.AB, error) {
 	sides := [2]map[string][]*report.RunData{{}, {}}
 	var failures []report.SideFailure
+	quiet := abSettle{bound: plan.Settle}
 	for run := 1; run <= plan.Runs && ctx.Err() == nil; run++ {
 		for _, name := range plan.Names {
 			for i, v := range []*Version{a, b} {
@@ -94,10 +98,22 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 				}
 				u, _ := url.Parse(v.child.URL)
 				target := plan.Target(u, v.child)
+				settle := quiet.before(ctx, v.child, target)
+				if ctx.Err() != nil {
+					continue
+				}
 				rep, r, err := p.Measure(ctx, fmt.Sprintf("ab %d/%d %s %s", run, plan.Runs, name, v.Side), plan.Microload(name), target, plan.Options(u, v.pprof))
+				quiet.ran(v.child)
 				if err != nil {
+					if why := BusyReason(settle); why != "" {
+						err = fmt.Errorf("%w; %s", err, why)
+					}
 					fail(err.Error())
 					continue
+				}
+				rep.Settle = settle
+				if w, ok := SettleWarning(settle); ok {
+					rep.Warn(w.Kind, w.Message)
 				}
 				if plan.Profile && !v.pprof {
 					rep.Warn("no-pprof", "the "+v.Side+" version serves no "+u.JoinPath("/debug/pprof/").String()+", the only place probe ab looks "+

@@ -46,6 +46,7 @@ type RunReport struct {
 	ProfileFiles   []string                  `json:"profile_files,omitempty"`
 	Thresholds     []Threshold               `json:"thresholds,omitempty"`
 	Writes         *Writes                   `json:"writes,omitempty"` // with --during-writes
+	Settle         *Settle                   `json:"settle,omitempty"` // the wait for a quiet target (probe all)
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram

@@ -43,7 +43,8 @@ func newABOptions(fs *flag.FlagSet) *abOptions {
 	fs.IntVar(&c.runs, "runs", report.MinRuns, "runs per side and microload, interleaved A B A B (6 is the least for a 95% confidence interval)")
 	fs.DurationVar(&c.startTimeout, "start-timeout", 3*time.Minute, "longest wait for a version to listen")
 	c.target.register(fs, true)
-	c.load.register(fs, loadDefaults{duration: 5 * time.Second, durationHelp: "measured time of one run", warmup: time.Second, timeout: 30 * time.Second, concurrency: 32})
+	c.load.register(fs, loadDefaults{duration: 5 * time.Second, durationHelp: "measured time of one run", warmup: time.Second, timeout: 30 * time.Second, concurrency: 32,
+		settle: true})
 	c.profile.register(fs, true, "profile every run (CPU and allocations per request, findings, differential flame graphs)")
 	c.output.register(fs, "ab")
 	c.output.registerGates(fs, "regressed, worse, p99_ms:ratio>1.1")
@@ -86,7 +87,7 @@ func (c *abOptions) run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	plan := pipeline.ABPlan{Runs: c.runs, Names: names, Profile: c.profile.profile, Dir: sess.dir,
+	plan := pipeline.ABPlan{Runs: c.runs, Names: names, Profile: c.profile.profile, Dir: sess.dir, Settle: c.load.settle,
 		Microload: func(name string) probes.Microload {
 			mls, _ := c.microloads([]string{name}) // checked before the runs
 			return mls[0]

@@ -91,6 +91,7 @@ type loadDefaults struct {
 	timeoutHelp      string
 	concurrency      int
 	search           bool // a fuzz search: no warm-up and no rate
+	settle           bool // probe all: --settle, the wait for a quiet target
 }
 
 // loadFlags say how hard and how long to load.
@@ -99,6 +100,7 @@ type loadFlags struct {
 	concurrency               int
 	rate                      float64
 	maxBody, replyMemory      byteSize
+	settle                    time.Duration // the longest wait for a quiet target (probe all)
 }
 
 func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
@@ -117,6 +119,9 @@ func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
 	if !d.search {
 		fs.DurationVar(&f.warmup, "warmup", d.warmup, "load before the measured time, not recorded")
 		fs.Float64Var(&f.rate, "rate", 0, "open loop: requests per second (latency from the intended send time)")
+	}
+	if d.settle {
+		fs.DurationVar(&f.settle, "settle", time.Minute, "before each microload, wait up to this long for the target to be as quiet as at the start (0: no wait)")
 	}
 }
 
@@ -146,6 +151,8 @@ func (f *loadFlags) validate() error {
 		return validMaxBody(f.maxBody)
 	case f.replyMemory < minMaxBody:
 		return usageError{fmt.Sprintf("--reply-memory %v: want at least 1 KiB", f.replyMemory)}
+	case f.settle < 0 || f.settle > maxDuration:
+		return usageError{fmt.Sprintf("--settle %v: want 0 (no wait) up to %v", f.settle, maxDuration)}
 	}
 	return nil
 }

@@ -36,7 +36,8 @@ func httpCommand(fs *flag.FlagSet) runner { return newLoadCommand(fs, "http") }
 func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c := &loadCommand{name: name}
 	c.target.register(fs, false)
-	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32})
+	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32,
+		settle: name == "all"})
 	c.profile.register(fs, false, "profile the target while the load runs, and name the per-request work that could move to load time")
 	c.output.register(fs, name)
 	c.output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100, finding:load-time, finding:repeated-gzip>10%")
@@ -106,9 +107,30 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	o.Profile = c.profile.options(target.URL, c.load.duration)
 	var reports []*report.RunReport
 	var skipped []report.Skipped
-	for _, ml := range loads {
+	// probe all waits for a quiet target before each microload but the
+	// first: a slow server may still be finishing what the last abandoned.
+	var settler *pipeline.Settler
+	var skipWarnings []probes.Warning // a skipped microload's wait that did not end quiet
+	if len(loads) > 1 && c.load.settle > 0 {
+		settler = pipeline.NewSettler(target, c.load.settle)
+		settler.Baseline(ctx)
+	}
+	for i, ml := range loads {
 		if ctx.Err() != nil {
 			break
+		}
+		var settle *report.Settle
+		if settler != nil && i > 0 {
+			settler.Busy = func() {
+				fmt.Fprintf(s.stderr, "probe: the target is busy: waiting (up to --settle %s) for it to be quiet before %s…\n", c.load.settle, ml.Name())
+			}
+			settle = settler.Wait(ctx)
+			if ctx.Err() != nil {
+				break
+			}
+			if settle.WaitedS >= 1 || !settle.Quiet {
+				fmt.Fprintf(s.stderr, "probe: %s after %.0f s\n", quietWord(settle), settle.WaitedS)
+			}
 		}
 		mo := o
 		var wl *probes.WriteLoad
@@ -128,15 +150,25 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 				break
 			}
 			err = needsFlag(ml.Name(), err)
+			if why := pipeline.BusyReason(settle); why != "" {
+				err = fmt.Errorf("%w; %s", err, why)
+			}
 			if c.name != "all" {
 				return fmt.Errorf("target %s: %v", target.URL, err)
 			}
 			// probe all runs what it can find, and says what it skipped.
 			fmt.Fprintf(s.stderr, "probe: skipping %s: %v\n", ml.Name(), err)
 			skipped = append(skipped, report.Skipped{Microload: ml.Name(), Reason: err.Error()})
+			if w, ok := pipeline.SettleWarning(settle); ok {
+				skipWarnings = append(skipWarnings, probes.Warning{Kind: w.Kind, Message: ml.Name() + ": " + w.Message})
+			}
 			continue
 		}
 		for _, w := range warnings {
+			rep.Warn(w.Kind, w.Message)
+		}
+		rep.Settle = settle
+		if w, ok := pipeline.SettleWarning(settle); ok {
 			rep.Warn(w.Kind, w.Message)
 		}
 		reports = append(reports, rep)
@@ -156,6 +188,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	if c.name == "all" {
 		suite := report.NewSuite(target.URL.String(), reports)
 		suite.Skipped, suite.Thresholds = skipped, verdicts
+		for _, w := range skipWarnings {
+			suite.Warnings = probes.AddWarning(suite.Warnings, w.Kind, w.Message)
+		}
 		doc, failed = suite, suite.Failed()
 		requests, errs, ended = suite.Latency.Requests, suite.Latency.Errors, suite.Ended
 	} else {
@@ -174,6 +209,17 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		failure = failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
 	}
 	return sess.finish(doc, failure)
+}
+
+// quietWord says how a wait for a quiet target ended.
+func quietWord(st *report.Settle) string {
+	switch {
+	case st.Quiet:
+		return "the target was quiet"
+	case st.JudgedBy == "none":
+		return "quiet could not be judged (" + st.Note + ")"
+	}
+	return "the target was still busy; going on (a target-busy warning)"
 }
 
 // microloads are the command's: one by name, every one for all, or the
