@@ -359,6 +359,9 @@ func discoverNoteQuery(c *Client) (noteQueryAnnounced, error) {
 	}
 	status, body, err = get(c, desc)
 	switch {
+	case err == nil && status == 404 && len(tried) > 0:
+		// Nothing announced at all: the plain answer, which names the flags.
+		return noteQueryAnnounced{}, &NotFound{Microload: "notequery", What: "no query endpoint is known for this server"}
 	case err != nil:
 		return noteQueryAnnounced{}, notFound(err.Error())
 	case status != 200:
