@@ -59,6 +59,11 @@ type BuildOptions struct {
 	// given none: the reference target's, when probe started it; nil
 	// otherwise.
 	NoteQueries *probes.NoteQuery
+	// KnownNoteQueries are the queries probe knows for a note-query
+	// dialect, by the profile URI a site announces it with: notequery
+	// asks them of a site it was pointed at by URL whose announcement
+	// names one.
+	KnownNoteQueries map[string][]probes.Query
 }
 
 // Kinds are the named microloads, in the order of probe --help.
@@ -88,7 +93,7 @@ var Kinds = []Kind{
 	{Name: "notequery", Summary: "load the note-query endpoint with a handful of realistic queries",
 		Hint: "--path /query --body '{…}' (repeatable)", All: 6,
 		Options: []Option{
-			{Key: "path", Flag: "path", Usage: "the query endpoint (the fixture's /query when probe starts it)"},
+			{Key: "path", Flag: "path", Usage: "the query endpoint (default: the one the site announces, <link rel=\"service-desc\"> or /.well-known/note-query.json)"},
 			{Key: "bodies", Flag: "body", Usage: "a query to POST, JSON by default (repeatable; each a request key)", Repeat: true},
 			{Key: "method", Flag: "method", Usage: "POST the bodies, or GET with --param", Default: "POST"},
 			{Key: "params", Flag: "param", Usage: "with --method GET: name=v1,v2,… (each value a query)"},
@@ -218,18 +223,20 @@ func buildFeed(m *Microload, _ BuildOptions) (probes.Microload, error) {
 }
 
 func buildNoteQuery(m *Microload, o BuildOptions) (probes.Microload, error) {
-	if m.Path == "" {
-		if o.NoteQueries != nil && len(m.Bodies) == 0 && m.Param == "" {
-			return *o.NoteQueries, nil
+	given := len(m.Bodies) > 0 || m.Param != ""
+	if m.Path == "" && !given {
+		if o.NoteQueries != nil {
+			l := *o.NoteQueries
+			return &l, nil
 		}
-		if len(m.Bodies) > 0 || m.Param != "" {
-			return nil, errors.New("notequery: --body and --param need --path")
-		}
-		return probes.NoteQuery{}, nil // Prepare says what is missing
+		// Prepare finds the endpoint the site announces, and asks the
+		// queries probe knows for its dialect, or says what is missing.
+		return &probes.NoteQuery{Known: o.KnownNoteQueries}, nil
 	}
-	if !strings.HasPrefix(m.Path, "/") {
+	if m.Path != "" && !strings.HasPrefix(m.Path, "/") {
 		return nil, fmt.Errorf("--path %q must start with /", m.Path)
 	}
+	// Without --path, the bodies go to the endpoint the site announces.
 	l := probes.NoteQuery{Path: m.Path}
 	switch strings.ToUpper(m.Method) {
 	case "GET":
@@ -254,7 +261,7 @@ func buildNoteQuery(m *Microload, o BuildOptions) (probes.Microload, error) {
 	default:
 		return nil, fmt.Errorf("notequery --method %q: want POST or GET", m.Method)
 	}
-	return l, nil
+	return &l, nil
 }
 
 // localPath reads a path or a URL as a path on the target.

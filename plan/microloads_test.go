@@ -81,7 +81,7 @@ func TestBuild(t *testing.T) {
 	if r, ok := built["mcp"].(renamed); !ok || r.Microload.(*probes.ToolsList).Path != "/rpc/mcp" {
 		t.Errorf("mcp %#v", built["mcp"])
 	}
-	if q, ok := built["query"].(renamed).Microload.(probes.NoteQuery); !ok || q.Path != "/query" || len(q.Queries) != 1 || string(q.Queries[0].Body) != `{"q": "gzip"}` {
+	if q, ok := built["query"].(renamed).Microload.(*probes.NoteQuery); !ok || q.Path != "/query" || len(q.Queries) != 1 || string(q.Queries[0].Body) != `{"q": "gzip"}` {
 		t.Errorf("query %#v", built["query"])
 	}
 	h, ok := built["items"].(*probes.HTTP)
@@ -144,7 +144,6 @@ func TestBuildNamedErrors(t *testing.T) {
 		want string
 	}{
 		{Microload{Use: "feed", Feeds: Values{"javascript:alert(1)"}}, BuildOptions{}, "--feed "},
-		{Microload{Use: "notequery", Bodies: Values{"{}"}}, BuildOptions{}, "notequery: --body and --param need --path"},
 		{Microload{Use: "notequery", Path: "query", Method: "POST", Bodies: Values{"{}"}}, BuildOptions{}, `--path "query" must start with /`},
 		{Microload{Use: "notequery", Path: "/q", Method: "GET"}, BuildOptions{}, "notequery --method GET: give --param"},
 		{Microload{Use: "notequery", Path: "/q", Method: "GET", Param: "novalues"}, BuildOptions{}, "--param "},
@@ -159,15 +158,29 @@ func TestBuildNamedErrors(t *testing.T) {
 	}
 	// The fixture's queries when none are given, and only then.
 	ml, err := Named("notequery", fixture)
-	if q, ok := ml.(probes.NoteQuery); err != nil || !ok || q.Path != "/query" || len(q.Queries) != 1 {
+	if q, ok := ml.(*probes.NoteQuery); err != nil || !ok || q.Path != "/query" || len(q.Queries) != 1 {
 		t.Errorf("fixture notequery: %#v %v", ml, err)
 	}
-	if ml, err := Named("notequery", BuildOptions{}); err != nil || ml.(probes.NoteQuery).Path != "" {
+	known := BuildOptions{KnownNoteQueries: map[string][]probes.Query{"urn:x": {{Name: "k"}}}}
+	if ml, err := Named("notequery", known); err != nil || ml.(*probes.NoteQuery).Path != "" ||
+		len(ml.(*probes.NoteQuery).Known["urn:x"]) != 1 {
 		t.Errorf("notequery elsewhere: %#v %v", ml, err)
+	}
+	// Bodies without --path go to the endpoint the site announces.
+	bodies := Microload{Use: "notequery", Method: "POST", Bodies: Values{`{"a":1}`, `{"a":2}`}}
+	ml, err = bodies.Build(known)
+	if q, ok := ml.(*probes.NoteQuery); err != nil || !ok || q.Path != "" || len(q.Queries) != 2 || string(q.Queries[1].Body) != `{"a":2}` {
+		t.Errorf("notequery --body without --path: %#v %v", ml, err)
+	}
+	// The fixture's microload is a copy: discovery's Prepare fills in its own.
+	ml, _ = Named("notequery", fixture)
+	ml.(*probes.NoteQuery).Path = "/changed"
+	if fixture.NoteQueries.Path != "/query" {
+		t.Error("building the fixture's notequery shares its NoteQuery")
 	}
 	get := Microload{Use: "notequery", Path: "/q", Method: "get", Param: "tag=go,travel"}
 	ml, err = get.Build(fixture)
-	if q, ok := ml.(probes.NoteQuery); err != nil || !ok || len(q.Queries) != 2 || q.Queries[1].RawQuery != "tag=travel" {
+	if q, ok := ml.(*probes.NoteQuery); err != nil || !ok || len(q.Queries) != 2 || q.Queries[1].RawQuery != "tag=travel" {
 		t.Errorf("GET notequery: %#v %v", ml, err)
 	}
 	feed := Microload{Use: "feed", Feeds: Values{"http://example.com/a.xml?x=1", "/b.xml"}}

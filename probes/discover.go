@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -301,4 +302,144 @@ func wellKnownMCP(body []byte) string {
 		}
 	}
 	return ""
+}
+
+// Limits of the note-query announcement: what is read of the home page for
+// its links, of the description, and of the path it names.
+const (
+	maxAnnouncingPage    = 1 << 20
+	maxNoteQueryDesc     = 64 << 10
+	maxAnnouncedPathSize = 1024
+)
+
+// WellKnownNoteQuery is where a site keeps its note-query description when
+// its pages do not link it (RFC 8615).
+const WellKnownNoteQuery = "/.well-known/note-query.json"
+
+// noteQueryAnnounced is what a site says of its note-query endpoint.
+type noteQueryAnnounced struct {
+	path    string // on the target, checked
+	profile string // the dialect of its queries, as the site names it
+}
+
+// discoverNoteQuery follows what the site announces: the home page's
+// <link rel="service-desc" type="application/json"> (RFC 8631), else the
+// well-known description, whose "endpoint" is the query endpoint and whose
+// "profile" names the dialect. Every reference must be a path on the
+// target's own origin; anything else is refused, not followed.
+func discoverNoteQuery(c *Client) (noteQueryAnnounced, error) {
+	t := c.target
+	var tried []string
+	desc := ""
+	status, body, err := get(c, "/")
+	if err != nil {
+		return noteQueryAnnounced{}, err // the target does not answer: nothing to discover
+	}
+	if status == 200 {
+		links, _ := parseHTML(body[:min(len(body), maxAnnouncingPage)])
+		for _, lk := range links {
+			if !strings.Contains(" "+lk.rel+" ", " service-desc ") || !strings.Contains(lk.typ, "json") {
+				continue
+			}
+			p, err := sameOriginPath(t, "/", lk.href)
+			if err != nil {
+				return noteQueryAnnounced{}, refused("the home page's service-desc link", err)
+			}
+			desc = p
+			break
+		}
+	}
+	if desc == "" {
+		tried = append(tried, fmt.Sprintf("/ (%s)", statusText(status, nil)+", no service-desc link"))
+		desc = WellKnownNoteQuery
+	}
+	notFound := func(why string) error {
+		tried = append(tried, desc+" ("+why+")")
+		return &NotFound{Microload: "notequery", What: "no query endpoint is known for this server", Tried: tried}
+	}
+	status, body, err = get(c, desc)
+	switch {
+	case err == nil && status == 404 && len(tried) > 0:
+		// Nothing announced at all: the plain answer, which names the flags.
+		return noteQueryAnnounced{}, &NotFound{Microload: "notequery", What: "no query endpoint is known for this server"}
+	case err != nil:
+		return noteQueryAnnounced{}, notFound(err.Error())
+	case status != 200:
+		return noteQueryAnnounced{}, notFound(statusText(status, nil))
+	case len(body) > maxNoteQueryDesc:
+		return noteQueryAnnounced{}, notFound(fmt.Sprintf("%d bytes, more than a description's %d", len(body), maxNoteQueryDesc))
+	}
+	var doc struct {
+		Endpoint string `json:"endpoint"`
+		Profile  string `json:"profile"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return noteQueryAnnounced{}, notFound("not JSON")
+	}
+	if doc.Endpoint == "" {
+		return noteQueryAnnounced{}, notFound(`no "endpoint"`)
+	}
+	p, err := sameOriginPath(t, desc, doc.Endpoint)
+	if err != nil {
+		return noteQueryAnnounced{}, refused(desc+"'s endpoint", err)
+	}
+	return noteQueryAnnounced{path: p, profile: doc.Profile}, nil
+}
+
+// refused says what a site announced and why probe does not follow it.
+func refused(what string, err error) error {
+	return &NotFound{Microload: "notequery", What: what + " is refused: " + err.Error()}
+}
+
+// sameOriginPath is ref, as a page at path base on the target names it, as
+// a path on the target: a reference of the target's own scheme and host, no
+// user, query, dot segments, control characters or backslashes. Nothing of
+// ref reaches a request line unless it passes; what the error quotes of it
+// is bounded and escaped.
+func sameOriginPath(t *Target, base, ref string) (string, error) {
+	q := quoteBounded(ref)
+	if len(ref) > maxAnnouncedPathSize {
+		return "", fmt.Errorf("%s is longer than %d bytes", q, maxAnnouncedPathSize)
+	}
+	if strings.ContainsFunc(ref, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "", fmt.Errorf("%s holds control characters or backslashes", q)
+	}
+	u, err := url.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a URL", q)
+	}
+	if u.Opaque != "" || u.User != nil || u.Host != "" && !strings.EqualFold(u.Host, t.URL.Host) ||
+		u.Scheme != "" && !strings.EqualFold(u.Scheme, t.URL.Scheme) {
+		return "", fmt.Errorf("%s is not on this server (%s)", q, t.URL.Scheme+"://"+t.URL.Host)
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		return "", fmt.Errorf("%s is not a path only", q)
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == ".." || seg == "." {
+			return "", fmt.Errorf("%s has dot segments", q)
+		}
+	}
+	if u.Path == "" {
+		return "", fmt.Errorf("%s names no path", q)
+	}
+	page := &url.URL{Scheme: t.URL.Scheme, Host: t.URL.Host, Path: strings.TrimSuffix(t.URL.Path, "/") + base}
+	p := page.ResolveReference(&url.URL{Path: u.Path}).EscapedPath()
+	// References name the site's public paths; the target may serve them
+	// under its own base path, which every request prefixes.
+	p = strings.TrimPrefix(p, strings.TrimSuffix(t.URL.Path, "/"))
+	if !strings.HasPrefix(p, "/") || !SafePath(p) {
+		return "", fmt.Errorf("%s is not a path such as /query", q)
+	}
+	return p, nil
+}
+
+// quoteBounded quotes what a target sent, escaped and cut short, for one
+// line of an error.
+func quoteBounded(s string) string {
+	const max = 80
+	if len(s) > max {
+		return strconv.Quote(s[:max]) + "…"
+	}
+	return strconv.Quote(s)
 }

@@ -11,10 +11,15 @@ import (
 
 // NoteQuery loads a query endpoint: each client sends the queries in turn,
 // each query a request key of its own, and checks for a 200 reply (JSON
-// when it says it is JSON).
+// when it says it is JSON). Without a path it finds the endpoint the site
+// announces (discoverNoteQuery); without queries it asks what Known holds
+// for the dialect the announcement names.
 type NoteQuery struct {
-	Path    string  // the endpoint, e.g. /query
-	Queries []Query // what to ask; at least one
+	Path    string  // the endpoint, e.g. /query; empty: the announced one
+	Queries []Query // what to ask; empty: Known's for the announced profile
+	// Known are the queries probe knows for a dialect, by the profile URI
+	// a site's announcement names it with (the fixture's, say).
+	Known map[string][]Query
 }
 
 // Query is one query of a query endpoint: a body to POST, or (Method GET)
@@ -28,17 +33,31 @@ type Query struct {
 	ContentType string // POST: default application/json
 }
 
-func (NoteQuery) Name() string { return "notequery" }
+func (*NoteQuery) Name() string { return "notequery" }
 
-func (l NoteQuery) Prepare(ctx context.Context, t *Target, c *Client) error {
-	if l.Path == "" || len(l.Queries) == 0 {
-		return &NotFound{Microload: "notequery", What: "no query endpoint is known for this server"}
+func (l *NoteQuery) Prepare(ctx context.Context, t *Target, c *Client) error {
+	if l.Path == "" {
+		found, err := discoverNoteQuery(c)
+		if err != nil {
+			return err
+		}
+		l.Path = found.path
+		if len(l.Queries) == 0 {
+			l.Queries = l.Known[found.profile]
+		}
+		if len(l.Queries) == 0 {
+			return &NotFound{Microload: "notequery", What: fmt.Sprintf("the server announces a query endpoint at %s in a dialect probe has no queries for (profile %s)",
+				l.Path, quoteBounded(found.profile))}
+		}
+	}
+	if len(l.Queries) == 0 {
+		return &NotFound{Microload: "notequery", What: "no queries are known for " + l.Path}
 	}
 	_, err := fetch(c, l.call(t, 0))
 	return err
 }
 
-func (l NoteQuery) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
+func (l *NoteQuery) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
 	calls := make([]Call, len(l.Queries))
 	for i := range calls {
 		calls[i] = l.call(c.target, (i+id)%len(l.Queries))
@@ -46,7 +65,7 @@ func (l NoteQuery) NewSession(ctx context.Context, c *Client, id int) (Session, 
 	return staticSession(calls), nil
 }
 
-func (l NoteQuery) call(t *Target, i int) Call {
+func (l *NoteQuery) call(t *Target, i int) Call {
 	q := l.Queries[i]
 	op := strings.TrimSpace("POST " + l.Path + " " + q.Name)
 	var req *h1.Request

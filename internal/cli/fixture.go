@@ -72,12 +72,16 @@ func startFixture(ctx context.Context, o fixtureStart) (*probes.Child, error) {
 var fixtureMicroloads = plan.All()
 
 // fixtureBuild says what a microload is built knowing: the fixture's note
-// queries when probe started it.
+// queries when probe started it; on a server given by URL, the same queries
+// for whichever server announces the fixture's dialect (what it announces
+// tells, not its URL or port).
 func fixtureBuild(fixture bool) plan.BuildOptions {
+	known := map[string][]probes.Query{site.NoteQueryProfile: fixtureNoteQueries}
 	if !fixture {
-		return plan.BuildOptions{}
+		return plan.BuildOptions{KnownNoteQueries: known}
 	}
-	return plan.BuildOptions{NoteQueries: &probes.NoteQuery{Path: fixtureQueryPath, Queries: fixtureNoteQueries}}
+	return plan.BuildOptions{NoteQueries: &probes.NoteQuery{Path: fixtureQueryPath, Queries: fixtureNoteQueries},
+		KnownNoteQueries: known}
 }
 
 // fixtureABMicroloads are what `probe ab --fixture` compares: seed 002's
