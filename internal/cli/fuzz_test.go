@@ -128,7 +128,12 @@ func TestFuzzHTTPHeaderAndMethodHoles(t *testing.T) {
 		want func(input, repro string) bool
 	}{
 		{"header", []string{"--path", "/region", "--header", "X-Region: {str}"}, func(input, repro string) bool {
-			return input == "GET /region [X-Region: "+strings.Repeat("A", 1000)+"]" && strings.Contains(repro, "-H 'X-Region: AAAA")
+			// The victim panics on a value of 1000 bytes or more, whatever
+			// they are: shrunk within the hole, the value is 1000 bytes
+			// (which bytes depends on the extreme that crashed first).
+			value, ok := strings.CutPrefix(input, "GET /region [X-Region: ")
+			value, ok2 := strings.CutSuffix(value, "]")
+			return ok && ok2 && len(value) == 1000 && strings.Contains(repro, "-H 'X-Region: "+value[:8])
 		}},
 		{"method", []string{"--path", "/verb", "--method", "{method}"}, func(input, repro string) bool {
 			method, _, _ := strings.Cut(input, " ")
