@@ -16,7 +16,7 @@ import (
 
 // Golden files hold every report format as it is written: a change to a
 // report shows as a diff of testdata/*.golden. After a change meant to
-// be seen, run `go test ./analyzers/report -run Golden -update` and read
+// be seen, run `go test ./report -run Golden -update` and read
 // the diff before committing it.
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the reports")
 
