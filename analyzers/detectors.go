@@ -172,8 +172,12 @@ func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
 }
 
 // middleware are the target's own functions on nine in ten of the CPU
-// samples serving requests, by weight: the layers every request passes
-// through, not a handler. With few serving samples there is none.
+// samples that run the target's code while serving requests, by weight:
+// the layers every request passes through, not a handler. Samples of the
+// server library alone (net/http reading a request, flushing a reply) are
+// left out: on a cheap endpoint they are a large part of the serving CPU,
+// and counting them would leave no layer at nine in ten. With few such
+// samples there is none.
 func (s *samples) middleware() map[string]bool {
 	weight := map[string]int64{}
 	var total int64
@@ -181,13 +185,15 @@ func (s *samples) middleware() map[string]bool {
 		if !st.serving {
 			continue
 		}
-		total += st.value
 		seen := map[string]bool{}
 		for k, fn := range st.funcs {
 			if st.kinds[k] == frames.Own && !seen[fn] {
 				seen[fn] = true
 				weight[fn] += st.value
 			}
+		}
+		if len(seen) > 0 {
+			total += st.value
 		}
 	}
 	out := map[string]bool{}

@@ -179,6 +179,17 @@ func TestRequestDecodingIsNotClaimed(t *testing.T) {
 	if f := find(Analyze(layered, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
 		t.Errorf("a posted body decoded behind middleware: %+v", f)
 	}
+	// A cheap endpoint: much of the serving CPU is net/http reading
+	// requests and flushing replies, under no own code at all. The
+	// middleware is still what wraps the handler's samples.
+	cheap := newProfile("cpu").
+		add(3*sec, append([]string{"encoding/json.Unmarshal", "github.com/acme/rpc.readBatch", "github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
+		add(2*sec, append([]string{"github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
+		add(4*sec, "net/http.(*conn).readRequest", "net/http.(*conn).serve").
+		add(1*sec, "net/http.(*response).finishRequest", "net/http.(*conn).serve").p
+	if f := find(Analyze(cheap, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
+		t.Errorf("a posted body decoded behind middleware, on a cheap endpoint: %+v", f)
+	}
 	// Config decoded on every GET is the waste the rule is for.
 	cfg := newProfile("cpu").
 		add(6*sec, append([]string{"encoding/json.Unmarshal"}, "own:app.loadConfig", "own:app.handle", "net/http.(*conn).serve")...).
