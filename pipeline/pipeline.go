@@ -2,7 +2,11 @@
 // steps the same way: load (with capture) → analyze → write. The command
 // line (internal/cli) parses flags, opens the target and hands the parts
 // here; the parts are fields of Options so that tests swap them, as
-// pprof's driver takes its fetcher, UI and writer.
+// pprof's driver takes its fetcher, UI and writer. Measure is one
+// microload's run; Interleave an A/B of two versions; Ramp the arrival
+// engine to the knee and what gave way; Scale the target at each size of
+// its data, with the growth fits; AnalyzeProfiles the analyzers on
+// profile files.
 //
 // Errors are plain: the library names the problem, the command adds the
 // flag that answers it.
