@@ -47,6 +47,7 @@ type recorder struct {
 	seed           maphash.Seed
 	times          []RequestTime // with LoadOptions.RequestTimes, up to timesCap
 	timesCap       int
+	second         secondTally // the per-second series' current second
 }
 
 // keyReplies are one request key's replies: how often each digest came,
@@ -72,7 +73,8 @@ func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget,
 		target: t,
 		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout, MaxBody: maxBody, Budget: budget},
 		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
-			checked: map[uint64]checked{}, seed: seed, samples: kept},
+			checked: map[uint64]checked{}, seed: seed, samples: kept,
+			second: newSecondTally(newPerSecond(), time.Now(), 24*time.Hour)}, // RunLoad gives the run's
 		measuring: measuring, live: live,
 	}
 	c.header = c.resp.Header
@@ -117,6 +119,7 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 	}
 	if !setup {
 		c.live.requests.Add(1)
+		c.rec.second.record(done, done.Sub(intended), err != nil)
 	}
 	if err != nil {
 		op.Errors++
@@ -274,6 +277,7 @@ func errorReason(op string, err error) string {
 
 // mergeInto adds the client's records to run.
 func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[string]*keyReplies) {
+	r.second.flush() // into the run's series, shared
 	for _, name := range r.order {
 		src := r.ops[name]
 		dst, ok := index[name]

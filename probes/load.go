@@ -146,6 +146,10 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	start := time.Now()
 	measureFrom := start.Add(o.Warmup)
 	end := measureFrom.Add(o.Duration)
+	seconds := newPerSecond()
+	for _, c := range clients {
+		c.rec.second = newSecondTally(seconds, measureFrom, o.Duration)
+	}
 	var cpuAtStart, machineAtStart cpuSnapshot
 	var targetCPUAtStart, childCPUAtStart time.Duration
 	var openedAt time.Time
@@ -323,6 +327,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		c.conn.Close()
 	}
 	run.Digests = digestsOf(keys, kept)
+	if windowOpened {
+		run.Seconds = seconds.series(run.Duration)
+	}
 	judge(run, o, numCPU())
 	return run, nil
 }

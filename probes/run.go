@@ -40,6 +40,7 @@ type Run struct {
 	LogLines       int64 // lines the target (a child) wrote to stderr during the window
 	LogBytes       int64
 	RequestTimes   []RequestTime // each measured request, with LoadOptions.RequestTimes (in no order)
+	Seconds        []Second      // the measured window second by second (wider points past maxSeconds)
 }
 
 // RequestTime is one measured request: when it was due and how long it

@@ -1,0 +1,142 @@
+package probes
+
+import (
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Second is one point of a run's per-second series: the measured requests
+// that completed in [At, At+Width) of the window, and their latencies
+// (from the intended send time, as Latency's: open loop corrected).
+type Second struct {
+	At       time.Duration // from the window's opening
+	Width    time.Duration // a second; wider once a long run passed maxSeconds points
+	Requests int64
+	Errors   int64
+	Latency  *hdrhistogram.Histogram // coarse (1 significant digit); nil when none completed
+}
+
+// maxSeconds bounds a run's series: past it, points are merged pairwise
+// into wider ones (a 24 h run keeps about 1,800 to 3,600 points).
+const maxSeconds = 3600
+
+// newSecondHistogram is a point's histogram: one significant digit (each
+// value within about 6%) keeps it to about 3 KB, enough for p50 and p99 a
+// second.
+func newSecondHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 1)
+}
+
+// perSecond is the run's series, shared by the clients: each adds its
+// second when it moves on to the next, so the lock is taken about once a
+// second per client, never per request.
+type perSecond struct {
+	mu     sync.Mutex
+	width  int // seconds a point covers
+	points []Second
+}
+
+func newPerSecond() *perSecond { return &perSecond{width: 1} }
+
+func (p *perSecond) add(sec int, requests, errors int64, h *hdrhistogram.Histogram) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for sec/p.width >= maxSeconds {
+		p.widen()
+	}
+	i := sec / p.width
+	for len(p.points) <= i {
+		n := len(p.points)
+		p.points = append(p.points, Second{At: time.Duration(n*p.width) * time.Second, Width: time.Duration(p.width) * time.Second})
+	}
+	pt := &p.points[i]
+	pt.Requests += requests
+	pt.Errors += errors
+	if h.TotalCount() > 0 {
+		if pt.Latency == nil {
+			pt.Latency = newSecondHistogram()
+		}
+		pt.Latency.Merge(h)
+	}
+}
+
+// widen halves the points, each new one the sum of two.
+func (p *perSecond) widen() {
+	p.width *= 2
+	merged := make([]Second, 0, (len(p.points)+1)/2)
+	for i := 0; i < len(p.points); i += 2 {
+		pt := p.points[i]
+		pt.Width = time.Duration(p.width) * time.Second
+		if i+1 < len(p.points) {
+			next := p.points[i+1]
+			pt.Requests += next.Requests
+			pt.Errors += next.Errors
+			if next.Latency != nil {
+				if pt.Latency == nil {
+					pt.Latency = next.Latency
+				} else {
+					pt.Latency.Merge(next.Latency)
+				}
+			}
+		}
+		merged = append(merged, pt)
+	}
+	p.points = merged
+}
+
+// series is the points up to span (the measured window), empty seconds
+// included: a stalled second shows as a zero, not as a gap.
+func (p *perSecond) series(span time.Duration) []Second {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := time.Duration(p.width) * time.Second
+	n := max(len(p.points), int((span+w-1)/w))
+	out := make([]Second, n)
+	copy(out, p.points)
+	for i := len(p.points); i < n; i++ {
+		out[i] = Second{At: time.Duration(i) * w, Width: w}
+	}
+	return out
+}
+
+// secondTally is one client's current second, handed to the shared series
+// when a request completes in a later one.
+type secondTally struct {
+	shared   *perSecond
+	from     time.Time // the window's opening
+	last     int       // the window's last second: later completions count in it
+	sec      int
+	requests int64
+	errors   int64
+	latency  *hdrhistogram.Histogram
+}
+
+func newSecondTally(shared *perSecond, from time.Time, window time.Duration) secondTally {
+	return secondTally{shared: shared, from: from, last: max(0, int((window-1)/time.Second)), latency: newSecondHistogram()}
+}
+
+// record counts one measured request that completed at done, latency after
+// it was due.
+func (t *secondTally) record(done time.Time, latency time.Duration, failed bool) {
+	sec := min(max(0, int(done.Sub(t.from)/time.Second)), t.last)
+	if sec != t.sec {
+		t.flush()
+		t.sec = sec
+	}
+	t.requests++
+	if failed {
+		t.errors++
+	}
+	t.latency.RecordValue(max(1, latency.Microseconds()))
+}
+
+func (t *secondTally) flush() {
+	if t.requests == 0 {
+		return
+	}
+	t.shared.add(t.sec, t.requests, t.errors, t.latency)
+	t.requests, t.errors = 0, 0
+	t.latency.Reset()
+}
