@@ -77,6 +77,7 @@ func goldenRun() *RunReport {
 	run := sampleRun("sitemap", lat...)
 	run.TargetProc = &probes.ProcStats{PID: 4242, CPU: 1500 * time.Millisecond, MaxRSS: 80 << 20, MaxThreads: 9, MaxFDs: 21}
 	run.Decoded, run.WireBytes = 4<<20, 1<<20
+	goldenPerSecond(run)
 	a := Analysis{
 		Findings: []analyzers.Finding{{Rule: "repeated-gzip", Class: "load-time", Severity: "high", CPUShare: 0.62, AllocShare: 0.4,
 			CPUShareOfRequests: 0.7, Frames: []string{"compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write", "app.(*Site).sitemap", "app.(*Site).ServeHTTP"},

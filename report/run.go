@@ -47,6 +47,7 @@ type RunReport struct {
 	Thresholds     []Threshold               `json:"thresholds,omitempty"`
 	Writes         *Writes                   `json:"writes,omitempty"` // with --during-writes
 	Settle         *Settle                   `json:"settle,omitempty"` // the wait for a quiet target (probe all)
+	PerSecond      []SecondPoint             `json:"per_second,omitempty"`
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram
@@ -72,6 +73,18 @@ type Percentiles struct {
 	P95 float64 `json:"p95_ms"`
 	P99 float64 `json:"p99_ms"`
 	Max float64 `json:"max_ms"`
+}
+
+// SecondPoint is one point of the per-second series: the requests that
+// completed in the second starting t seconds into the window (wider points
+// past 3,600: t's spacing says their width), latencies from the intended
+// send time, within about 6%.
+type SecondPoint struct {
+	T        float64 `json:"t"`
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	P50      float64 `json:"p50_ms"`
+	P99      float64 `json:"p99_ms"`
 }
 
 // Crash is one input that killed the target (DESIGN.md).
@@ -194,6 +207,13 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 		row.ServiceP99 = ms(op.Service.ValueAtQuantile(99))
 		r.ops = append(r.ops, opHistogram{op.Name, op.Latency})
 		r.Operations = append(r.Operations, row)
+	}
+	for _, s := range run.Seconds {
+		p := SecondPoint{T: s.At.Seconds(), Requests: s.Requests, Errors: s.Errors}
+		if s.Latency != nil && s.Latency.TotalCount() > 0 {
+			p.P50, p.P99 = ms(s.Latency.ValueAtQuantile(50)), ms(s.Latency.ValueAtQuantile(99))
+		}
+		r.PerSecond = append(r.PerSecond, p)
 	}
 	for _, d := range run.Digests {
 		r.ReplyDigests = append(r.ReplyDigests, Digest{Key: d.Key, Requests: d.Requests, Distinct: d.Distinct})

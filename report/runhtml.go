@@ -113,19 +113,30 @@ func (r *RunReport) flameLink(dir, frame string) string {
 }
 
 // secondsPlots draws requests and errors, then p50 and p99, a second at a
-// time, from the per-second timeline the run kept (--during-writes keeps
-// one); without it the page says so.
+// time: from the run's per-second series (every measured request), else
+// from --during-writes' timeline (a report.json written before the series).
 func (r *RunReport) secondsPlots() string {
-	if r.Writes == nil || len(r.Writes.Timeline) == 0 {
-		return "<p class=\"note\">No per-second timeline: this run kept no request times (<code>--during-writes</code> keeps them).</p>"
-	}
 	var reqs, errs, p50, p99 [][2]float64
-	for _, s := range r.Writes.Timeline {
-		x := float64(s.Second)
-		reqs = append(reqs, [2]float64{x, float64(s.Requests)})
-		errs = append(errs, [2]float64{x, float64(s.Errors)})
-		p50 = append(p50, [2]float64{x, s.P50})
-		p99 = append(p99, [2]float64{x, s.P99})
+	switch {
+	case len(r.PerSecond) > 0:
+		for _, s := range r.PerSecond {
+			reqs = append(reqs, [2]float64{s.T, float64(s.Requests)})
+			errs = append(errs, [2]float64{s.T, float64(s.Errors)})
+			if s.Requests > 0 { // a second without replies has no latency, not a zero one
+				p50 = append(p50, [2]float64{s.T, s.P50})
+				p99 = append(p99, [2]float64{s.T, s.P99})
+			}
+		}
+	case r.Writes != nil && len(r.Writes.Timeline) > 0:
+		for _, s := range r.Writes.Timeline {
+			x := float64(s.Second)
+			reqs = append(reqs, [2]float64{x, float64(s.Requests)})
+			errs = append(errs, [2]float64{x, float64(s.Errors)})
+			p50 = append(p50, [2]float64{x, s.P50})
+			p99 = append(p99, [2]float64{x, s.P99})
+		}
+	default:
+		return "<p class=\"note\">No per-second timeline: this run measured no second.</p>"
 	}
 	return `<div class="plots">` +
 		linePlot("requests and errors a second", "second", []series{{"requests", "#1f6fc5", reqs}, {"errors", "#c33", errs}}, false, 0, 0) +
