@@ -30,3 +30,16 @@ func BenchmarkClosedLoop(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSecondTally is what the per-second series adds to each measured
+// request: a second's index, two counters and one coarse histogram record.
+func BenchmarkSecondTally(b *testing.B) {
+	from := time.Now()
+	t := newSecondTally(newPerSecond(), from, time.Hour)
+	done := from
+	b.ReportAllocs()
+	for b.Loop() {
+		done = done.Add(10 * time.Microsecond) // a new second every 100,000 requests
+		t.record(done, 3*time.Millisecond, false)
+	}
+}
