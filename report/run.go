@@ -47,6 +47,8 @@ type RunReport struct {
 	Thresholds     []Threshold               `json:"thresholds,omitempty"`
 	Writes         *Writes                   `json:"writes,omitempty"` // with --during-writes
 	Settle         *Settle                   `json:"settle,omitempty"` // the wait for a quiet target (probe all)
+	// AutoClients is how --concurrency auto chose Concurrency.
+	AutoClients *Concurrency `json:"auto_concurrency,omitempty"`
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram
