@@ -49,8 +49,8 @@ func autoRun(t *testing.T, args ...string) (*report.RunReport, string) {
 
 // TestAutoConcurrencyFindsTheCapacity: 4 workers of 50 ms serve 80
 // requests a second whatever the clients beyond 4. The ramp sees 1, 2, 4
-// grow by about 2× and 8 not grow, and chooses 4; 8 only if the 4-client
-// window fell short by 10 % (a slow start of this shared machine).
+// grow by about 2× and 8 not grow (78 rps at both), and chooses 4; 8
+// only if the 4-client window fell short by 10 % on a busy machine.
 func TestAutoConcurrencyFindsTheCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a ramp of four 1 s windows and a 2 s run")
