@@ -92,3 +92,17 @@ func TestAutoConcurrencySlowEndpoint(t *testing.T) {
 		t.Errorf("%d requests, %d errors (%v)", rep.Latency.Requests, rep.Latency.Errors, rep.Errors)
 	}
 }
+
+// TestConcurrencyFlagWords: --concurrency is a number or auto, auto only
+// where the clients can be chosen; a bad word is one line and exit 2.
+func TestConcurrencyFlagWords(t *testing.T) {
+	target := []string{"--target", "http://127.0.0.1:1"}
+	badInput(t, append([]string{"http", "--path", "/x", "--concurrency", "lots"}, target...), exitUsage,
+		"want a number of clients or auto")
+	badInput(t, append([]string{"http", "--path", "/x", "--concurrency", "0"}, target...), exitUsage, "--concurrency 0: want 1 to")
+	badInput(t, []string{"ab", "--fixture", "--concurrency", "auto"}, exitUsage, "--concurrency auto: only probe")
+	_, help, _ := runProbe(t, context.Background(), "http", "-h")
+	if !strings.Contains(help, "--concurrency N") || !strings.Contains(help, "auto: a short ramp") {
+		t.Errorf("-h does not tell of auto: %s", help)
+	}
+}

@@ -119,7 +119,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
 	registerTimeout(fs, &f.timeout, d.timeout, d.timeoutHelp)
 	f.concurrency, f.autoKnown = d.concurrency, d.auto
 	fs.Var(&concurrencyFlag{n: &f.concurrency, auto: &f.autoConcurrency}, "concurrency",
-		"virtual clients, one kept-alive connection each; auto: a short ramp before the run finds where throughput stops growing")
+		"virtual clients (`N` or auto), one kept-alive connection each; auto: a short ramp before the run finds where throughput stops growing")
 	registerMaxBody(fs, &f.maxBody)
 	f.replyMemory = h1.DefaultBudget
 	fs.Var(&f.replyMemory, "reply-memory", "what all clients may hold for replies at once, beyond 1 MiB each (a reply beyond it is an error of its request)")
