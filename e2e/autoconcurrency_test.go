@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +106,44 @@ func TestConcurrencyFlagWords(t *testing.T) {
 	_, help, _ := runProbe(t, context.Background(), "http", "-h")
 	if !strings.Contains(help, "--concurrency N") || !strings.Contains(help, "auto: a short ramp") {
 		t.Errorf("-h does not tell of auto: %s", help)
+	}
+}
+
+// TestAllChoosesClientsForASlowEndpoint: probe all sends each microload's
+// first request alone; /slow's takes 1.2 s (one worker), so its clients
+// are chosen by the ramp and the report says why; /fast keeps the flag's.
+func TestAllChoosesClientsForASlowEndpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1.2 s requests")
+	}
+	slow := workersServer(t, 1, 1200*time.Millisecond)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/fast", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.Handle("/slow", slow.Config.Handler)
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	file := filepath.Join(t.TempDir(), "probe.jsonnet")
+	os.WriteFile(file, []byte("{ microloads: [ { name: 'fast', path: '/fast' }, { name: 'slow', path: '/slow' } ] }"), 0o644)
+	code, stdout, stderr := runProbe(t, context.Background(), "all", "--file", file, "--target", s.URL, "--settle", "0s",
+		"--duration", "2s", "--warmup", "0s", "--concurrency", "8", "--json", "--out", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var suite struct {
+		Runs []*report.RunReport `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &suite); err != nil || len(suite.Runs) != 2 {
+		t.Fatalf("%v: %d runs: %s", err, len(suite.Runs), stderr)
+	}
+	fast, slowRun := suite.Runs[0], suite.Runs[1]
+	if fast.AutoClients != nil || fast.Concurrency != 8 {
+		t.Errorf("fast: %d clients, auto %+v", fast.Concurrency, fast.AutoClients)
+	}
+	c := slowRun.AutoClients
+	if c == nil || c.Chosen != 1 || slowRun.Concurrency != 1 || !strings.Contains(c.Forced, "first reply took") {
+		t.Fatalf("slow: %d clients, auto %+v\n%s", slowRun.Concurrency, c, stderr)
+	}
+	if slowRun.Errors["timeout"] > 0 || slowRun.Latency.Errors > 0 {
+		t.Errorf("slow: errors %v", slowRun.Errors)
 	}
 }
