@@ -28,7 +28,11 @@ func (c *Concurrency) Lines() []string {
 	if c == nil {
 		return nil
 	}
-	head := fmt.Sprintf("concurrency: auto chose %d clients: %s", c.Chosen, c.Why)
+	word := "clients"
+	if c.Chosen == 1 {
+		word = "client"
+	}
+	head := fmt.Sprintf("concurrency: auto chose %d %s: %s", c.Chosen, word, c.Why)
 	if c.Forced != "" {
 		head += " (auto because " + c.Forced + ")"
 	}
