@@ -48,6 +48,8 @@ type RunReport struct {
 	Writes         *Writes                   `json:"writes,omitempty"` // with --during-writes
 	Settle         *Settle                   `json:"settle,omitempty"` // the wait for a quiet target (probe all)
 	PerSecond      []SecondPoint             `json:"per_second,omitempty"`
+	// AutoClients is how --concurrency auto chose Concurrency.
+	AutoClients *Concurrency `json:"auto_concurrency,omitempty"`
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram

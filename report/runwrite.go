@@ -38,6 +38,9 @@ func (r *RunReport) operationsTable() *Table {
 // and warnings.
 func (r *RunReport) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%s against %s: %s loop, %s\n", r.Microload, r.Target, r.Mode, r.load())
+	for _, l := range r.AutoClients.Lines() {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 	r.operationsTable().Text(w)
 	l := r.Latency
 	fmt.Fprintf(w, "%d requests in %.1fs, %d errors, %.0f ok a second; %d connections for %d clients; %s on the wire, %s decoded\n",
@@ -87,6 +90,9 @@ func (r *RunReport) load() string {
 func (r *RunReport) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s against %s\n\n%s loop, %s, %.1f s measured.\n\n", r.Microload, r.Target, r.Mode, r.load(), r.DurationS)
+	for _, l := range r.AutoClients.Lines() {
+		b.WriteString(l + "\n\n")
+	}
 	b.WriteString(r.operationsTable().Markdown())
 	fmt.Fprintf(&b, "\n%d connections for %d clients; %s on the wire, %s decoded. probe used %.2f CPU s (%.1f µs a request).\n",
 		r.Connections.Opened, r.Connections.Clients, fmtBytes(r.Bytes.Wire), fmtBytes(r.Bytes.Decoded), r.Generator.CPUSeconds, r.Generator.CPUPerRequestUS)

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"net/url"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,12 +94,15 @@ type loadDefaults struct {
 	concurrency      int
 	search           bool // a fuzz search: no warm-up and no rate
 	settle           bool // probe all: --settle, the wait for a quiet target
+	auto             bool // --concurrency auto is known (the load commands)
 }
 
 // loadFlags say how hard and how long to load.
 type loadFlags struct {
 	duration, warmup, timeout time.Duration
 	concurrency               int
+	autoConcurrency           bool // --concurrency auto: a short ramp chooses concurrency
+	autoKnown                 bool // the command can choose its clients
 	rate                      float64
 	maxBody, replyMemory      byteSize
 	settle                    time.Duration // the longest wait for a quiet target (probe all)
@@ -112,7 +117,9 @@ func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
 	}
 	fs.DurationVar(&f.duration, "duration", d.duration, d.durationHelp)
 	registerTimeout(fs, &f.timeout, d.timeout, d.timeoutHelp)
-	fs.IntVar(&f.concurrency, "concurrency", d.concurrency, "virtual clients, one kept-alive connection each")
+	f.concurrency, f.autoKnown = d.concurrency, d.auto
+	fs.Var(&concurrencyFlag{n: &f.concurrency, auto: &f.autoConcurrency}, "concurrency",
+		"virtual clients (`N` or auto), one kept-alive connection each; auto: a short ramp before the run finds where throughput stops growing")
 	registerMaxBody(fs, &f.maxBody)
 	f.replyMemory = h1.DefaultBudget
 	fs.Var(&f.replyMemory, "reply-memory", "what all clients may hold for replies at once, beyond 1 MiB each (a reply beyond it is an error of its request)")
@@ -123,6 +130,35 @@ func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
 	if d.settle {
 		fs.DurationVar(&f.settle, "settle", time.Minute, "before each microload, wait up to this long for the target to be as quiet as at the start (0: no wait)")
 	}
+}
+
+// concurrencyFlag is --concurrency: a number of clients, or auto.
+type concurrencyFlag struct {
+	n    *int
+	auto *bool
+}
+
+func (c *concurrencyFlag) String() string {
+	switch {
+	case c.n == nil:
+		return ""
+	case *c.auto:
+		return "auto"
+	}
+	return strconv.Itoa(*c.n)
+}
+
+func (c *concurrencyFlag) Set(s string) error {
+	if s == "auto" {
+		*c.auto = true
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	if err != nil {
+		return errors.New("want a number of clients or auto")
+	}
+	*c.n, *c.auto = int(n), false
+	return nil
 }
 
 // The bounds of the load flags: beyond them a value is a typo or an attack
@@ -141,6 +177,8 @@ func (f *loadFlags) validate() error {
 		return usageError{fmt.Sprintf("--duration %v: want more than 0 and at most %v", f.duration, maxDuration)}
 	case f.warmup < 0 || f.warmup > maxDuration:
 		return usageError{fmt.Sprintf("--warmup %v: want 0 or more and at most %v", f.warmup, maxDuration)}
+	case f.autoConcurrency && !f.autoKnown:
+		return usageError{"--concurrency auto: only probe <microload>, probe all and probe http choose their clients; give a number"}
 	case f.concurrency <= 0 || f.concurrency > maxConcurrency:
 		return usageError{fmt.Sprintf("--concurrency %d: want 1 to %d", f.concurrency, maxConcurrency)}
 	case math.IsNaN(f.rate) || math.IsInf(f.rate, 0) || f.rate < 0 || f.rate > 0 && (f.rate < minRate || f.rate > maxRate):
@@ -167,7 +205,11 @@ func (f *loadFlags) limitMemory() {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(int64(f.replyMemory) + int64(f.concurrency)*2*h1.Allowance + 64<<20)
+	clients := f.concurrency
+	if f.autoConcurrency {
+		clients = max(clients, pipeline.AutoClientsCap())
+	}
+	debug.SetMemoryLimit(int64(f.replyMemory) + int64(clients)*2*h1.Allowance + 64<<20)
 }
 
 // options are the load engine's options of these flags.

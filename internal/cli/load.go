@@ -37,7 +37,7 @@ func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c := &loadCommand{name: name}
 	c.target.register(fs, false)
 	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32,
-		settle: name == "all"})
+		settle: name == "all", auto: true})
 	c.profile.register(fs, false, "profile the target while the load runs, and name the per-request work that could move to load time")
 	c.output.register(fs, name)
 	c.output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100, finding:load-time, finding:repeated-gzip>10%")
@@ -133,12 +133,20 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			}
 		}
 		mo := o
-		var wl *probes.WriteLoad
-		if c.writes.rate > 0 {
-			wl = c.writes.writeLoad(ctx, target, c.target.key, target.Child != nil, c.load.timeout)
-			mo = withWrites(o, wl)
+		chose, err := c.chooseClients(ctx, s, p, ml, target, o)
+		if chose != nil {
+			mo.Concurrency = chose.Chosen
 		}
-		rep, run, err := p.Measure(ctx, ml.Name(), ml, target, mo)
+		var wl *probes.WriteLoad
+		if err == nil && c.writes.rate > 0 {
+			wl = c.writes.writeLoad(ctx, target, c.target.key, target.Child != nil, c.load.timeout)
+			mo = withWrites(mo, wl)
+		}
+		var rep *report.RunReport
+		var run *probes.Run
+		if err == nil {
+			rep, run, err = p.Measure(ctx, ml.Name(), ml, target, mo)
+		}
 		if wl != nil {
 			wl.Cleanup(context.WithoutCancel(ctx))
 		}
@@ -167,7 +175,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		for _, w := range warnings {
 			rep.Warn(w.Kind, w.Message)
 		}
-		rep.Settle = settle
+		rep.Settle, rep.AutoClients = settle, chose
 		if w, ok := pipeline.SettleWarning(settle); ok {
 			rep.Warn(w.Kind, w.Message)
 		}
@@ -209,6 +217,35 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		failure = failedChecks{requests: requests, errors: errs, lost: lost, ended: ended, dir: dir}
 	}
 	return sess.finish(doc, failure)
+}
+
+// chooseClients runs the ramp of --concurrency auto before ml's run (nil:
+// the flag's clients stand). probe all uses it unasked for a microload
+// whose first reply, sent alone, takes over a second: 32 clients of a
+// 3 CPU-s sitemap time out.
+func (c *loadCommand) chooseClients(ctx context.Context, s streams, p *pipeline.Pipeline, ml probes.Microload,
+	t *probes.Target, o probes.LoadOptions) (*report.Concurrency, error) {
+	forced := ""
+	if !c.load.autoConcurrency {
+		if c.name != "all" {
+			return nil, nil
+		}
+		slow, took, err := p.FirstReplySlow(ctx, ml, t, o)
+		if err != nil || !slow {
+			return nil, err
+		}
+		forced = fmt.Sprintf("its first reply took %v (over 1 s)", took.Round(time.Millisecond))
+		fmt.Fprintf(s.stderr, "probe: %s: %s: choosing the clients (--concurrency auto)…\n", ml.Name(), forced)
+	} else {
+		fmt.Fprintf(s.stderr, "probe: %s: --concurrency auto: a short ramp finds the clients…\n", ml.Name())
+	}
+	chose, err := p.AutoConcurrency(ctx, ml, t, o)
+	if err != nil {
+		return nil, fmt.Errorf("--concurrency auto: %w", err)
+	}
+	chose.Forced = forced
+	fmt.Fprintf(s.stderr, "probe: %s: %d clients: %s\n", ml.Name(), chose.Chosen, chose.Why)
+	return chose, nil
 }
 
 // quietWord says how a wait for a quiet target ended.
