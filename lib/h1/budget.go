@@ -119,21 +119,31 @@ func (l *body) giveBack() {
 	l.held = 0
 }
 
-// readFull appends n bytes of r to b, growing as they arrive: a
-// Content-Length that lies costs no memory before its bytes come.
-func (l *body) readFull(r io.Reader, b []byte, n int) ([]byte, error) {
+// readWhole reads a body of n bytes (a Content-Length) into b. The budget
+// is taken for the whole length at once, before its bytes come (the
+// memory still grows only as they do): of many large replies at once,
+// those that fit are read whole and the rest fail now, rather than all
+// growing part way and all failing.
+func (l *body) readWhole(r io.Reader, b []byte, n int) ([]byte, error) {
 	if len(b)+n > l.max {
 		return b, &TooLargeError{What: "reply", Limit: l.max}
 	}
-	// The budget is taken for the whole length at once, before its bytes
-	// come (the memory still grows only as they do): of many large replies
-	// at once, those that fit are read whole and the rest fail now, rather
-	// than all growing part way and all failing.
 	if err := l.reserve(len(b) + n); err != nil {
 		return b, err
 	}
 	l.want = len(b) + n
 	defer func() { l.want = 0 }()
+	return l.readFull(r, b, n)
+}
+
+// readFull appends n bytes of r to b, growing as they arrive: a
+// Content-Length that lies costs no memory before its bytes come. A chunk
+// reserves nothing ahead, so the buffer grows by its usual steps, not by
+// each chunk's size.
+func (l *body) readFull(r io.Reader, b []byte, n int) ([]byte, error) {
+	if len(b)+n > l.max {
+		return b, &TooLargeError{What: "reply", Limit: l.max}
+	}
 	for n > 0 {
 		step := min(n, max(64<<10, len(b)))
 		var err error

@@ -377,7 +377,7 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 		return &TooLargeError{What: "reply", Limit: lim.max}
 	case contentLength >= 0:
 		var err error
-		if resp.Body, err = lim.readFull(br, resp.Body, contentLength); err != nil {
+		if resp.Body, err = lim.readWhole(br, resp.Body, contentLength); err != nil {
 			return bodyError(err)
 		}
 		wire += contentLength
