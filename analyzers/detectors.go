@@ -161,7 +161,7 @@ func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
 		for _, ss := range [][]stack{s.cpu, s.allocs} {
 			for _, st := range ss {
 				if i := r.matchAt(st); i >= 0 {
-					if site := siteOf(st, i); !readsFile[site] && ownDepth(st, i, mw) <= 2 {
+					if site := siteOf(st, i); !readsFile[site] && ownDepth(st, i, mw) <= 2 && !libraryOwnData(st, i) {
 						sites[site] = true
 					}
 				}
@@ -169,6 +169,27 @@ func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
 		}
 	}
 	return sites
+}
+
+// libraryOwnData says whether the work at i is asked for by a third-party
+// library that does not serve the request: an interpreter parsing its own
+// values (go-jsonnet's std.parseJson of the notes the server gave it).
+// What it decodes is the library's data, not the request's body; a
+// library that serves requests (an RPC handler's ServeHTTP) may decode
+// the body, and is presumed to.
+func libraryOwnData(st stack, i int) bool {
+	pkg := frames.PkgPath(st.funcs[i])
+	library := false
+	for k := i + 1; k < len(st.funcs) && st.kinds[k] != frames.Own; k++ {
+		fn := st.funcs[k]
+		if strings.HasSuffix(fn, ".ServeHTTP") || strings.HasSuffix(fn, ".serveConn") {
+			return false
+		}
+		if st.kinds[k] == frames.ThirdParty && frames.PkgPath(fn) != pkg {
+			library = true
+		}
+	}
+	return library
 }
 
 // middleware are the target's own functions on nine in ten of the CPU

@@ -190,6 +190,15 @@ func TestRequestDecodingIsNotClaimed(t *testing.T) {
 	if f := find(Analyze(cheap, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
 		t.Errorf("a posted body decoded behind middleware, on a cheap endpoint: %+v", f)
 	}
+	// Decoding inside an interpreter that does not serve the request (the
+	// notes a Jsonnet query parses, given to it by the server) is not the
+	// body's, though the requests carried bodies.
+	interp := newProfile("cpu").
+		add(6*sec, append([]string{"encoding/json.Unmarshal", "github.com/google/go-jsonnet.builtinParseJSON", "github.com/google/go-jsonnet.(*unaryBuiltin).evalCall"}, "own:app.evaluate", "own:app.handleQuery", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve")...).
+		add(4*sec, "own:app.handleQuery", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve").p
+	if f := find(Analyze(interp, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class == "info" {
+		t.Errorf("an interpreter's own data, decoded while requests carry bodies: %+v", f)
+	}
 	// Config decoded on every GET is the waste the rule is for.
 	cfg := newProfile("cpu").
 		add(6*sec, append([]string{"encoding/json.Unmarshal"}, "own:app.loadConfig", "own:app.handle", "net/http.(*conn).serve")...).
