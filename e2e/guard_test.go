@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/testrepo"
+
 	"github.com/probehq/probe/fixtures"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
@@ -153,7 +155,7 @@ func TestABBuildInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds in a git repository")
 	}
-	repo := gitRepo(t)
+	repo := testrepo.GitServer(t)
 	marker := "probe-test-build-" + filepath.Base(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel)
