@@ -73,8 +73,7 @@ func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget,
 		target: t,
 		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout, MaxBody: maxBody, Budget: budget},
 		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
-			checked: map[uint64]checked{}, seed: seed, samples: kept,
-			second: newSecondTally(newPerSecond(), time.Now(), 24*time.Hour)}, // RunLoad gives the run's
+			checked: map[uint64]checked{}, seed: seed, samples: kept}, // RunLoad gives second its run's series
 		measuring: measuring, live: live,
 	}
 	c.header = c.resp.Header

@@ -118,8 +118,12 @@ func newSecondTally(shared *perSecond, from time.Time, window time.Duration) sec
 }
 
 // record counts one measured request that completed at done, latency after
-// it was due.
+// it was due. A client with no series (the arrival engine's) counts nothing:
+// it allocates no histogram it would not use.
 func (t *secondTally) record(done time.Time, latency time.Duration, failed bool) {
+	if t.shared == nil {
+		return
+	}
 	sec := min(max(0, int(done.Sub(t.from)/time.Second)), t.last)
 	if sec != t.sec {
 		t.flush()
@@ -133,7 +137,7 @@ func (t *secondTally) record(done time.Time, latency time.Duration, failed bool)
 }
 
 func (t *secondTally) flush() {
-	if t.requests == 0 {
+	if t.shared == nil || t.requests == 0 {
 		return
 	}
 	t.shared.add(t.sec, t.requests, t.errors, t.latency)
