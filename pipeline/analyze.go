@@ -31,7 +31,7 @@ func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
 	}
 	calls, _ := run.Requests()
 	code := frames.Code{MainModule: frames.MainModule(prof.Goroutine, prof.CPU, prof.Allocs)}
-	ev := analyzers.Evidence{Endpoint: endpoints(run), MainModule: code.MainModule, Replies: replies(run.Digests), Requests: calls,
+	ev := analyzers.Evidence{Endpoint: endpoints(run), MainModule: code.MainModule, Replies: replies(run), Requests: calls,
 		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
 	res := analyzers.Analyze(prof.CPU, prof.Allocs, ev, rules)
 	a.Findings, a.Unexplained = res.Findings, res.Unexplained
@@ -51,11 +51,22 @@ func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
 }
 
 // replies are the run's reply digests as the analyzers' evidence.
-func replies(ds []probes.Digest) []analyzers.Replies {
-	out := make([]analyzers.Replies, len(ds))
-	for i, d := range ds {
-		out[i] = analyzers.Replies{Key: d.Key, Op: d.Op, Requests: d.Requests, Distinct: d.Distinct, Top: d.Top,
-			Input: d.Input, BodyBytes: d.BodyBytes, Request: d.Request, Bodies: d.Bodies}
+// The replies of session set-up (MCP's initialize, a login) are left
+// out: they answer another request than the endpoint measured, and a
+// client that opened its session again inside the window would make the
+// endpoint's keys look as if they got different replies.
+func replies(run *probes.Run) []analyzers.Replies {
+	setup := map[string]bool{}
+	for _, op := range run.Ops {
+		setup[op.Name] = op.Setup
+	}
+	var out []analyzers.Replies
+	for _, d := range run.Digests {
+		if setup[d.Op] {
+			continue
+		}
+		out = append(out, analyzers.Replies{Key: d.Key, Op: d.Op, Requests: d.Requests, Distinct: d.Distinct, Top: d.Top,
+			Input: d.Input, BodyBytes: d.BodyBytes, Request: d.Request, Bodies: d.Bodies})
 	}
 	return out
 }
