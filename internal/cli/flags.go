@@ -380,6 +380,9 @@ func (f *requestFlags) httpMicroload() (*probes.HTTP, error) {
 	if _, err := url.ParseRequestURI(f.path); err != nil {
 		return nil, usageError{fmt.Sprintf("--path %q: %v", f.path, err)}
 	}
+	if reason := h1.CheckTarget(f.path); reason != "" {
+		return nil, usageError{fmt.Sprintf("--path %q %s: escape it (%%20 for a space)", f.path, reason)}
+	}
 	l := &probes.HTTP{Method: strings.ToUpper(f.method), Path: f.path}
 	if f.body != "" {
 		l.Body = []byte(f.body)
