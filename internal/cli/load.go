@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"time"
 
@@ -351,7 +352,14 @@ func openTarget(ctx context.Context, f *targetFlags, file *targetFile, stderr io
 		if f.pin {
 			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin places only a fixture that probe starts"})
 		}
-		return &probes.Target{URL: u, Header: header}, warnings, func() {}, nil
+		t := &probes.Target{URL: u, Header: header}
+		// An unreachable target is one line, not a run of failed requests.
+		conn, err := net.DialTimeout("tcp", t.Addr(), 5*time.Second)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("target %s is unreachable: %v", u, err)
+		}
+		conn.Close()
+		return t, warnings, func() {}, nil
 	}
 	fmt.Fprintf(stderr, "probe: starting the fixture (%s mode, %d notes)…\n", f.fixtureMode, f.notes)
 	child, err := startFixture(ctx, fixtureStart{mode: f.fixtureMode, notes: f.notes, synthetic: f.synthetic, key: f.key})

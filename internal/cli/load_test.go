@@ -29,6 +29,7 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"searh"}, exitUsage, `unknown command "searh"`},
 		{[]string{"http"}, exitUsage, "--path is required"},
 		{[]string{"http", "--path", "/a b"}, exitUsage, "holds a space"},
+		{[]string{"http", "--path", "/x", "--target", "http://127.0.0.1:1"}, exitError, "is unreachable"},
 		{[]string{"http", "--path", "/x", "--param", "novalues"}, exitUsage, "want name=v1,v2"},
 		{[]string{"http", "--path", "/x", "--header", "no colon"}, exitUsage, "want Name:value"},
 		{[]string{"http", "--path", "x"}, exitUsage, "must start with /"},

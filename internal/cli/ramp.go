@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -222,12 +221,6 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 		return err
 	}
 	defer cleanup()
-	// An unreachable target is an error, not a knee below the first rate.
-	if conn, err := net.DialTimeout("tcp", target.Addr(), 5*time.Second); err != nil {
-		return fmt.Errorf("target %s is unreachable: %v", target.URL, err)
-	} else {
-		conn.Close()
-	}
 	pid := 0
 	if target.Child != nil {
 		pid = target.Child.PID()
