@@ -32,6 +32,9 @@ type RampOptions struct {
 	Profile     *probes.ProfileOptions // nil: no profiles
 	Rules       []analyzers.Rule
 	Progress    func(probes.Progress)
+	// Settle, with a stepped schedule, waits for a quiet target between
+	// steps (ramp_settle.go); its Baseline comes first. nil: no waits.
+	Settle *Settler
 }
 
 // RampStop is one rule that ends a ramp after a window.
@@ -120,7 +123,14 @@ func Ramp(ctx context.Context, o RampOptions) (*report.Ramp, error) {
 	}
 	load := &probes.ArrivalLoad{Target: o.Target, Mix: o.Flows, Rates: o.Rates, Timeout: o.Timeout, MaxBody: o.MaxBody,
 		MaxInFlight: o.MaxInFlight, PID: o.PID, Stop: rampStopFunc(stops, knee), Progress: o.Progress, Profile: o.Profile}
-	run, err := load.Run(ctx)
+	var run *probes.ArrivalRun
+	var waits []*report.Settle
+	var err error
+	if o.Settle != nil && len(o.Rates.Steps) > 1 {
+		run, waits, err = steppedRun(ctx, *load, o.Settle)
+	} else {
+		run, err = load.Run(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +142,17 @@ func Ramp(ctx context.Context, o RampOptions) (*report.Ramp, error) {
 		}
 		cfg.Flows = append(cfg.Flows, report.RampFlow{Name: f.Name, Kind: kind, Weight: f.Weight, Steps: f.Steps()})
 	}
-	return report.RampOf(run, cfg, analyzeRamp(run, knee, o.Rules)), nil
+	doc := report.RampOf(run, cfg, analyzeRamp(run, knee, o.Rules))
+	for i, st := range waits {
+		if st == nil || i >= len(doc.Windows) {
+			continue
+		}
+		doc.Windows[i].Settle = st
+		if w, ok := SettleWarningBefore(st, fmt.Sprintf("step %d (%g/s)", i+1, doc.Windows[i].Offered)); ok {
+			doc.Warnings = append(doc.Warnings, w)
+		}
+	}
+	return doc, nil
 }
 
 // analyzeRamp is what the analyzers make of a ramp: the knee, each

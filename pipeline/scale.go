@@ -44,6 +44,11 @@ type ScaleOptions struct {
 	Writes    ScaleWrites
 	// StartTimeout bounds a target's load; a write may sync as long.
 	StartTimeout time.Duration
+	// Settle bounds the wait for a quiet target before each microload at a
+	// size (its idle level taken once it has loaded); 0: no wait.
+	Settle time.Duration
+	// settler, when set, replaces NewSettler (tests give a fake CPU).
+	settler func(t *probes.Target, bound time.Duration) *Settler
 
 	Target, Mode, Vaults string    // as the report names them
 	Log                  io.Writer // a line for each step; nil: none
@@ -77,6 +82,9 @@ func Scale(ctx context.Context, o ScaleOptions) *report.Scale {
 		pt := o.measureSize(ctx, sz)
 		doc.Points = append(doc.Points, pt)
 		for _, name := range o.Microloads {
+			if w, ok := SettleWarningBefore(pt.Microloads[name].Settle, fmt.Sprintf("%s at %d notes", name, sz.Notes)); ok {
+				doc.Warnings = append(doc.Warnings, w)
+			}
 			if l := pt.Microloads[name].Latency; l.Errors > 0 {
 				doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "failed-requests",
 					Message: fmt.Sprintf("%s at %d notes: %d of %d requests failed their checks: its figures there are those of failing requests",
@@ -145,12 +153,24 @@ func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) report.Sca
 		return fail(fmt.Errorf("the target's address %q is not a URL", child.URL))
 	}
 	target := &probes.Target{URL: u, Child: child}
+	// The changes' syncs and each microload's abandoned requests may keep
+	// the target busy: each microload starts once it is back at the idle
+	// level it had after its load.
+	var quiet *Settler
+	if o.Settle > 0 {
+		newSettler := NewSettler
+		if o.settler != nil {
+			newSettler = o.settler
+		}
+		quiet = newSettler(target, o.Settle)
+		quiet.Baseline(ctx)
+	}
 	if o.Changes > 0 {
 		if err := o.timeChanges(ctx, &pt, target, dir); err != nil {
 			return fail(err)
 		}
 	}
-	for _, name := range o.Microloads {
+	for i, name := range o.Microloads {
 		ml, err := o.Microload(name)
 		if err != nil {
 			return fail(err)
@@ -159,11 +179,20 @@ func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) report.Sca
 		if o.Profile != nil {
 			lo.Profile = o.Profile(u)
 		}
+		var settle *report.Settle
+		if quiet != nil && (i > 0 || o.Changes > 0) {
+			quiet.Busy = func() {
+				fmt.Fprintf(o.Log, "probe: %d notes: the target is busy: waiting (up to --settle %s) for it to be quiet before %s…\n", sz.Notes, o.Settle, name)
+			}
+			settle = quiet.Wait(ctx)
+		}
 		rep, err := o.Measure(ctx, fmt.Sprintf("%s at %d", name, sz.Notes), ml, target, lo)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %v", name, err))
 		}
-		pt.Microloads[name] = report.MicroloadAt(rep)
+		m := report.MicroloadAt(rep)
+		m.Settle = settle
+		pt.Microloads[name] = m
 	}
 	return pt
 }

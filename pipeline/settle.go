@@ -203,17 +203,23 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // target-busy when the target was seen busy, quiet-unjudged when nothing
 // could tell.
 func SettleWarning(st *report.Settle) (probes.Warning, bool) {
+	return SettleWarningBefore(st, "this microload")
+}
+
+// SettleWarningBefore is SettleWarning for a wait before what: a
+// microload, a ramp's step, a microload at one size of a scale.
+func SettleWarningBefore(st *report.Settle, what string) (probes.Warning, bool) {
 	if st == nil || st.Quiet {
 		return probes.Warning{}, false
 	}
 	advice := "the server was likely still finishing requests an earlier run left: " +
 		"these figures are lower than the server's own, and a failed discovery may be its load, not the site; " +
-		"raise --settle, or run this microload alone"
+		"raise --settle, or run " + what + " alone"
 	switch st.JudgedBy {
 	case "cpu":
 		return probes.Warning{Kind: "target-busy", Message: fmt.Sprintf(
-			"the target was still busy when this microload began: %.2f cores after waiting %.0f s (%.2f when the wait began, %.2f at rest); %s",
-			st.CoresAtEnd, st.WaitedS, st.CoresAtStart, st.IdleCores, advice)}, true
+			"the target was still busy when %s began: %.2f cores after waiting %.0f s (%.2f when the wait began, %.2f at rest); %s",
+			what, st.CoresAtEnd, st.WaitedS, st.CoresAtStart, st.IdleCores, advice)}, true
 	case "reply":
 		seen := fmt.Sprintf("GET of the target took %.0f ms", st.ReplyMS)
 		if st.ReplyMS == 0 {
@@ -223,10 +229,10 @@ func SettleWarning(st *report.Settle) (probes.Warning, bool) {
 			}
 		}
 		return probes.Warning{Kind: "target-busy", Message: fmt.Sprintf(
-			"the target was still slow when this microload began: %s after waiting %.0f s (%.0f ms at rest); %s",
-			seen, st.WaitedS, st.IdleReplyMS, advice)}, true
+			"the target was still slow when %s began: %s after waiting %.0f s (%.0f ms at rest); %s",
+			what, seen, st.WaitedS, st.IdleReplyMS, advice)}, true
 	}
-	return probes.Warning{Kind: "quiet-unjudged", Message: "whether the target was quiet before this microload could not be judged: " + st.Note}, true
+	return probes.Warning{Kind: "quiet-unjudged", Message: "whether the target was quiet before "+what+" could not be judged: " + st.Note}, true
 }
 
 // BusyReason is what a skip reason adds when the target was not quiet: the

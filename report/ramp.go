@@ -65,6 +65,9 @@ type RampWindow struct {
 	Holds          bool                    `json:"holds"`
 	Why            string                  `json:"why,omitempty"` // why it does not hold
 	Errors         map[string]int64        `json:"errors,omitempty"`
+	// Settle is the wait for a quiet target before this step (a stepped
+	// ramp with --settle; none before the first).
+	Settle *Settle `json:"settle,omitempty"`
 }
 
 // RampTarget is the target process over a window.
@@ -238,6 +241,13 @@ func (r *Ramp) table() *Table {
 	t := &Table{Columns: []Column{{Title: "window", Right: true}, {Title: "offered/s", Right: true}, {Title: "achieved/s", Right: true},
 		{Title: "failed", Right: true}, {Title: "p50", Right: true}, {Title: "p99", Right: true}, {Title: "in flight", Right: true},
 		{Title: "growth/s", Right: true}, {Title: "λW", Right: true}, {Title: "CPU", Right: true}, {Title: "RSS", Right: true}, {Title: "holds"}}}
+	waited := false // a stepped ramp that waited for a quiet target between steps
+	for _, w := range r.Windows {
+		waited = waited || w.Settle != nil
+	}
+	if waited {
+		t.Columns = append([]Column{t.Columns[0], {Title: "quiet after", Right: true}}, t.Columns[1:]...)
+	}
 	for _, w := range r.Windows {
 		cpu, rss := "", ""
 		if w.Target != nil {
@@ -247,8 +257,12 @@ func (r *Ramp) table() *Table {
 		if !w.Holds {
 			holds = "no: " + w.Why
 		}
-		t.AddRow(fmt.Sprint(w.Window), rateWords(w.Offered), rateWords(w.Achieved), fmt.Sprint(w.Failed), fmtMS(w.P50), fmtMS(w.P99),
-			fmt.Sprintf("%.1f", w.InFlightMean), fmt.Sprintf("%+.1f", w.InFlightGrowth), fmt.Sprintf("%.1f", w.LittleL), cpu, rss, holds)
+		cells := []string{fmt.Sprint(w.Window), rateWords(w.Offered), rateWords(w.Achieved), fmt.Sprint(w.Failed), fmtMS(w.P50), fmtMS(w.P99),
+			fmt.Sprintf("%.1f", w.InFlightMean), fmt.Sprintf("%+.1f", w.InFlightGrowth), fmt.Sprintf("%.1f", w.LittleL), cpu, rss, holds}
+		if waited {
+			cells = append([]string{cells[0], settleWords(w.Settle)}, cells[1:]...)
+		}
+		t.AddRow(cells...)
 	}
 	return t
 }
@@ -312,6 +326,17 @@ func (r *Ramp) Markdown() string {
 	writeThresholds(&b, r.Thresholds)
 	writeWarnings(&b, r.Warnings)
 	return b.String()
+}
+
+// settleWords is a wait for a quiet target in a table cell.
+func settleWords(st *Settle) string {
+	switch {
+	case st == nil:
+		return "–"
+	case !st.Quiet:
+		return fmt.Sprintf("%.0f s, busy", st.WaitedS)
+	}
+	return fmt.Sprintf("%.0f s", st.WaitedS)
 }
 
 func byShare(m map[string]float64) []string {

@@ -43,6 +43,9 @@ type ScaleMicroload struct {
 	RPS         float64             `json:"rps"`
 	Latency     Latency             `json:"latency"`
 	Findings    []analyzers.Finding `json:"findings,omitempty"`
+	// Settle is the wait for a quiet target before this microload (after
+	// the size's changes or the microload before it); nil: none.
+	Settle *Settle `json:"settle,omitempty"`
 }
 
 // Growth is one figure's fit against the size.

@@ -189,8 +189,8 @@ func (f *loadFlags) validate() error {
 		return validMaxBody(f.maxBody)
 	case f.replyMemory < minMaxBody:
 		return usageError{fmt.Sprintf("--reply-memory %v: want at least 1 KiB", f.replyMemory)}
-	case f.settle < 0 || f.settle > maxDuration:
-		return usageError{fmt.Sprintf("--settle %v: want 0 (no wait) up to %v", f.settle, maxDuration)}
+	case checkSettle(f.settle) != nil:
+		return checkSettle(f.settle)
 	}
 	return nil
 }
@@ -440,6 +440,14 @@ func registerMaxBody(fs *flag.FlagSet, maxBody *byteSize) {
 func validMaxBody(maxBody byteSize) error {
 	if maxBody < minMaxBody {
 		return usageError{fmt.Sprintf("--max-body %v: want at least 1 KiB", maxBody)}
+	}
+	return nil
+}
+
+// checkSettle is the bound of a --settle.
+func checkSettle(d time.Duration) error {
+	if d < 0 || d > maxDuration {
+		return usageError{fmt.Sprintf("--settle %v: want 0 (no wait) up to %v", d, maxDuration)}
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ type ramp struct {
 	maxInFlight int
 	timeout     time.Duration
 	maxBody     byteSize
+	settle      time.Duration
 }
 
 //go:embed fixture_scenarios.json
@@ -48,6 +49,7 @@ func rampCommand(fs *flag.FlagSet) runner {
 	fs.IntVar(&c.maxInFlight, "max-in-flight", 10_000, "sessions at once; an arrival past it is not started and counts as failed (bounds probe's memory and connections)")
 	registerTimeout(fs, &c.timeout, 30*time.Second, "longest wait for one request")
 	registerMaxBody(fs, &c.maxBody)
+	fs.DurationVar(&c.settle, "settle", time.Minute, "with --steps: before each step after the first, wait up to this long for the target to be as quiet as before the ramp (0: no wait; a --ramp rises without pauses)")
 	c.profile.register(fs, true, "profile the target along the ramp: a CPU and a wall-clock profile of each window, the mutex and block profiles of the run")
 	c.output.register(fs, "ramp")
 	return c.run
@@ -209,7 +211,7 @@ func (c *ramp) plan(ctx context.Context, names []string) (*rampPlan, error) {
 func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 	var plan *rampPlan
 	sess, err := begin(ctx, s, start{
-		checks: []error{c.target.validate(), c.profile.validate()},
+		checks: []error{c.target.validate(), c.profile.validate(), checkSettle(c.settle)},
 		before: func() (err error) { plan, err = c.plan(ctx, names); return err },
 		output: &c.output, profile: &c.profile,
 	})
@@ -242,6 +244,13 @@ func (c *ramp) run(ctx context.Context, s streams, names []string) error {
 		} else {
 			o.Profile = c.profile.options(target.URL, time.Minute)
 		}
+	}
+	if c.settle > 0 && len(plan.rates.Steps) > 1 {
+		o.Settle = pipeline.NewSettler(target, c.settle)
+		o.Settle.Busy = func() {
+			fmt.Fprintf(s.stderr, "probe: the target is busy: waiting (up to --settle %s) for it to be quiet before the next step…\n", c.settle)
+		}
+		o.Settle.Baseline(ctx)
 	}
 	fmt.Fprintf(s.stderr, "probe: %s against %s for up to %v…\n", plan.rates, target.URL, plan.rates.Duration())
 	doc, err := pipeline.Ramp(ctx, o)

@@ -60,7 +60,7 @@ func scaleCommand(fs *flag.FlagSet) runner {
 	fs.BoolVar(&c.writeFiles, "write-files", false, "with --cmd: a change is a file written into the data folder (then a POST to --sync-path, if given), for a server that reads its files as it serves")
 	fs.DurationVar(&c.startTimeout, "start-timeout", 5*time.Minute, "longest wait for the target to load at one size")
 	c.load.register(fs, loadDefaults{duration: 5 * time.Second, warmup: time.Second, timeout: 30 * time.Second, concurrency: 8,
-		durationHelp: "measured time per microload at each size"})
+		durationHelp: "measured time per microload at each size", settle: true})
 	c.profile.register(fs, false, "profile each microload at each size; a per-request cost that grows with the data is the evidence a full scan needs")
 	c.output.register(fs, "scale")
 	c.writes.register(fs)
@@ -174,7 +174,7 @@ func (c *scale) run(ctx context.Context, s streams, names []string) error {
 	}
 	p := pipelineOf(sess.rules, newProgressLine(s.stderr))
 	o := pipeline.ScaleOptions{Sizes: sizes, Microloads: names, Load: c.load.options(), Synthetic: c.synthetic, Seed: c.seed,
-		Changes: c.changes, StartTimeout: c.startTimeout, Target: c.cmd, Vaults: "realistic", Log: s.stderr,
+		Changes: c.changes, StartTimeout: c.startTimeout, Settle: c.load.settle, Target: c.cmd, Vaults: "realistic", Log: s.stderr,
 		Microload: func(name string) (probes.Microload, error) { return namedMicroload(name, fixture) },
 		Measure: func(ctx context.Context, label string, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*report.RunReport, error) {
 			rep, _, err := p.Measure(ctx, label, ml, t, o)
