@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,10 +16,11 @@ type profiledRun = report.RunReport
 
 func profileAll(t *testing.T, mode string) map[string]profiledRun {
 	t.Helper()
+	out := t.TempDir()
 	code, stdout, stderr := runProbe(t, context.Background(), "all", "--profile", "--fixture-mode", mode, "--notes", "1000",
 		// 5 s: a finding needs 200 ms of samples, and on a CI machine busy
 		// with other packages' tests a 7% share of 3 s fell short.
-		"--duration", "5s", "--warmup", "1s", "--concurrency", "8", "--json", "--out", t.TempDir())
+		"--duration", "5s", "--warmup", "1s", "--concurrency", "8", "--json", "--out", out)
 	if code != exitOK && code != exitError {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -29,6 +31,8 @@ func profileAll(t *testing.T, mode string) map[string]profiledRun {
 	runs := map[string]profiledRun{}
 	for _, r := range rep.Runs {
 		runs[r.Microload] = *r
+		// Each share is what pprof -focus shows of the same profile.
+		checkSharesAgainstPprof(t, mode+" "+r.Microload, filepath.Join(out, r.Microload, "cpu.pb.gz"), r.Findings)
 		files := strings.Join(r.ProfileFiles, " ")
 		if len(r.Timeline) == 0 || !strings.Contains(files, "cpu.pb.gz") || !strings.Contains(files, "flame.html") || !strings.Contains(files, "flame-alloc.html") {
 			t.Errorf("%s %s: no CPU windows or profile files: %v", mode, r.Microload, r.ProfileFiles)
