@@ -227,10 +227,22 @@ type profileFlags struct {
 }
 
 func (f *profileFlags) register(fs *flag.FlagSet, profileByDefault bool, help string) {
+	f.registerWall(fs, profileByDefault, help, false)
+}
+
+// registerWall is register with --wall's default: on only where the
+// wall-clock profile is read (a ramp's windows past the knee). fgprof
+// walks every goroutine's stack 100 times a second in the target, the
+// costliest part of profiling; a microload's report reads nothing of it.
+func (f *profileFlags) registerWall(fs *flag.FlagSet, profileByDefault bool, help string, wall bool) {
 	fs.BoolVar(&f.profile, "profile", profileByDefault, help)
 	fs.StringVar(&f.pprof, "pprof", "", "URL of the target's /debug/pprof/ (default: TARGET/debug/pprof/)")
 	fs.StringVar(&f.rules, "rules", "", "more analyzer rules, a JSON or Jsonnet file (see analyzers/rules.json)")
-	fs.BoolVar(&f.wall, "wall", true, "with --profile: also take fgprof's wall-clock profile (the costliest part of profiling)")
+	wallHelp := "with --profile: also take fgprof's wall-clock profile into wall.pb.gz (it costs the target the most of profiling, and this report reads nothing of it)"
+	if wall {
+		wallHelp = "with --profile: also take fgprof's wall-clock profile of each window (what requests waited on past the knee)"
+	}
+	fs.BoolVar(&f.wall, "wall", wall, wallHelp)
 	f.registerMaxProfile(fs)
 }
 

@@ -50,7 +50,7 @@ func rampCommand(fs *flag.FlagSet) runner {
 	registerTimeout(fs, &c.timeout, 30*time.Second, "longest wait for one request")
 	registerMaxBody(fs, &c.maxBody)
 	fs.DurationVar(&c.settle, "settle", time.Minute, "with --steps: before each step after the first, wait up to this long for the target to be as quiet as before the ramp (0: no wait; a --ramp rises without pauses)")
-	c.profile.register(fs, true, "profile the target along the ramp: a CPU and a wall-clock profile of each window, the mutex and block profiles of the run")
+	c.profile.registerWall(fs, true, "profile the target along the ramp: a CPU and a wall-clock profile of each window, the mutex and block profiles of the run", true)
 	c.output.register(fs, "ramp")
 	return c.run
 }
