@@ -21,7 +21,7 @@ import (
 // their records at the end.
 type Client struct {
 	target    *Target
-	conn      h1.Conn
+	conn      transport
 	resp      h1.Response
 	reply     Reply                    // reused: a Reply lives until the next call
 	header    func(name string) string // c.resp.Header, bound once
@@ -71,7 +71,7 @@ func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget,
 	}
 	c := &Client{
 		target: t,
-		conn:   h1.Conn{Addr: t.Addr(), Timeout: timeout, MaxBody: maxBody, Budget: budget},
+		conn:   newTransport(t, timeout, maxBody, budget),
 		rec: &recorder{ops: map[string]*OpStats{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
 			checked: map[uint64]checked{}, seed: seed, samples: kept}, // RunLoad gives second its run's series
 		measuring: measuring, live: live,

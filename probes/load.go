@@ -106,9 +106,11 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		return nil, fmt.Errorf("%s: %w", ml.Name(), err)
 	}
 	setup.conn.Close()
+	h2Opened0, h2Dropped0 := t.h2Counts() // HTTP/2's connections are the target's: the run's are the difference
 
 	run := &Run{Microload: ml.Name(), Target: t.URL.String(), Mode: "closed", Concurrency: o.Concurrency,
-		Rate: o.Rate, Errors: map[string]int64{}, Clients: o.Concurrency, CPUs: availableCPUs(), MachineCPUs: numCPU(), Timeout: o.Timeout}
+		Rate: o.Rate, Errors: map[string]int64{}, Clients: o.Concurrency, CPUs: availableCPUs(), MachineCPUs: numCPU(), Timeout: o.Timeout,
+		Protocol: t.Protocol()}
 	if o.Rate > 0 {
 		run.Mode = "open"
 	}
@@ -320,10 +322,13 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 
 	index := map[string]*OpStats{}
 	keys := map[string]*keyReplies{}
+	h2Opened, h2Dropped := t.h2Counts()
+	run.ConnsOpened, run.ConnsDropped = h2Opened-h2Opened0, h2Dropped-h2Dropped0
 	for _, c := range clients {
 		c.rec.mergeInto(run, index, keys)
-		run.ConnsOpened += c.conn.Opened
-		run.ConnsDropped += c.conn.Dropped
+		opened, dropped := c.conn.Counts()
+		run.ConnsOpened += opened
+		run.ConnsDropped += dropped
 		c.conn.Close()
 	}
 	run.Digests = digestsOf(keys, kept)

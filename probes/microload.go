@@ -53,6 +53,7 @@ type Target struct {
 	URL    *url.URL
 	Header []h1.Field // sent with every request (e.g. Authorization)
 	Child  *Child     // the target's process when probe started it; nil otherwise
+	HTTP2  *HTTP2     // load over HTTP/2 (--http2); nil: HTTP/1.1
 }
 
 // Addr is the target's host:port.

@@ -13,6 +13,7 @@ type Run struct {
 	Microload      string
 	Target         string
 	AcceptEncoding string // what the requests accepted: gzip by default, as real clients
+	Protocol       string // HTTP/2 and how (Target.Protocol); "": HTTP/1.1
 	Mode           string // "closed" (N clients) or "open" (fixed rate)
 	Concurrency    int
 	Rate           float64 // requests per second asked for, open loop

@@ -30,6 +30,7 @@ type RunReport struct {
 	Summary
 
 	AcceptEncoding string                    `json:"accept_encoding,omitempty"` // what the requests accepted (gzip unless told otherwise)
+	Protocol       string                    `json:"protocol,omitempty"`        // HTTP/2 and how (h2c or TLS, streams a connection); absent: HTTP/1.1
 	Concurrency    int                       `json:"concurrency,omitempty"`
 	Rate           float64                   `json:"rate,omitempty"`
 	Operations     []Operation               `json:"operations"`
@@ -188,7 +189,7 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 	r := &RunReport{
 		Summary: Summary{Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
 			Findings: nonNil(a.Findings), Crashes: nonNil(a.Crashes), Warnings: append([]probes.Warning{}, run.Warnings...)},
-		AcceptEncoding: run.AcceptEncoding, Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
+		AcceptEncoding: run.AcceptEncoding, Protocol: run.Protocol, Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
 		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,

@@ -80,6 +80,9 @@ func (r *RunReport) load() string {
 	if r.Mode == "open" {
 		s = fmt.Sprintf("%.0f requests/s over %d connections", r.Rate, r.Concurrency)
 	}
+	if r.Protocol != "" {
+		s += ", " + r.Protocol
+	}
 	if r.AcceptEncoding != "" {
 		s += ", Accept-Encoding: " + r.AcceptEncoding
 	}

@@ -31,6 +31,9 @@ type targetFlags struct {
 	target, fixtureMode, key, file string
 	notes                          int
 	synthetic, pin                 bool
+	http2, insecure                bool // --http2: h2c for http://, TLS with ALPN h2 for https://
+	streams                        int  // with --http2: clients' streams a connection carries
+	h2Known                        bool // the command loads with probes' engine, which speaks HTTP/2
 }
 
 // register adds the group's flags; fixtureOnly keeps to the fixture's size
@@ -49,6 +52,15 @@ func (f *targetFlags) register(fs *flag.FlagSet, fixtureOnly bool) {
 	fs.StringVar(&f.file, "file", "", "a target file (probe.jsonnet, see probe init) that describes the server's microloads")
 }
 
+// registerHTTP2 adds --http2, --streams and --insecure: the commands whose
+// load is probes' engine (microloads, http, all, ramp).
+func (f *targetFlags) registerHTTP2(fs *flag.FlagSet) {
+	f.h2Known = true
+	fs.BoolVar(&f.http2, "http2", false, "load over HTTP/2: h2c with prior knowledge for an http:// target, TLS with ALPN h2 for https://")
+	fs.IntVar(&f.streams, "streams", 1, "with --http2: the clients' streams one connection carries at once (connections = clients / streams)")
+	fs.BoolVar(&f.insecure, "insecure", false, "with --http2 and an https:// target: accept any certificate (a test server's own)")
+}
+
 func (f *targetFlags) validate() error {
 	if f.notes <= 0 {
 		return usageError{"--notes must be positive"}
@@ -57,11 +69,35 @@ func (f *targetFlags) validate() error {
 		return err
 	}
 	if f.target != "" {
-		if _, err := parseTarget(f.target); err != nil {
+		u, err := parseTarget(f.target)
+		if err != nil {
 			return err
 		}
+		if u.Scheme == "https" && !f.http2 {
+			msg := "--target " + f.target + ": an https:// target is loaded over HTTP/2 only: add --http2"
+			if !f.h2Known {
+				msg = "--target " + f.target + ": only http:// targets can be loaded by this command"
+			}
+			return usageError{msg}
+		}
+	}
+	switch {
+	case f.streams < 1 || f.streams > 1000:
+		return usageError{fmt.Sprintf("--streams %d: want 1 up to 1000", f.streams)}
+	case f.streams > 1 && !f.http2:
+		return usageError{"--streams needs --http2 (an HTTP/1.1 connection carries one request at a time)"}
+	case f.insecure && !(f.http2 && strings.HasPrefix(f.target, "https://")):
+		return usageError{"--insecure applies to an https:// --target with --http2"}
 	}
 	return nil
+}
+
+// http2Of is the target's HTTP/2 settings; nil without --http2.
+func (f *targetFlags) http2Of() *probes.HTTP2 {
+	if !f.http2 {
+		return nil
+	}
+	return &probes.HTTP2{Streams: f.streams, Insecure: f.insecure}
 }
 
 // header is what every request carries for the target's access class.
@@ -78,8 +114,8 @@ func parseTarget(s string) (*url.URL, error) {
 	if err != nil || u.Host == "" {
 		return nil, usageError{fmt.Sprintf("--target %q is not a URL like http://127.0.0.1:8080", s)}
 	}
-	if u.Scheme != "http" {
-		return nil, usageError{fmt.Sprintf("--target %q: only http:// targets can be loaded", s)}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, usageError{fmt.Sprintf("--target %q: only http:// (and https:// with --http2) targets can be loaded", s)}
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	return u, nil

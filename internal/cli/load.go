@@ -37,6 +37,7 @@ func httpCommand(fs *flag.FlagSet) runner { return newLoadCommand(fs, "http") }
 func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c := &loadCommand{name: name}
 	c.target.register(fs, false)
+	c.target.registerHTTP2(fs)
 	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32,
 		settle: name == "all", auto: true})
 	c.profile.register(fs, false, "profile the target while the load runs, and name the per-request work that could move to load time")
@@ -352,13 +353,16 @@ func openTarget(ctx context.Context, f *targetFlags, file *targetFile, stderr io
 		if f.pin {
 			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin places only a fixture that probe starts"})
 		}
-		t := &probes.Target{URL: u, Header: header}
+		t := &probes.Target{URL: u, Header: header, HTTP2: f.http2Of()}
 		// An unreachable target is one line, not a run of failed requests.
 		conn, err := net.DialTimeout("tcp", t.Addr(), 5*time.Second)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("target %s is unreachable: %v", u, err)
 		}
 		conn.Close()
+		if err := probes.CheckHTTP2(t, 10*time.Second); err != nil {
+			return nil, nil, nil, fmt.Errorf("target %s does not answer over %s: %v", u, t.Protocol(), err)
+		}
 		return t, warnings, func() {}, nil
 	}
 	fmt.Fprintf(stderr, "probe: starting the fixture (%s mode, %d notes)…\n", f.fixtureMode, f.notes)
@@ -376,5 +380,10 @@ func openTarget(ctx context.Context, f *targetFlags, file *targetFile, stderr io
 			warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin needs two or more CPUs"})
 		}
 	}
-	return &probes.Target{URL: u, Header: header, Child: child}, warnings, func() { child.Stop() }, nil
+	t := &probes.Target{URL: u, Header: header, Child: child, HTTP2: f.http2Of()}
+	if err := probes.CheckHTTP2(t, 10*time.Second); err != nil {
+		child.Stop()
+		return nil, nil, nil, fmt.Errorf("the fixture does not answer over %s: %v", t.Protocol(), err)
+	}
+	return t, warnings, func() { child.Stop() }, nil
 }

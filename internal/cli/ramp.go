@@ -38,6 +38,7 @@ var fixtureScenarios []byte
 func rampCommand(fs *flag.FlagSet) runner {
 	c := &ramp{}
 	c.target.register(fs, false)
+	c.target.registerHTTP2(fs)
 	fs.StringVar(&c.ramp, "ramp", "", "a linear ramp of new sessions a second: FROM:TO/DURATION, like 10:500/5m")
 	fs.StringVar(&c.steps, "steps", "", "steps of new sessions a second, each held for DURATION: R1,R2,…/DURATION, like 50,100,200,400/60s")
 	fs.DurationVar(&c.slo, "slo", 0, "the p99 a session must keep, from its scheduled start (a window past it does not hold); 0: none")

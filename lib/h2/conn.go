@@ -1,0 +1,309 @@
+// Package h2 is probe's HTTP/2 client: the standard library's HTTP/2 on
+// connections probe opens one by one (net/http.Transport.NewClientConn),
+// so that a run decides how many connections there are and how many
+// clients' streams each carries (--streams). Requests, replies and their
+// bounds are lib/h1's, so the engine above sees one kind of reply.
+package h2
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/probehq/probe/lib/h1"
+)
+
+// Pool is the HTTP/2 connections to one server: each carries the streams
+// of Streams clients at once. With TLS, h2 is negotiated by ALPN; without,
+// h2c with prior knowledge (RFC 9113 §3.3), as a loopback server speaks it.
+type Pool struct {
+	Addr    string      // host:port
+	Host    string      // the :authority (default Addr)
+	TLS     *tls.Config // nil: h2c
+	Streams int         // clients a connection carries (default 1)
+
+	once   sync.Once
+	tr     *http.Transport
+	mu     sync.Mutex
+	groups []*group
+}
+
+// group is one connection and the clients whose streams it carries.
+type group struct {
+	pool            *Pool
+	mu              sync.Mutex
+	cc              *http.ClientConn
+	refs            int
+	opened, dropped int
+}
+
+func (p *Pool) transport() *http.Transport {
+	p.once.Do(func() {
+		var protos http.Protocols
+		if p.TLS != nil {
+			protos.SetHTTP2(true)
+		} else {
+			protos.SetUnencryptedHTTP2(true)
+		}
+		// Only HTTP/2: a server that does not speak it fails the dial
+		// instead of being measured over HTTP/1.1 unawares.
+		p.tr = &http.Transport{Protocols: &protos, TLSClientConfig: p.TLS, ForceAttemptHTTP2: true,
+			DisableCompression: true, // the engine asks for gzip itself and decodes within its bounds
+			TLSHandshakeTimeout: 5 * time.Second}
+	})
+	return p.tr
+}
+
+func (p *Pool) scheme() string {
+	if p.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// Conn is one client of the pool. It takes its share of a connection on
+// its first request: of the first one carrying fewer than Streams
+// clients, or of a new one. A client that lets go (Close) frees its place.
+func (p *Pool) Conn(timeout time.Duration, maxBody int, budget *h1.Budget) *Conn {
+	return &Conn{Timeout: timeout, pool: p, limits: h1.Conn{MaxBody: maxBody, Budget: budget}}
+}
+
+// join gives c a place on a connection.
+func (p *Pool) join(c *Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	streams := max(1, p.Streams)
+	for _, g := range p.groups {
+		g.mu.Lock()
+		if g.refs < streams {
+			g.refs++
+			g.mu.Unlock()
+			c.g = g
+			return
+		}
+		g.mu.Unlock()
+	}
+	g := &group{pool: p, refs: 1}
+	p.groups = append(p.groups, g)
+	c.g = g
+}
+
+// Counts are the connections the pool dialled and those the server
+// dropped, over its life (a run takes the difference across it).
+func (p *Pool) Counts() (opened, dropped int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, g := range p.groups {
+		g.mu.Lock()
+		opened, dropped = opened+g.opened, dropped+g.dropped
+		g.mu.Unlock()
+	}
+	return opened, dropped
+}
+
+// Conn is one client's stream at a time on a shared HTTP/2 connection.
+type Conn struct {
+	Timeout time.Duration
+	pool    *Pool
+	g       *group  // the connection it shares, once joined
+	limits  h1.Conn // never dialled: the bounds of a reply and of its decoding
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	stopped bool // Interrupt: every request fails until Close
+	joined  bool // holds a share of the group's connection (until Close)
+}
+
+// clientConn is the group's connection, dialled when there is none or the
+// last one failed; fresh says it was dialled now.
+func (g *group) clientConn(ctx context.Context) (cc *http.ClientConn, fresh bool, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cc != nil && g.cc.Err() == nil {
+		return g.cc, false, nil
+	}
+	if g.cc != nil {
+		g.dropped++
+		g.cc.Close()
+		g.cc = nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	p := g.pool
+	cc, err = p.transport().NewClientConn(dctx, p.scheme(), p.Addr)
+	if err != nil {
+		return nil, false, err
+	}
+	g.cc, g.opened = cc, g.opened+1
+	return cc, true, nil
+}
+
+// broken drops cc when it is the group's and has failed.
+func (g *group) broken(cc *http.ClientConn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cc == cc && cc.Err() != nil {
+		g.dropped++
+		cc.Close()
+		g.cc = nil
+	}
+}
+
+// Do sends req as a stream and reads the reply into resp, within the
+// bounds. A request on a reused connection that the server had closed is
+// sent again once on a new one when it is idempotent, as h1 does.
+func (c *Conn) Do(req *h1.Request, resp *h1.Response) error {
+	c.limits.Release(resp)
+	host := c.pool.Host
+	if host == "" {
+		host = c.pool.Addr
+	}
+	if err := req.Check(host); err != nil {
+		return err // nothing sent
+	}
+	ctx, cancel, err := c.begin()
+	if err != nil {
+		return err
+	}
+	defer c.end(cancel)
+	fresh, err := c.roundTrip(ctx, host, req, resp)
+	if err != nil && !fresh && errors.Is(err, h1.ErrClosed) && idempotent(req.Method) && ctx.Err() == nil {
+		_, err = c.roundTrip(ctx, host, req, resp)
+	}
+	return err
+}
+
+func (c *Conn) begin() (context.Context, context.CancelFunc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, nil, fmt.Errorf("%w: the run is ending", h1.ErrClosed)
+	}
+	if !c.joined {
+		c.pool.join(c)
+		c.joined = true
+	}
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if c.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+	}
+	c.cancel = cancel
+	return ctx, cancel, nil
+}
+
+func (c *Conn) end(cancel context.CancelFunc) {
+	c.mu.Lock()
+	c.cancel = nil
+	c.mu.Unlock()
+	cancel()
+}
+
+func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp *h1.Response) (fresh bool, err error) {
+	cc, fresh, err := c.g.clientConn(ctx)
+	if err != nil {
+		return true, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, req.Method, c.g.pool.scheme()+"://"+host+req.Path, bytes.NewReader(req.Body))
+	if err != nil {
+		return fresh, err
+	}
+	hreq.Host = host
+	if req.Body == nil && req.Method != "POST" && req.Method != "PUT" && req.Method != "PATCH" {
+		hreq.Body, hreq.ContentLength = http.NoBody, 0
+	}
+	for _, f := range req.Header {
+		hreq.Header.Add(f.Name, f.Value)
+	}
+	res, err := cc.RoundTrip(hreq)
+	if err != nil {
+		return fresh, c.failed(ctx, cc, err)
+	}
+	body, err := c.limits.ReadBody(res.Body)
+	res.Body.Close()
+	if err != nil {
+		var tl *h1.TooLargeError
+		var be *h1.BudgetError
+		if errors.As(err, &tl) || errors.As(err, &be) {
+			return fresh, err
+		}
+		return fresh, c.failed(ctx, cc, err)
+	}
+	resp.Fill(res.StatusCode, res.Header, body, wireEstimate(res.Header, len(body)))
+	return fresh, nil
+}
+
+// failed is a request's error: the request's own timeout as itself (a
+// timeout), a connection that went away as h1.ErrClosed.
+func (c *Conn) failed(ctx context.Context, cc *http.ClientConn, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %v", ctx.Err(), err)
+	}
+	if cc.Err() != nil {
+		c.g.broken(cc)
+		return fmt.Errorf("%w: %v", h1.ErrClosed, err)
+	}
+	return err
+}
+
+// wireEstimate is an upper bound of what a reply took on the wire: its
+// DATA frames (a 9-byte header each, 16 KiB at most by default) and its
+// header block before HPACK's compression. The connection is shared by
+// streams, so its own byte count cannot be split between them.
+func wireEstimate(h http.Header, body int) int {
+	n := 9 + len(":status: 200\r\n")
+	for name, values := range h {
+		for _, v := range values {
+			n += len(name) + len(v) + 4
+		}
+	}
+	return n + body + 9*(1+body/(16<<10))
+}
+
+// Decode reads r (a decompressor of the last reply) to its end within the
+// same bounds as a reply.
+func (c *Conn) Decode(r io.Reader) ([]byte, error) { return c.limits.Decode(r) }
+
+// Interrupt makes a request in flight return now, and later ones fail
+// until Close (the run is ending).
+func (c *Conn) Interrupt() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// Close lets go of the client's share of the connection, which closes
+// with its last client; a later Do takes a share again (and dials when
+// the connection is gone), as an h1.Conn dials again.
+func (c *Conn) Close() {
+	c.mu.Lock()
+	joined := c.joined
+	c.joined, c.stopped = false, false
+	c.mu.Unlock()
+	if !joined {
+		return
+	}
+	g := c.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refs--
+	if g.refs == 0 && g.cc != nil {
+		g.cc.Close()
+		g.cc = nil
+	}
+}
+
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
