@@ -54,7 +54,7 @@ func (p *Pool) transport() *http.Transport {
 		// Only HTTP/2: a server that does not speak it fails the dial
 		// instead of being measured over HTTP/1.1 unawares.
 		p.tr = &http.Transport{Protocols: &protos, TLSClientConfig: p.TLS, ForceAttemptHTTP2: true,
-			DisableCompression: true, // the engine asks for gzip itself and decodes within its bounds
+			DisableCompression:  true, // the engine asks for gzip itself and decodes within its bounds
 			TLSHandshakeTimeout: 5 * time.Second}
 	})
 	return p.tr
