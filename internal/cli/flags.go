@@ -95,6 +95,7 @@ type loadDefaults struct {
 	search           bool // a fuzz search: no warm-up and no rate
 	settle           bool // probe all: --settle, the wait for a quiet target
 	auto             bool // --concurrency auto is known (the load commands)
+	shard            bool // --shard, --shards and --run-id (the load commands)
 }
 
 // loadFlags say how hard and how long to load.
@@ -106,6 +107,7 @@ type loadFlags struct {
 	rate                      float64
 	maxBody, replyMemory      byteSize
 	settle                    time.Duration // the longest wait for a quiet target (probe all)
+	shard                     shardFlags    // this generator's part of a load across machines (shard.go)
 }
 
 func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
@@ -129,6 +131,9 @@ func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
 	}
 	if d.settle {
 		fs.DurationVar(&f.settle, "settle", time.Minute, "before each microload, wait up to this long for the target to be as quiet as at the start (0: no wait)")
+	}
+	if d.shard {
+		f.shard.register(fs)
 	}
 }
 
@@ -192,7 +197,7 @@ func (f *loadFlags) validate() error {
 	case f.settle < 0 || f.settle > maxDuration:
 		return usageError{fmt.Sprintf("--settle %v: want 0 (no wait) up to %v", f.settle, maxDuration)}
 	}
-	return nil
+	return f.shard.validate(f)
 }
 
 // limitMemory sets the Go runtime's soft memory limit (unless GOMEMLIMIT
