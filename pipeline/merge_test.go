@@ -26,9 +26,6 @@ import (
 // histogram is the one histogram of every latency the shards recorded,
 // request by request, and the counts are the shards' sums.
 func TestMergedShardsEqualOneHistogramOfAllTheirLatencies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("four 1 s loads")
-	}
 	var mu sync.Mutex
 	keysSeen := map[string]map[string]bool{} // key → the shards (X-Shard) that sent it
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,34 +49,44 @@ func TestMergedShardsEqualOneHistogramOfAllTheirLatencies(t *testing.T) {
 	const shards, clients = 4, 10
 	one := hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)
 	var requests, errs int64
-	var dirs []string
+	dirs := make([]string, shards)
 	p := New(Options{})
-	for i := range shards {
-		sh := probes.Shard{Index: i, Count: shards}
-		n, first := sh.Clients(clients)
-		ml := sh.Split(&probes.HTTP{Path: "/item", Param: "id", Values: values,
-			Header: []h1.Field{{Name: "X-Shard", Value: fmt.Sprint(i)}}}, first)
-		rep, run, err := p.Measure(context.Background(), "http", ml, target,
-			probes.LoadOptions{Concurrency: n, Duration: time.Second, Timeout: 5 * time.Second, RequestTimes: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rt := range run.RequestTimes { // the raw values, as the client measured them
-			one.RecordValue(max(1, rt.Latency.Microseconds()))
-			requests++
-			if rt.Failed {
-				errs++
+	var wg sync.WaitGroup
+	for i := range shards { // at once, as four machines would
+		wg.Go(func() {
+			sh := probes.Shard{Index: i, Count: shards}
+			n, first := sh.Clients(clients)
+			ml := sh.Split(&probes.HTTP{Path: "/item", Param: "id", Values: values,
+				Header: []h1.Field{{Name: "X-Shard", Value: fmt.Sprint(i)}}}, first)
+			rep, run, err := p.Measure(context.Background(), "http", ml, target,
+				probes.LoadOptions{Concurrency: n, Duration: time.Second, Timeout: 5 * time.Second, RequestTimes: true})
+			if err != nil {
+				t.Error(err)
+				return
 			}
-		}
-		cfg := map[string]string{"target": srv.URL, "duration": "1s", "concurrency": fmt.Sprint(clients)}
-		if err := rep.AttachShard(run, report.Shard{Index: i, Count: shards, RunID: "r1", Config: cfg, Clients: n}); err != nil {
-			t.Fatal(err)
-		}
-		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		if err := report.WriteFolder(dir, rep); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, dir)
+			mu.Lock()
+			for _, rt := range run.RequestTimes { // the raw values, as the client measured them
+				one.RecordValue(max(1, rt.Latency.Microseconds()))
+				requests++
+				if rt.Failed {
+					errs++
+				}
+			}
+			mu.Unlock()
+			cfg := map[string]string{"target": srv.URL, "duration": "1s", "concurrency": fmt.Sprint(clients)}
+			if err := rep.AttachShard(run, report.Shard{Index: i, Count: shards, RunID: "r1", Config: cfg, Clients: n}); err != nil {
+				t.Error(err)
+				return
+			}
+			dirs[i] = filepath.Join(t.TempDir(), fmt.Sprint(i))
+			if err := report.WriteFolder(dirs[i], rep); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
 	}
 	if requests == 0 || errs == 0 {
 		t.Fatalf("the shards sent %d requests, %d failed: the test needs both", requests, errs)

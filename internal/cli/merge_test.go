@@ -59,9 +59,6 @@ func readShardReport(t *testing.T, dir string) shardReport {
 // --fail-on judges the merged p99, and folders that are not one run's
 // shards are refused in one line.
 func TestShardsThenMerge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("six 1 s loads")
-	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("id") == "3" {
 			http.Error(w, "no", http.StatusInternalServerError)
