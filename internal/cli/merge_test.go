@@ -81,6 +81,7 @@ func TestShardsThenMerge(t *testing.T) {
 		{"2", []string{"--shard", "2/4", "--run-id", "t1"}, ""},
 		{"other-run", []string{"--shard", "2/4", "--run-id", "t2"}, ""},
 		{"other-rate", []string{"--shard", "3/4", "--run-id", "t1", "--rate", "200"}, ""},
+		{"other-header", []string{"--shard", "3/4", "--run-id", "t1", "--header", "X-Variant: b"}, ""},
 	}
 	stderrs := map[string]string{}
 	var mu sync.Mutex
@@ -177,6 +178,7 @@ func TestShardsThenMerge(t *testing.T) {
 	}{
 		{[]string{dirs[0], dirs[1], filepath.Join(root, "other-run")}, `shards of two runs: ` + dirs[0] + ` is of run "t1"`},
 		{[]string{dirs[0], filepath.Join(root, "other-rate")}, `were run with different settings (rate "0" vs "200")`},
+		{[]string{dirs[0], filepath.Join(root, "other-header")}, `were run with different settings (header "" vs "sha256:`},
 		{[]string{dirs[0], corrupt}, "latency.hlog is corrupt"},
 		{[]string{dirs[0], twice}, "are both shard 0/4"},
 		{[]string{dirs[0], notShard}, "no report.json: not a report folder"},

@@ -27,6 +27,9 @@ type shardFlags struct {
 	count int    // --shards N: the index is JOB_COMPLETION_INDEX's
 	runID string
 	fs    *flag.FlagSet // the command's flags: the configuration every shard must share
+	// repeated are the values of the repeatable flags (--header), which
+	// the flag set does not show.
+	repeated map[string][]string
 
 	on    bool
 	shard probes.Shard
@@ -113,6 +116,7 @@ func (c *loadCommand) shardOptions(stderr io.Writer, o probes.LoadOptions) probe
 	if !f.on {
 		return o
 	}
+	f.repeated = map[string][]string{"header": c.request.headers}
 	total, totalRate := o.Concurrency, o.Rate
 	o.Concurrency, f.first = f.shard.Clients(total)
 	if o.Rate > 0 {
@@ -166,6 +170,14 @@ func (f *shardFlags) config() map[string]string {
 		}
 		cfg[fl.Name] = v
 	})
+	for name, values := range f.repeated {
+		if len(values) > 0 {
+			cfg[name] = strings.Join(values, "\n")
+			if secretConfig[name] {
+				cfg[name] = hashOf([]byte(cfg[name]))
+			}
+		}
+	}
 	if file := cfg["file"]; file != "" {
 		if b, err := os.ReadFile(file); err == nil {
 			cfg["file_sha256"] = hashOf(b)
