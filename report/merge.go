@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"maps"
@@ -485,5 +486,18 @@ func (m *MergedRun) Files() (map[string][]byte, error) {
 		return nil, err
 	}
 	files[ShardLog], files[SecondsLog] = m.log, m.secLog
+	files["report.html"] = []byte(m.HTML())
 	return files, nil
+}
+
+// HTML is the run's report.html with the shards' table before its end.
+func (m *MergedRun) HTML() string {
+	page := m.RunReport.HTML()
+	section := fmt.Sprintf("<h2>Shards</h2><p>Merged from %d of %d shards of run <code>%s</code>: histograms added bucket for bucket, counts and each second summed.</p>%s",
+		len(m.Merge.Shards), m.Merge.Count, html.EscapeString(m.Merge.RunID), m.shardsTable().HTML())
+	end := strings.LastIndex(page, "</body>")
+	if end < 0 {
+		return page + section
+	}
+	return page[:end] + section + page[end:]
 }

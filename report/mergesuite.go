@@ -142,6 +142,7 @@ func (m *MergedSuite) Files() (map[string][]byte, error) {
 		}
 		files[path.Join(r.Microload, "report.json")] = js
 		files[path.Join(r.Microload, "report.md")] = []byte(r.Markdown())
+		files[path.Join(r.Microload, "report.html")] = []byte(r.HTML())
 		files[path.Join(r.Microload, ShardLog)], files[path.Join(r.Microload, SecondsLog)] = r.log, r.secLog
 	}
 	return files, nil

@@ -134,8 +134,12 @@ func TestShardsThenMerge(t *testing.T) {
 		t.Fatalf("merged report.json's merge: %+v", m.Merge)
 	}
 	for _, f := range []string{"report.md", "report.html", "latency.hlog", "per-second.hlog"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
 			t.Errorf("the merged folder has no %s", f)
+		}
+		if strings.HasPrefix(f, "report.") && !strings.Contains(string(b), "clock offset") {
+			t.Errorf("the merged %s does not list the shards' clock offsets", f)
 		}
 	}
 
