@@ -152,6 +152,13 @@ func TestKubernetesExample(t *testing.T) {
 	if !strings.HasPrefix(out, "/results/") || fmt.Sprint(dirs) != fmt.Sprint(want) {
 		t.Errorf("the merge reads %v; the shards write %v", dirs, want)
 	}
+	for i, a := range mc.Args {
+		if a == "--fail-on" {
+			if _, err := parseThresholds(mc.Args[i+1:i+2], "run"); err != nil {
+				t.Errorf("the merge's %v", err)
+			}
+		}
+	}
 	wait := strings.Join(merge.Spec.Template.Spec.InitContainers[0].Args, " ")
 	if !strings.Contains(wait, "for i in "+strings.Trim(fmt.Sprint(indexes(n)), "[]")+";") {
 		t.Errorf("the merge waits for other shards than 0…%d: %s", n-1, wait)
