@@ -73,15 +73,15 @@ func TestShardsThenMerge(t *testing.T) {
 	type shardRun struct {
 		name  string
 		extra []string
-		env   string // JOB_COMPLETION_INDEX
 	}
 	runs := []shardRun{
-		{"0", []string{"--shard", "0/4", "--run-id", "t1"}, ""},
-		{"1", []string{"--shard", "1/4", "--run-id", "t1", "--profile"}, ""},
-		{"2", []string{"--shard", "2/4", "--run-id", "t1"}, ""},
-		{"other-run", []string{"--shard", "2/4", "--run-id", "t2"}, ""},
-		{"other-rate", []string{"--shard", "3/4", "--run-id", "t1", "--rate", "200"}, ""},
-		{"other-header", []string{"--shard", "3/4", "--run-id", "t1", "--header", "X-Variant: b"}, ""},
+		{"0", []string{"--shard", "0/4", "--run-id", "t1"}},
+		{"1", []string{"--shard", "1/4", "--run-id", "t1", "--profile"}},
+		{"2", []string{"--shard", "2/4", "--run-id", "t1"}},
+		{"other-run", []string{"--shard", "2/4", "--run-id", "t2"}},
+		{"other-rate", []string{"--shard", "3/4", "--run-id", "t1", "--rate", "200"}},
+		{"other-header", []string{"--shard", "3/4", "--run-id", "t1", "--header", "X-Variant: b"}},
+		{"plain", nil}, // no --shard: a run of its own
 	}
 	stderrs := map[string]string{}
 	var mu sync.Mutex
@@ -186,6 +186,7 @@ func TestShardsThenMerge(t *testing.T) {
 		{[]string{dirs[0], corrupt}, "latency.hlog is corrupt"},
 		{[]string{dirs[0], twice}, "are both shard 0/4"},
 		{[]string{dirs[0], notShard}, "no report.json: not a report folder"},
+		{[]string{dirs[0], filepath.Join(root, "plain")}, "plain: not a shard's report (run with --shard I/N)"},
 		{nil, "usage: probe merge SHARD_DIR"},
 	} {
 		badInput(t, append([]string{"merge"}, tc.dirs...), exitUsage, tc.want)
