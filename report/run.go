@@ -51,6 +51,8 @@ type RunReport struct {
 	PerSecond      []SecondPoint             `json:"per_second,omitempty"`
 	// AutoClients is how --concurrency auto chose Concurrency.
 	AutoClients *Concurrency `json:"auto_concurrency,omitempty"`
+	// Shard is which part of a run across machines this is (--shard).
+	Shard *Shard `json:"shard,omitempty"`
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram

@@ -42,6 +42,7 @@ var commands = append(microloadCommands(), []command{
 	{"fuzz http", `--cmd "SERVER COMMAND" --path "/x?d={int}" [flags]`, "find the inputs that crash, hang or panic a server probe starts and supervises", fuzzHTTPCommand},
 	{"ab", "--before CMD --after CMD | --git DIR --before-ref A --after-ref B | --fixture [flags] [MICROLOAD…]",
 		"two versions, interleaved runs on this machine, statistics on what changed", abCommand},
+	{"merge", "SHARD_DIR… [flags]", "the shards' reports of one run across machines (--shard I/N) merged exactly into one report", mergeCommand},
 	{"compare", "BEFORE_DIR AFTER_DIR [flags]", "the before/after report of two report folders", compareCommand},
 	{"scale", "[flags] [MICROLOAD…]", "the same target at growing sizes of its data: load, memory, the cost of a change and of each request, and how each grows", scaleCommand},
 	{"ramp", "--ramp FROM:TO/DURATION | --steps R1,R2,…/DURATION [--file F] [flags] [NAME[=WEIGHT]…]",
@@ -152,7 +153,7 @@ var helpGroups = []struct {
 }{
 	{"target", []string{"target", "file", "fixture-mode", "notes", "synthetic", "pin", "key"}},
 	{"request", []string{"path", "method", "body", "header", "param"}},
-	{"load", []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory"}},
+	{"load", []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory", "shard", "shards", "run-id"}},
 	{"profiling", []string{"profile", "pprof", "rules", "wall", "max-profile"}},
 	{"ramp", []string{"ramp", "steps", "slo", "max-errors", "stop-when", "max-in-flight"}},
 	{"writes", []string{"during-writes", "write-path", "write-permalink", "freshness-timeout"}},

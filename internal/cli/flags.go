@@ -131,6 +131,7 @@ type loadDefaults struct {
 	search           bool // a fuzz search: no warm-up and no rate
 	settle           bool // probe all: --settle, the wait for a quiet target
 	auto             bool // --concurrency auto is known (the load commands)
+	shard            bool // --shard, --shards and --run-id (the load commands)
 }
 
 // loadFlags say how hard and how long to load.
@@ -142,6 +143,7 @@ type loadFlags struct {
 	rate                      float64
 	maxBody, replyMemory      byteSize
 	settle                    time.Duration // the longest wait for a quiet target (probe all)
+	shard                     shardFlags    // this generator's part of a load across machines (shard.go)
 }
 
 func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
@@ -165,6 +167,9 @@ func (f *loadFlags) register(fs *flag.FlagSet, d loadDefaults) {
 	}
 	if d.settle {
 		fs.DurationVar(&f.settle, "settle", time.Minute, "before each microload, wait up to this long for the target to be as quiet as at the start (0: no wait)")
+	}
+	if d.shard {
+		f.shard.register(fs)
 	}
 }
 
@@ -228,7 +233,7 @@ func (f *loadFlags) validate() error {
 	case checkSettle(f.settle) != nil:
 		return checkSettle(f.settle)
 	}
-	return nil
+	return f.shard.validate(f)
 }
 
 // limitMemory sets the Go runtime's soft memory limit (unless GOMEMLIMIT

@@ -39,7 +39,7 @@ func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c.target.register(fs, false)
 	c.target.registerHTTP2(fs)
 	c.load.register(fs, loadDefaults{duration: 10 * time.Second, warmup: 2 * time.Second, timeout: 30 * time.Second, concurrency: 32,
-		settle: name == "all", auto: true})
+		settle: name == "all", auto: true, shard: true})
 	c.profile.register(fs, false, "profile the target while the load runs, and name the per-request work that could move to load time")
 	c.output.register(fs, name)
 	c.output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100, finding:load-time, finding:repeated-gzip>10%")
@@ -78,7 +78,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	sess, err := begin(ctx, s, start{
-		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load)},
+		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load), c.checkShard()},
 		gates:  "run", output: &c.output, load: &c.load, profile: &c.profile,
 	})
 	if err != nil {
@@ -107,6 +107,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	p := pipelineOf(sess.rules, newProgressLine(s.stderr))
 	o := c.load.options()
 	o.Profile = c.profile.options(target.URL, c.load.duration)
+	o = c.shardOptions(s.stderr, o)
 	var reports []*report.RunReport
 	var skipped []report.Skipped
 	// probe all waits for a quiet target before each microload but the
@@ -147,7 +148,10 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		var rep *report.RunReport
 		var run *probes.Run
 		if err == nil {
-			rep, run, err = p.Measure(ctx, ml.Name(), ml, target, mo)
+			rep, run, err = p.Measure(ctx, ml.Name(), c.load.shard.split(ml), target, mo)
+		}
+		if err == nil {
+			err = c.attachShard(rep, run, mo)
 		}
 		if wl != nil {
 			wl.Cleanup(context.WithoutCancel(ctx))
@@ -229,7 +233,7 @@ func (c *loadCommand) chooseClients(ctx context.Context, s streams, p *pipeline.
 	t *probes.Target, o probes.LoadOptions) (*report.Concurrency, error) {
 	forced := ""
 	if !c.load.autoConcurrency {
-		if c.name != "all" {
+		if c.name != "all" || c.load.shard.on { // a shard keeps its part of the fleet's clients
 			return nil, nil
 		}
 		slow, took, err := p.FirstReplySlow(ctx, ml, t, o)

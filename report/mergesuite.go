@@ -1,0 +1,149 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// probe all's shards: each shard's folder is a suite, its microloads'
+// reports in folders of their own; they merge microload by microload.
+
+// IsSuite says whether dir holds probe all's report.
+func IsSuite(dir string) bool {
+	js, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return false
+	}
+	var head struct {
+		Microload string          `json:"microload"`
+		Runs      json.RawMessage `json:"runs"`
+	}
+	return json.Unmarshal(js, &head) == nil && head.Microload == "all" && head.Runs != nil
+}
+
+// MergedSuite is probe all's report merged from its shards: a suite of
+// the merged runs, with each microload's "merge".
+type MergedSuite struct {
+	*Suite
+	Merge map[string]Merge `json:"merge"` // by microload
+
+	runs []*MergedRun
+}
+
+// MergeSuites merges probe all's shard folders: each microload's folders
+// as MergeShards does (a microload some shards skipped is merged from the
+// others, a shard-missing warning naming them); one skipped by every
+// shard stays skipped.
+func MergeSuites(dirs []string) (*MergedSuite, error) {
+	type suiteHead struct {
+		Target  string    `json:"target"`
+		Skipped []Skipped `json:"skipped"`
+		Runs    []struct {
+			Microload string `json:"microload"`
+		} `json:"runs"`
+	}
+	var order []string
+	byMicroload := map[string][]*ShardRun{}
+	skipped := map[string]Skipped{}
+	target := ""
+	for _, d := range dirs {
+		if !IsSuite(d) {
+			return nil, MergeError{fmt.Sprintf("%s is not probe all's report, and the others are: merge folders of one command", d)}
+		}
+		js, err := os.ReadFile(filepath.Join(d, "report.json"))
+		if err != nil {
+			return nil, err
+		}
+		var h suiteHead
+		if err := json.Unmarshal(js, &h); err != nil {
+			return nil, fmt.Errorf("%s: report.json: %v", d, err)
+		}
+		target = h.Target
+		for _, sk := range h.Skipped {
+			skipped[sk.Microload] = sk
+		}
+		for _, r := range h.Runs {
+			if !filepath.IsLocal(r.Microload) || strings.ContainsAny(r.Microload, `/\`) {
+				return nil, fmt.Errorf("%s: a run named %q", d, r.Microload)
+			}
+			sr, err := ReadShard(filepath.Join(d, r.Microload))
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(order, r.Microload) {
+				order = append(order, r.Microload)
+			}
+			byMicroload[r.Microload] = append(byMicroload[r.Microload], sr)
+		}
+	}
+	ms := &MergedSuite{Merge: map[string]Merge{}}
+	var runs []*RunReport
+	for _, name := range order {
+		m, err := MergeShards(byMicroload[name])
+		if err != nil {
+			return nil, err
+		}
+		ms.runs = append(ms.runs, m)
+		ms.Merge[name] = m.Merge
+		runs = append(runs, m.RunReport)
+		delete(skipped, name)
+	}
+	if len(runs) == 0 {
+		return nil, MergeError{"the shards measured no microload: nothing to merge"}
+	}
+	ms.Suite = NewSuite(target, runs)
+	for _, sk := range skipped {
+		ms.Skipped = append(ms.Skipped, sk)
+	}
+	slices.SortFunc(ms.Skipped, func(a, b Skipped) int { return strings.Compare(a.Microload, b.Microload) })
+	return ms, nil
+}
+
+// JSON is report.json: the suite's, with "merge".
+func (m *MergedSuite) JSON() ([]byte, error) { return marshal(m) }
+
+// Markdown is the suite's report.md with the shards of each microload.
+func (m *MergedSuite) Markdown() string {
+	var b strings.Builder
+	b.WriteString(m.Suite.Markdown())
+	for _, r := range m.runs {
+		fmt.Fprintf(&b, "\n## Shards of %s\n\nMerged from %d of %d shards of run `%s`.\n\n", r.Microload, len(r.Merge.Shards), r.Merge.Count, r.Merge.RunID)
+		b.WriteString(r.shardsTable().Markdown())
+	}
+	return b.String()
+}
+
+// WriteTable is the suite's table, then the shards of each microload.
+func (m *MergedSuite) WriteTable(w io.Writer) {
+	m.Suite.WriteTable(w)
+	for _, r := range m.runs {
+		fmt.Fprintf(w, "%s: merged %d of %d shards of run %s:\n", r.Microload, len(r.Merge.Shards), r.Merge.Count, r.Merge.RunID)
+		r.shardsTable().Text(w)
+	}
+}
+
+// Files are the suite's, with each microload's merged histogram logs and
+// its report.json with its "merge".
+func (m *MergedSuite) Files() (map[string][]byte, error) {
+	files, err := m.Suite.Files()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range m.runs {
+		js, err := r.JSON()
+		if err != nil {
+			return nil, err
+		}
+		files[path.Join(r.Microload, "report.json")] = js
+		files[path.Join(r.Microload, "report.md")] = []byte(r.Markdown())
+		files[path.Join(r.Microload, "report.html")] = []byte(r.HTML())
+		files[path.Join(r.Microload, ShardLog)], files[path.Join(r.Microload, SecondsLog)] = r.log, r.secLog
+	}
+	return files, nil
+}
