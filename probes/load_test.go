@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -298,12 +299,15 @@ func TestNoWarmupMeasuresTheFirstReply(t *testing.T) {
 }
 
 func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	// Ctrl-C 400 ms after the first request, however long the start took
+	// on a busy machine.
+	ctx, cancel := context.WithCancel(context.Background())
+	var first sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first.Do(func() { time.AfterFunc(400*time.Millisecond, cancel) })
 		time.Sleep(time.Millisecond)
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(400*time.Millisecond, cancel)
 	began := time.Now()
 	run, err := RunLoad(ctx, &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: time.Minute})
 	if err != nil {

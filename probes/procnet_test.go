@@ -49,6 +49,16 @@ func TestListenHelperProcess(t *testing.T) {
 // address it listens on.
 func listenIn(t *testing.T, addr string, reusePort bool) (int, string) {
 	t.Helper()
+	pid, got, err := tryListenIn(t, addr, reusePort)
+	if err != nil {
+		t.Fatalf("listening on %s: %v", addr, err)
+	}
+	return pid, got
+}
+
+// tryListenIn is listenIn that says why the process could not listen.
+func tryListenIn(t *testing.T, addr string, reusePort bool) (int, string, error) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestListenHelperProcess$")
 	cmd.Env = append(os.Environ(), "PROBE_TEST_LISTEN="+addr)
 	if reusePort {
@@ -77,17 +87,28 @@ func listenIn(t *testing.T, addr string, reusePort bool) (int, string) {
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || strings.HasPrefix(line, "error") {
-		t.Fatalf("listening on %s: %q, %v", addr, line, err)
+		return 0, "", fmt.Errorf("%q, %v", line, err)
 	}
-	return cmd.Process.Pid, strings.TrimSpace(line)
+	return cmd.Process.Pid, strings.TrimSpace(line), nil
 }
 
 // Two servers on one port, at 127.0.0.1 and 127.0.0.2, in two processes:
 // each address is found to be its own server's.
 func TestListenerOfTheTargetsAddress(t *testing.T) {
-	pid1, addr1 := listenIn(t, "127.0.0.1:0", false)
-	_, port, _ := net.SplitHostPort(addr1)
-	pid2, addr2 := listenIn(t, "127.0.0.2:"+port, false)
+	// The port 127.0.0.1 got may be taken at 127.0.0.2 by another test's
+	// process: then another port, a few times.
+	var pid1, pid2 int
+	var addr1, addr2, port string
+	for try := 0; ; try++ {
+		pid1, addr1 = listenIn(t, "127.0.0.1:0", false)
+		_, port, _ = net.SplitHostPort(addr1)
+		var err error
+		if pid2, addr2, err = tryListenIn(t, "127.0.0.2:"+port, false); err == nil {
+			break
+		} else if try == 4 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("listening on 127.0.0.2:%s: %v", port, err)
+		}
+	}
 	for addr, want := range map[string]int{addr1: pid1, addr2: pid2} {
 		l, err := FindListener(addr)
 		if err != nil || l.PID != want {

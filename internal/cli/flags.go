@@ -82,6 +82,7 @@ func (f *targetFlags) validate() error {
 		}
 	}
 	switch {
+	case !f.h2Known:
 	case f.streams < 1 || f.streams > 1000:
 		return usageError{fmt.Sprintf("--streams %d: want 1 up to 1000", f.streams)}
 	case f.streams > 1 && !f.http2:

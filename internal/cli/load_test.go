@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +35,8 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"http", "--path", "/x", "--header", "no colon"}, exitUsage, "want Name:value"},
 		{[]string{"http", "--path", "x"}, exitUsage, "must start with /"},
 		{[]string{"sitemap", "--target", "not a url"}, exitUsage, "is not a URL"},
-		{[]string{"sitemap", "--target", "https://127.0.0.1:1"}, exitUsage, "only http://"},
+		{[]string{"sitemap", "--target", "https://127.0.0.1:1"}, exitUsage, "an https:// target is loaded over HTTP/2 only: add --http2"},
+		{[]string{"sitemap", "--target", "ftp://127.0.0.1:1"}, exitUsage, "only http://"},
 		{[]string{"sitemap", "--concurrency", "0"}, exitUsage, "--concurrency 0: want 1 to"},
 		{[]string{"sitemap", "--rate", "NaN"}, exitUsage, "--rate NaN: want 0 (closed loop) or"},
 		{[]string{"sitemap", "--rate", "Inf"}, exitUsage, "--rate +Inf"},
@@ -94,10 +96,15 @@ func TestFailedChecksExitNonZero(t *testing.T) {
 }
 
 func TestCtrlCWritesWhatWasMeasured(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
-	defer srv.Close()
+	// Ctrl-C half a second after the first request, past the 200 ms
+	// warm-up however long the start took on a busy machine.
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
+	var first sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first.Do(func() { time.AfterFunc(500*time.Millisecond, cancel) })
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
 	out := t.TempDir()
 	code, _, stderr := runProbe(t, ctx, "http", "--target", srv.URL, "--path", "/", "--duration", "1m", "--warmup", "200ms", "--out", out)
 	if code != exitInterrupted {
