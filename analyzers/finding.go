@@ -28,6 +28,8 @@ type Finding struct {
 	// OwnFrame is the innermost frame of the target's own code over the
 	// work: where the fix goes.
 	OwnFrame string `json:"own_frame"`
+	// Callees are, for repeated-work, the library calls under OwnFrame.
+	Callees []Callee `json:"callees,omitempty"`
 	// WaitShare is, for a contention finding, the share of the requests'
 	// time spent waiting there.
 	WaitShare float64 `json:"wait_share,omitempty"`
@@ -39,6 +41,11 @@ type Unexplained struct {
 	Function string   `json:"function"` // the innermost own function
 	Path     []string `json:"path"`     // own frames from the outermost to it
 	CPUShare float64  `json:"cpu_share"`
+	// Callees are its heaviest calls into libraries, and LooksLike what
+	// their names say they do ("looks like it parses csv"), "" when no
+	// name on them is a verb.
+	Callees   []Callee `json:"callees,omitempty"`
+	LooksLike string   `json:"looks_like,omitempty"`
 }
 
 // PathTail is the innermost n frames of the path, joined with sep; a path

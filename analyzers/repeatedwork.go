@@ -1,0 +1,281 @@
+package analyzers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/probehq/probe/lib/frames"
+)
+
+// RepeatedWorkRule is the id of the finding no catalog entry makes: work
+// whose answer did not change, named by a mechanism, not by a library.
+const RepeatedWorkRule = "repeated-work"
+
+// minRepeatedWork is the least share of the CPU a repeated-work finding
+// is made on: below it, what is left beside the catalog's findings is the
+// server's plumbing.
+const minRepeatedWork = 0.15
+
+// maxCallees is how many library calls a finding or an unexplained entry lists.
+const maxCallees = 3
+
+// Callee is a call from the target's own code into a library (or the
+// runtime), with the share of the CPU under it.
+type Callee struct {
+	Function string  `json:"function"`
+	CPUShare float64 `json:"cpu_share"`
+}
+
+// calleeTally weighs the library calls own code makes: for each sample,
+// the frame just below its innermost own frame, and the heaviest stack
+// under each, to read a verb from when the call's own name has none.
+type calleeTally struct {
+	w       map[string]int64
+	below   map[string][]string // callee → the heaviest stack under it, outermost first
+	belowW  map[string]int64
+	ownLeaf int64 // samples whose leaf is own code
+	ownFns  []string
+}
+
+func newCalleeTally() *calleeTally {
+	return &calleeTally{w: map[string]int64{}, below: map[string][]string{}, belowW: map[string]int64{}}
+}
+
+// add counts st, whose innermost own frame is at k.
+func (t *calleeTally) add(st stack, k int) {
+	if k == 0 || preempted(st.funcs[k-1]) {
+		t.ownLeaf += st.value
+		return
+	}
+	fn := frames.DisplayName(st.funcs[k-1])
+	t.w[fn] += st.value
+	if st.value > t.belowW[fn] {
+		t.belowW[fn] = st.value
+		var chain []string
+		for j := k - 1; j >= 0 && len(chain) < 8; j-- {
+			chain = append(chain, st.funcs[j])
+		}
+		t.below[fn] = chain
+	}
+}
+
+// preempted says whether fn is the runtime stopping own code where it
+// was, not a call it made.
+func preempted(fn string) bool {
+	return fn == "runtime.asyncPreempt" || fn == "runtime.morestack" || fn == "runtime.newstack"
+}
+
+// top is the heaviest calls, each with its share of total.
+func (t *calleeTally) top(total int64) []Callee {
+	names := sortedKeys(t.w)
+	sort.SliceStable(names, func(i, j int) bool { return t.w[names[i]] > t.w[names[j]] })
+	var out []Callee
+	for _, fn := range names {
+		if len(out) == maxCallees || share(t.w[fn], total) < 0.01 {
+			break
+		}
+		out = append(out, Callee{Function: fn, CPUShare: share(t.w[fn], total)})
+	}
+	return out
+}
+
+// looksLike reads what the calls do from their names: the heaviest call
+// that is not the runtime's, then the stack under it, then the target's
+// own function names; it returns the phrase ("parses csv") and the fix.
+func (t *calleeTally) looksLike(total int64) (phrase, fix string) {
+	try := func(chain []string) bool {
+		if p, k, thing := doesPhrase(chain); p != "" {
+			phrase, fix = p, fmt.Sprintf(k.fix, "the "+thing)
+			return true
+		}
+		return false
+	}
+	for _, c := range t.top(total) {
+		if frames.Kind(c.Function, "") == frames.Runtime {
+			continue
+		}
+		if try(append([]string{c.Function}, t.below[c.Function]...)) {
+			return
+		}
+	}
+	try(t.ownFns)
+	return
+}
+
+// innermostOwn is the index of st's innermost own frame, or -1.
+func innermostOwn(st stack) int {
+	for k := range st.funcs {
+		if st.kinds[k] == frames.Own {
+			return k
+		}
+	}
+	return -1
+}
+
+// repeatedWork finds work the catalog has no rule for: when the replies of
+// every varying request key are the same but for small fragments (a nonce,
+// a timestamp, an order), the CPU the handlers spent under request
+// handling made the same answer again. It names the innermost own
+// function holding most of that CPU and the library calls under it, and
+// words the fix from what the calls are called. Samples a catalog rule
+// matches are left to it (it names a known library better), and so are
+// samples of own code that reads the request's body (decoding the
+// request is per-request by nature); sending the reply and reading files
+// are not building it.
+func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule) *Finding {
+	if !facts.run || facts.varying == 0 || !facts.near || facts.requests < minReplyRequests {
+		return nil
+	}
+	bodySites := map[string]bool{}
+	for _, ss := range [][]stack{s.cpu, s.allocs} {
+		for _, st := range ss {
+			if j := s.markedAt(st, markRequestBody); j >= 0 {
+				if site := ownAbove(st, j); site != "" {
+					bodySites[site] = true
+				}
+			}
+		}
+	}
+	catalog := func(st stack) bool {
+		for i := range rules {
+			if r := &rules[i]; !isMarker(r.Class) && len(r.frames) > 0 && r.matchAt(st) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	type sample struct {
+		st    stack
+		inner int
+	}
+	var work []sample
+	var total int64
+	cum := map[string]int64{}
+	depth := map[string]int64{}
+	for _, st := range s.cpu {
+		if !st.serving || s.marked(st, markSending) || s.marked(st, markStorage) || catalog(st) {
+			continue
+		}
+		k := innermostOwn(st)
+		if k < 0 || readsBody(st, k, bodySites) {
+			continue
+		}
+		work = append(work, sample{st, k})
+		total += st.value
+		seen := map[string]bool{}
+		n := int64(0)
+		for j := len(st.funcs) - 1; j >= 0; j-- {
+			if st.kinds[j] != frames.Own {
+				continue
+			}
+			if fn := frames.DisplayName(st.funcs[j]); !seen[fn] {
+				seen[fn] = true
+				cum[fn] += st.value
+				depth[fn] += n * st.value
+			}
+			n++
+		}
+	}
+	// The function holding most of it: the deepest own function under
+	// which at least half of the work happens (not the middleware that
+	// wraps every handler, nor a helper that holds a small part).
+	site, best := "", 0.0
+	for _, fn := range sortedKeys(cum) {
+		c := cum[fn]
+		if 2*c < total {
+			continue
+		}
+		if d := float64(depth[fn]) / float64(c); site == "" || d > best {
+			site, best = fn, d
+		}
+	}
+	if site == "" || share(cum[site], s.cpuTotal) < minRepeatedWork || cum[site] < minCPUEvidence {
+		return nil
+	}
+	calls := newCalleeTally()
+	var request int64
+	for _, w := range work {
+		if !hasFrame(w.st, site) {
+			continue
+		}
+		calls.add(w.st, w.inner)
+		request += w.st.value
+	}
+	for _, w := range work {
+		if hasFrame(w.st, site) && w.inner == 0 {
+			calls.ownFns = append(calls.ownFns, ownFunctionsUnder(w.st, site)...)
+		}
+	}
+	calls.ownFns = append(calls.ownFns, site)
+	phrase, fix := calls.looksLike(s.cpuTotal)
+	if phrase == "" {
+		phrase, fix = "makes its result", "do it once and keep the result"
+	}
+	f := &Finding{Rule: RepeatedWorkRule, CPUShare: share(cum[site], s.cpuTotal), CPUShareOfRequests: share(request, s.requestTotal),
+		OwnFrame: site, Callees: calls.top(s.cpuTotal)}
+	for _, c := range f.Callees {
+		f.Frames = append(f.Frames, c.Function)
+	}
+	f.Frames = append(f.Frames, site)
+	var listed []string
+	for _, c := range f.Callees {
+		listed = append(listed, fmt.Sprintf("%s %s", c.Function, pct(c.CPUShare)))
+	}
+	if calls.ownLeaf > 0 && share(calls.ownLeaf, s.cpuTotal) >= 0.01 {
+		listed = append(listed, fmt.Sprintf("its own code %s", pct(share(calls.ownLeaf, s.cpuTotal))))
+	}
+	f.Evidence = fmt.Sprintf("repeated work under %s: %s of the target's CPU (%s of the CPU serving requests) made, for each request key, an answer that did not change but for the fragments; it looks like it %s (%s), and no catalog rule names it",
+		site, pct(f.CPUShare), pct(f.CPUShareOfRequests), phrase, strings.Join(listed, ", "))
+	r := &Rule{ID: RepeatedWorkRule, Class: "load-time", What: "what " + site + " makes", Scope: scopePart,
+		Suggestion: fmt.Sprintf("In %s, %s.", site, fix)}
+	class, why, suggestion := facts.classify(r)
+	f.Class, f.Suggestion = class, suggestion
+	f.Evidence += "; " + why
+	if facts.bodies {
+		f.Evidence += "; the requests carried bodies, and if this work decodes them it is per-request by nature (no sample caught it reading them)"
+	}
+	if class != "load-time" {
+		f.Evidence += "; what would settle it: requests with other inputs (another key, a parameter the server ignores) whose replies stay the same but for the fragment"
+	}
+	return f
+}
+
+// readsBody says whether the own code at the sample's innermost own frame,
+// or its own caller, is seen reading the request's body.
+func readsBody(st stack, k int, bodySites map[string]bool) bool {
+	n := 0
+	for j := k; j < len(st.funcs) && n < 2; j++ {
+		if st.kinds[j] == frames.Own {
+			if bodySites[frames.DisplayName(st.funcs[j])] {
+				return true
+			}
+			n++
+		}
+	}
+	return false
+}
+
+func hasFrame(st stack, fn string) bool {
+	for k, f := range st.funcs {
+		if st.kinds[k] == frames.Own && frames.DisplayName(f) == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// ownFunctionsUnder are the own functions of st below site, innermost first.
+func ownFunctionsUnder(st stack, site string) []string {
+	var out []string
+	for k, f := range st.funcs {
+		if st.kinds[k] != frames.Own {
+			continue
+		}
+		if frames.DisplayName(f) == site {
+			break
+		}
+		out = append(out, f)
+	}
+	return out
+}
