@@ -59,6 +59,24 @@ func (u Unexplained) PathTail(n int, sep string) string {
 	return fmt.Sprintf("(%d outer frames)", len(p)-n) + sep + strings.Join(p[len(p)-n:], sep)
 }
 
+// CallsInWords is the heaviest library calls with their shares and what
+// they look like they do: "encoding/csv.(*Reader).ReadAll 84%: looks like
+// it reads csv"; "" when none was seen.
+func (u Unexplained) CallsInWords() string {
+	var parts []string
+	for _, c := range u.Callees {
+		parts = append(parts, c.Function+" "+pct(c.CPUShare))
+	}
+	s := strings.Join(parts, ", ")
+	if u.LooksLike != "" {
+		if s != "" {
+			s += ": "
+		}
+		s += u.LooksLike
+	}
+	return s
+}
+
 // Evidence is what a run knows beyond the profiles.
 type Evidence struct {
 	Endpoint   string
