@@ -12,10 +12,14 @@ import (
 // whose answer did not change, named by a mechanism, not by a library.
 const RepeatedWorkRule = "repeated-work"
 
-// minRepeatedWork is the least share of the CPU a repeated-work finding
-// is made on: below it, what is left beside the catalog's findings is the
-// server's plumbing.
-const minRepeatedWork = 0.15
+// A repeated-work finding needs minRepeatedWork of the CPU serving
+// requests (below it, what is left beside the catalog's findings is the
+// server's plumbing) and minRepeatedWorkAll of all the CPU (a collector
+// busy with the work's garbage takes a large part of it).
+const (
+	minRepeatedWork    = 0.25
+	minRepeatedWorkAll = 0.05
+)
 
 // maxCallees is how many library calls a finding or an unexplained entry lists.
 const maxCallees = 3
@@ -80,10 +84,11 @@ func (t *calleeTally) top(total int64) []Callee {
 	return out
 }
 
-// looksLike reads what the calls do from their names: the heaviest call
-// that is not the runtime's, then the stack under it, then the target's
-// own function names; it returns the phrase ("parses csv") and the fix.
-func (t *calleeTally) looksLike(total int64) (phrase, fix string) {
+// looksLike reads what the calls do from their names: each call that is
+// not the runtime's and holds a fifth of the work (of work in all), with
+// the stack under it, then the target's own function names, then the
+// lighter calls; it returns the phrase ("reads csv") and the fix.
+func (t *calleeTally) looksLike(total, work int64) (phrase, fix string) {
 	try := func(chain []string) bool {
 		if p, k, thing := doesPhrase(chain); p != "" {
 			phrase, fix = p, fmt.Sprintf(k.fix, "the "+thing)
@@ -91,15 +96,20 @@ func (t *calleeTally) looksLike(total int64) (phrase, fix string) {
 		}
 		return false
 	}
-	for _, c := range t.top(total) {
-		if frames.Kind(c.Function, "") == frames.Runtime {
-			continue
+	calls := t.top(total)
+	for _, heavy := range []bool{true, false} {
+		for _, c := range calls {
+			if frames.Kind(c.Function, "") == frames.Runtime || heavy != (5*t.w[c.Function] >= work) {
+				continue
+			}
+			if try(append([]string{c.Function}, t.below[c.Function]...)) {
+				return
+			}
 		}
-		if try(append([]string{c.Function}, t.below[c.Function]...)) {
+		if heavy && try(t.ownFns) {
 			return
 		}
 	}
-	try(t.ownFns)
 	return
 }
 
@@ -190,7 +200,8 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule) *Find
 			site, best = fn, d
 		}
 	}
-	if site == "" || share(cum[site], s.cpuTotal) < minRepeatedWork || cum[site] < minCPUEvidence {
+	if site == "" || share(cum[site], s.requestTotal) < minRepeatedWork || share(cum[site], s.cpuTotal) < minRepeatedWorkAll ||
+		cum[site] < minCPUEvidence {
 		return nil
 	}
 	calls := newCalleeTally()
@@ -208,7 +219,7 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule) *Find
 		}
 	}
 	calls.ownFns = append(calls.ownFns, site)
-	phrase, fix := calls.looksLike(s.cpuTotal)
+	phrase, fix := calls.looksLike(s.cpuTotal, cum[site])
 	if phrase == "" {
 		phrase, fix = "makes its result", "do it once and keep the result"
 	}

@@ -65,7 +65,7 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 	for fn, w := range weight {
 		if sh := share(w, s.cpuTotal); sh >= minUnexplained && w >= minCPUEvidence {
 			u := Unexplained{Function: fn, Path: pathOf[heaviestKey(paths[fn])], CPUShare: sh, Callees: calls[fn].top(s.cpuTotal)}
-			if phrase, _ := calls[fn].looksLike(s.cpuTotal); phrase != "" {
+			if phrase, _ := calls[fn].looksLike(s.cpuTotal, w); phrase != "" {
 				u.LooksLike = "looks like it " + phrase
 			}
 			out = append(out, u)
