@@ -36,14 +36,13 @@ type Callee struct {
 // under each, to read a verb from when the call's own name has none.
 type calleeTally struct {
 	w       map[string]int64
-	below   map[string][]string // callee → the heaviest stack under it, outermost first
-	belowW  map[string]int64
-	ownLeaf int64 // samples whose leaf is own code
+	under   map[string]map[string]int64 // callee → the functions under it, by weight
+	ownLeaf int64                       // samples whose leaf is own code
 	ownFns  []string
 }
 
 func newCalleeTally() *calleeTally {
-	return &calleeTally{w: map[string]int64{}, below: map[string][]string{}, belowW: map[string]int64{}}
+	return &calleeTally{w: map[string]int64{}, under: map[string]map[string]int64{}}
 }
 
 // add counts st, whose innermost own frame is at k.
@@ -54,13 +53,15 @@ func (t *calleeTally) add(st stack, k int) {
 	}
 	fn := frames.DisplayName(st.funcs[k-1])
 	t.w[fn] += st.value
-	if st.value > t.belowW[fn] {
-		t.belowW[fn] = st.value
-		var chain []string
-		for j := k - 1; j >= 0 && len(chain) < 8; j-- {
-			chain = append(chain, st.funcs[j])
+	if t.under[fn] == nil {
+		t.under[fn] = map[string]int64{}
+	}
+	seen := map[string]bool{}
+	for j := k - 2; j >= 0; j-- {
+		if g := st.funcs[j]; !seen[g] && st.kinds[j] != frames.Runtime {
+			seen[g] = true
+			t.under[fn][g] += st.value
 		}
-		t.below[fn] = chain
 	}
 }
 
@@ -84,10 +85,12 @@ func (t *calleeTally) top(total int64) []Callee {
 	return out
 }
 
-// looksLike reads what the calls do from their names: each call that is
-// not the runtime's and holds a fifth of the work (of work in all), with
-// the stack under it, then the target's own function names, then the
-// lighter calls; it returns the phrase ("reads csv") and the fix.
+// looksLike reads what the calls do from their names, in this order: the
+// names of the calls that are not the runtime's and hold a fifth of the
+// work (of work in all), the target's own function names, the names of
+// the lighter calls, then the functions under each call, heaviest first
+// (the library's own helpers, the least telling); it returns the phrase
+// ("reads csv") and the fix.
 func (t *calleeTally) looksLike(total, work int64) (phrase, fix string) {
 	try := func(chain []string) bool {
 		if p, k, thing := doesPhrase(chain); p != "" {
@@ -96,17 +99,24 @@ func (t *calleeTally) looksLike(total, work int64) (phrase, fix string) {
 		}
 		return false
 	}
-	calls := t.top(total)
-	for _, heavy := range []bool{true, false} {
-		for _, c := range calls {
-			if frames.Kind(c.Function, "") == frames.Runtime || heavy != (5*t.w[c.Function] >= work) {
-				continue
-			}
-			if try(append([]string{c.Function}, t.below[c.Function]...)) {
-				return
-			}
+	var heavy, light []string
+	for _, c := range t.top(total) {
+		switch {
+		case frames.Kind(c.Function, "") == frames.Runtime:
+		case 5*t.w[c.Function] >= work:
+			heavy = append(heavy, c.Function)
+		default:
+			light = append(light, c.Function)
 		}
-		if heavy && try(t.ownFns) {
+	}
+	if try(heavy) || try(t.ownFns) || try(light) {
+		return
+	}
+	for _, c := range append(heavy, light...) {
+		under := t.under[c]
+		names := sortedKeys(under)
+		sort.SliceStable(names, func(i, j int) bool { return under[names[i]] > under[names[j]] })
+		if try(names) {
 			return
 		}
 	}

@@ -38,6 +38,10 @@ func TestVerbsFromNames(t *testing.T) {
 		{"golang.org/x/text/unicode/norm.Form.String", ""},
 		{"encoding/asn1.Marshal", "marshals asn1"},
 		{"main.(*data).handler-fm", ""},
+		{"golang.org/x/text/collate.(*Collator).KeyFromString", "computes keys of collate collator"},
+		{"github.com/yosida95/uritemplate/v3.New", "builds uritemplate"},
+		{"google.golang.org/protobuf/proto.MarshalOptions.Marshal", "marshals proto"},
+		{"strings.(*Replacer).Replace", "replaces strings replacer"},
 	} {
 		got, _, _ := doesPhrase([]string{tc.fn})
 		if got != tc.want {
@@ -285,5 +289,55 @@ func TestRepeatedWorkTraps(t *testing.T) {
 		if f := find(res.Findings, RepeatedWorkRule); f != nil && !strings.Contains(f.Evidence, "what would settle it") {
 			t.Errorf("%s: %s", tc.name, f.Evidence)
 		}
+	}
+}
+
+// A catalog rule names a known library better: its samples are left to
+// it, and repeated-work takes only what no rule claims.
+func TestRepeatedWorkLeavesCatalogSamples(t *testing.T) {
+	h := []string{"own:app.(*Server).page", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve"}
+	p := newProfile("cpu").
+		add(5*sec, append([]string{"regexp/syntax.Parse", "regexp.compile", "regexp.MustCompile"}, h...)...).
+		add(3*sec, append([]string{"encoding/gob.(*Decoder).decodeStruct", "encoding/gob.(*Decoder).Decode"}, h...)...).
+		add(2*sec, append([]string{"net/http.(*response).Write"}, h...)...).p
+	page := []byte(strings.Repeat("<li>the same list every time</li>", 40))
+	ev := Evidence{Endpoint: "GET /page", Replies: []Replies{{Key: "/page", Op: "GET /page", Requests: 300, Distinct: 300,
+		Bodies: [][]byte{append([]byte("nonce a1b2c3d4 "), page...), append([]byte("nonce e5f6a7b8 "), page...)}}}}
+	fs := Analyze(p, nil, ev, DefaultRules()).Findings
+	re, rw := find(fs, "repeated-regexp-compile"), find(fs, RepeatedWorkRule)
+	if re == nil || rw == nil {
+		t.Fatalf("want both findings: %+v", fs)
+	}
+	if rw.CPUShare < 0.29 || rw.CPUShare > 0.31 || len(rw.Callees) != 1 || rw.Callees[0].Function != "encoding/gob.(*Decoder).Decode" {
+		t.Errorf("repeated-work took %.2f of the CPU, callees %+v; want 0.30, gob alone", rw.CPUShare, rw.Callees)
+	}
+	if rw.OwnFrame != "app.(*Server).page" || rw.Class != "load-time" || !strings.Contains(rw.Evidence, "decodes gob") {
+		t.Errorf("%+v", rw)
+	}
+	// The same replies with nothing left beside the catalog's: no finding.
+	p = newProfile("cpu").add(8*sec, append([]string{"regexp/syntax.Parse", "regexp.compile", "regexp.MustCompile"}, h...)...).
+		add(2*sec, append([]string{"net/http.(*response).Write"}, h...)...).p
+	if f := find(Analyze(p, nil, ev, DefaultRules()).Findings, RepeatedWorkRule); f != nil {
+		t.Errorf("repeated-work over the catalog's samples: %+v", f)
+	}
+}
+
+// A parser of the target's own says what it does by its own name, not by
+// the helpers it calls (strings.Split runs genSplit: no "generates").
+func TestRepeatedWorkOwnParserNamesItsVerb(t *testing.T) {
+	h := []string{"own:app.parseCron", "own:app.(*Server).schedule", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve"}
+	p := newProfile("cpu").
+		add(3*sec, append([]string{"strings.genSplit", "strings.Split"}, h...)...).
+		add(4*sec, h...).
+		add(1*sec, append([]string{"net/http.(*response).Write"}, h[1:]...)...).p
+	page := []byte(strings.Repeat("<li>0 9 * * 1-5 → Mon 09:00</li>", 40))
+	ev := Evidence{Endpoint: "GET /schedule", Replies: []Replies{{Key: "/schedule", Op: "GET /schedule", Requests: 300, Distinct: 300,
+		Bodies: [][]byte{append([]byte("at 12:00:01 "), page...), append([]byte("at 12:00:02 "), page...)}}}}
+	f := find(Analyze(p, nil, ev, DefaultRules()).Findings, RepeatedWorkRule)
+	if f == nil {
+		t.Fatal("no repeated-work")
+	}
+	if f.OwnFrame != "app.parseCron" || !strings.Contains(f.Evidence, "looks like it parses cron") || !strings.Contains(f.Evidence, "its own code 50%") {
+		t.Errorf("%s: %s", f.OwnFrame, f.Evidence)
 	}
 }

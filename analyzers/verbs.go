@@ -112,7 +112,11 @@ func verbOf(fn string) (*workKind, string) {
 			return nil, ""
 		}
 	}
-	thing := strings.Join(words[1:], " ")
+	rest := words[1:]
+	for len(rest) > 0 && prepositions[rest[0]] {
+		rest = rest[1:]
+	}
+	thing := strings.Join(rest, " ")
 	if thing == "" || thing == "all" || thing == "string" || thing == "bytes" {
 		thing = thingOf(fn)
 	}
@@ -122,6 +126,17 @@ func verbOf(fn string) (*workKind, string) {
 // notVerbs are name words that stand for a verb without being one.
 var notVerbs = map[string]string{"new": "builds", "must": "builds", "init": "initialises", "exp": "computes",
 	"mul": "computes", "sqrt": "computes", "calc": "computes", "gen": "generates", "stable": "sorts", "key": "computes keys of"}
+
+// endsInRole says whether a receiver type's name ends in a role word:
+// MarshalOptions, DecoderConfig.
+func endsInRole(recv string) bool {
+	for r := range roles {
+		if strings.HasSuffix(recv, r) {
+			return true
+		}
+	}
+	return false
+}
 
 func thirdPerson(word string) string {
 	if s, ok := notVerbs[word]; ok {
@@ -133,9 +148,11 @@ func thirdPerson(word string) string {
 	return word + "s"
 }
 
+var prepositions = map[string]bool{"from": true, "to": true, "of": true, "for": true, "with": true, "in": true, "by": true, "into": true}
+
 // roles are receiver types that say how, not what: a csv Reader reads csv.
 var roles = map[string]bool{"reader": true, "writer": true, "decoder": true, "encoder": true, "parser": true,
-	"scanner": true, "lexer": true, "builder": true, "state": true, "buffer": true}
+	"scanner": true, "lexer": true, "builder": true, "state": true, "buffer": true, "options": true, "config": true}
 
 // thingOf names what a function works on by its receiver type or, for a
 // plain function, its package: "csv reader", "template".
@@ -143,10 +160,15 @@ func thingOf(fn string) string {
 	fn = frames.DisplayName(fn)
 	pkg := frames.PkgPath(fn)
 	short := pkg[strings.LastIndexByte(pkg, '/')+1:]
+	if major := strings.TrimLeft(short, "v0123456789"); major == "" && strings.Contains(pkg, "/") {
+		// a major version's path element: github.com/yosida95/uritemplate/v3
+		p := pkg[:strings.LastIndexByte(pkg, '/')]
+		short = p[strings.LastIndexByte(p, '/')+1:]
+	}
 	rest := strings.TrimPrefix(fn[len(pkg):], ".")
 	if recv, _, ok := strings.Cut(rest, "."); ok && !isClosureName(recv) {
 		recv = strings.ToLower(strings.Trim(recv, "()*"))
-		if recv != short && !roles[recv] {
+		if recv != short && !endsInRole(recv) {
 			return short + " " + recv
 		}
 	}

@@ -326,6 +326,21 @@ func zooTable(results []zooResult, stale []analyzers.Finding) string {
 	for _, f := range stale {
 		staleOK = staleOK && f.Rule != "repeated-xml-encode"
 	}
+	uw, uwHit, uc, ucOK := 0, 0, 0, 0 // the kinds no rule names, and their twins
+	for _, r := range results {
+		switch {
+		case strings.HasPrefix(r.c.path, "/waste/unnamed/"):
+			uw++
+			uwHit += map[bool]int{true: 1}[r.hit]
+		case strings.HasPrefix(r.c.path, "/clean/unnamed/"):
+			uc++
+			ucOK += map[bool]int{true: 1}[r.hit]
+		}
+	}
+	if uw+uc > 0 {
+		fmt.Fprintf(&b, "\nWaste of kinds no rule names (`/waste/unnamed/`, found by the repeated-work mechanism, no rule per library): %d of %d. Their clean twins (the same work on the request's body, its query or per-user data) with no load-time claim: %d of %d.\n",
+			uwHit, uw, ucOK, uc)
+	}
 	fmt.Fprintf(&b, "\nRecall on the waste cases: %d of %d (%.0f%%). Precision on the clean cases (no load-time claim): %d of %d. Allocations of an earlier run (XML) in the next: %s.\n",
 		wasteHit, waste, 100*float64(wasteHit)/float64(waste), cleanOK, clean, map[bool]string{true: "none", false: "shown"}[staleOK])
 	return b.String()
