@@ -108,7 +108,7 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 			explaining = append(explaining, r)
 		}
 	}
-	if f := repeatedWork(s, ev, facts, rules); f != nil { // a mechanism, not a catalog entry
+	if f := repeatedWork(s, ev, facts, rules, out); f != nil { // a mechanism, not a catalog entry
 		f.Endpoint, f.Severity = ev.Endpoint, severity(f.CPUShare)
 		out = append(out, *f)
 	}

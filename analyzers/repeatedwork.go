@@ -139,13 +139,23 @@ func innermostOwn(st stack) int {
 // handling made the same answer again. It names the innermost own
 // function holding most of that CPU and the library calls under it, and
 // words the fix from what the calls are called. Samples a catalog rule
-// matches are left to it (it names a known library better), and so are
+// matches, or a full scan's finding holds, are left to it (it names a
+// known library better), and so are
 // samples of own code that reads the request's body (decoding the
 // request is per-request by nature); sending the reply and reading files
 // are not building it.
-func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule) *Finding {
+func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found []Finding) *Finding {
 	if !facts.run || facts.varying == 0 || !facts.near || facts.requests < minReplyRequests {
 		return nil
+	}
+	// A full scan's finding holds what is under its function.
+	scans := map[string]bool{}
+	for _, f := range found {
+		for i := range rules {
+			if rules[i].ID == f.Rule && rules[i].Detector == "full-scan" && f.OwnFrame != "" {
+				scans[f.OwnFrame] = true
+			}
+		}
 	}
 	bodySites := map[string]bool{}
 	for _, ss := range [][]stack{s.cpu, s.allocs} {
@@ -174,7 +184,7 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule) *Find
 	cum := map[string]int64{}
 	depth := map[string]int64{}
 	for _, st := range s.cpu {
-		if !st.serving || s.marked(st, markSending) || s.marked(st, markStorage) || catalog(st) {
+		if !st.serving || s.marked(st, markSending) || s.marked(st, markStorage) || catalog(st) || underAny(st, scans) {
 			continue
 		}
 		k := innermostOwn(st)
@@ -272,6 +282,15 @@ func readsBody(st stack, k int, bodySites map[string]bool) bool {
 				return true
 			}
 			n++
+		}
+	}
+	return false
+}
+
+func underAny(st stack, fns map[string]bool) bool {
+	for k, f := range st.funcs {
+		if st.kinds[k] == frames.Own && fns[frames.DisplayName(f)] {
+			return true
 		}
 	}
 	return false

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -17,58 +16,90 @@ type cronSchedule struct {
 var cronRanges = [5][2]int{{0, 59}, {0, 23}, {1, 31}, {1, 12}, {0, 6}}
 
 func parseCron(expr string) (cronSchedule, error) {
-	fields := strings.Fields(expr)
-	if len(fields) != 5 {
-		return cronSchedule{}, fmt.Errorf("%q: want five fields", expr)
-	}
 	var bits [5]uint64
-	for i, f := range fields {
-		b, err := parseCronField(f, cronRanges[i][0], cronRanges[i][1])
-		if err != nil {
-			return cronSchedule{}, fmt.Errorf("%q: field %d: %v", expr, i+1, err)
+	n, i := 0, 0
+	for i < len(expr) {
+		for i < len(expr) && expr[i] == ' ' {
+			i++
 		}
-		bits[i] = b
+		j := i
+		for j < len(expr) && expr[j] != ' ' {
+			j++
+		}
+		if i == j {
+			break
+		}
+		if n == 5 {
+			return cronSchedule{}, fmt.Errorf("%q: want five fields", expr)
+		}
+		b, err := parseCronField(expr[i:j], cronRanges[n][0], cronRanges[n][1])
+		if err != nil {
+			return cronSchedule{}, fmt.Errorf("%q: field %d: %v", expr, n+1, err)
+		}
+		bits[n], n, i = b, n+1, j
+	}
+	if n != 5 {
+		return cronSchedule{}, fmt.Errorf("%q: want five fields", expr)
 	}
 	return cronSchedule{bits[0], bits[1], bits[2], bits[3], bits[4]}, nil
 }
 
+// parseCronField reads one field, a list of "*", "a", "a-b", each with an
+// optional "/step", by hand: a lexer over its bytes.
 func parseCronField(f string, lo, hi int) (uint64, error) {
 	var bits uint64
-	for _, part := range strings.Split(f, ",") {
-		step := 1
-		if base, s, ok := strings.Cut(part, "/"); ok {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return 0, fmt.Errorf("bad step %q", s)
-			}
-			part, step = base, n
+	i := 0
+	number := func() (int, error) {
+		j := i
+		for j < len(f) && f[j] >= '0' && f[j] <= '9' {
+			j++
 		}
-		from, to := lo, hi
-		switch {
-		case part == "*":
-		case strings.Contains(part, "-"):
-			a, b, _ := strings.Cut(part, "-")
-			var err1, err2 error
-			from, err1 = strconv.Atoi(a)
-			to, err2 = strconv.Atoi(b)
-			if err1 != nil || err2 != nil {
-				return 0, fmt.Errorf("bad range %q", part)
-			}
-		default:
-			n, err := strconv.Atoi(part)
+		if j == i {
+			return 0, fmt.Errorf("want a number at %q", f[i:])
+		}
+		n, err := strconv.Atoi(f[i:j])
+		i = j
+		return n, err
+	}
+	for {
+		from, to, step := lo, hi, 1
+		if i < len(f) && f[i] == '*' {
+			i++
+		} else {
+			a, err := number()
 			if err != nil {
-				return 0, fmt.Errorf("bad value %q", part)
+				return 0, err
 			}
-			from, to = n, n
+			from, to = a, a
+			if i < len(f) && f[i] == '-' {
+				i++
+				if to, err = number(); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if i < len(f) && f[i] == '/' {
+			i++
+			n, err := number()
+			if err != nil || n <= 0 {
+				return 0, fmt.Errorf("bad step in %q", f)
+			}
+			step = n
 		}
 		if from < lo || to > hi || from > to {
-			return 0, fmt.Errorf("%q out of %d-%d", part, lo, hi)
+			return 0, fmt.Errorf("%q out of %d-%d", f, lo, hi)
 		}
 		for v := from; v <= to; v += step {
 			bits |= 1 << v
 		}
+		if i == len(f) {
+			return bits, nil
+		}
+		if f[i] != ',' {
+			return 0, fmt.Errorf("unexpected %q in %q", f[i], f)
+		}
+		i++
 	}
-	return bits, nil
 }
 
 // next is the first time after t that the schedule matches: day by day,
