@@ -140,10 +140,9 @@ func innermostOwn(st stack) int {
 // function holding most of that CPU and the library calls under it, and
 // words the fix from what the calls are called. Samples a catalog rule
 // matches, or a full scan's finding holds, are left to it (it names a
-// known library better), and so are
-// samples of own code that reads the request's body (decoding the
-// request is per-request by nature); sending the reply and reading files
-// are not building it.
+// known library better), and so are samples of own code that reads the
+// request's body (decoding the request is per-request by nature);
+// sending the reply and reading files are not building it.
 func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found []Finding) *Finding {
 	if !facts.run || facts.varying == 0 || !facts.near || facts.requests < minReplyRequests {
 		return nil
@@ -233,11 +232,18 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found
 		calls.add(w.st, w.inner)
 		request += w.st.value
 	}
+	// The own functions under the site whose own code runs, heaviest
+	// first, then the site: a parser of the target's own is named by them.
+	ownW := map[string]int64{}
 	for _, w := range work {
 		if hasFrame(w.st, site) && w.inner == 0 {
-			calls.ownFns = append(calls.ownFns, ownFunctionsUnder(w.st, site)...)
+			for _, fn := range ownFunctionsUnder(w.st, site) {
+				ownW[fn] += w.st.value
+			}
 		}
 	}
+	calls.ownFns = sortedKeys(ownW)
+	sort.SliceStable(calls.ownFns, func(i, j int) bool { return ownW[calls.ownFns[i]] > ownW[calls.ownFns[j]] })
 	calls.ownFns = append(calls.ownFns, site)
 	phrase, fix := calls.looksLike(s.cpuTotal, cum[site])
 	if phrase == "" {
