@@ -108,6 +108,10 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 			explaining = append(explaining, r)
 		}
 	}
+	if f := repeatedWork(s, ev, facts, rules, out); f != nil { // a mechanism, not a catalog entry
+		f.Endpoint, f.Severity = ev.Endpoint, severity(f.CPUShare)
+		out = append(out, *f)
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		return max(out[i].CPUShare, out[i].AllocShare) > max(out[j].CPUShare, out[j].AllocShare)
 	})

@@ -28,6 +28,8 @@ type Finding struct {
 	// OwnFrame is the innermost frame of the target's own code over the
 	// work: where the fix goes.
 	OwnFrame string `json:"own_frame"`
+	// Callees are, for repeated-work, the library calls under OwnFrame.
+	Callees []Callee `json:"callees,omitempty"`
 	// WaitShare is, for a contention finding, the share of the requests'
 	// time spent waiting there.
 	WaitShare float64 `json:"wait_share,omitempty"`
@@ -39,6 +41,11 @@ type Unexplained struct {
 	Function string   `json:"function"` // the innermost own function
 	Path     []string `json:"path"`     // own frames from the outermost to it
 	CPUShare float64  `json:"cpu_share"`
+	// Callees are its heaviest calls into libraries, and LooksLike what
+	// their names say they do ("looks like it parses csv"), "" when no
+	// name on them is a verb.
+	Callees   []Callee `json:"callees,omitempty"`
+	LooksLike string   `json:"looks_like,omitempty"`
 }
 
 // PathTail is the innermost n frames of the path, joined with sep; a path
@@ -50,6 +57,24 @@ func (u Unexplained) PathTail(n int, sep string) string {
 		return strings.Join(p, sep)
 	}
 	return fmt.Sprintf("(%d outer frames)", len(p)-n) + sep + strings.Join(p[len(p)-n:], sep)
+}
+
+// CallsInWords is the heaviest library calls with their shares and what
+// they look like they do: "encoding/csv.(*Reader).ReadAll 84%: looks like
+// it reads csv"; "" when none was seen.
+func (u Unexplained) CallsInWords() string {
+	var parts []string
+	for _, c := range u.Callees {
+		parts = append(parts, c.Function+" "+pct(c.CPUShare))
+	}
+	s := strings.Join(parts, ", ")
+	if u.LooksLike != "" {
+		if s != "" {
+			s += ": "
+		}
+		s += u.LooksLike
+	}
+	return s
 }
 
 // Evidence is what a run knows beyond the profiles.

@@ -17,8 +17,11 @@ const (
 // explains: each CPU sample that no finding's rule matches goes to the
 // innermost own frame in it; the path runs from the outermost own frame.
 func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
-	scans := map[string]bool{} // full scans explain what is under their function
+	scans := map[string]bool{} // full scans and repeated work explain what is under their function
 	for _, f := range findings {
+		if f.Rule == RepeatedWorkRule && f.OwnFrame != "" {
+			scans[f.OwnFrame] = true
+		}
 		if f.OwnFrame != "" {
 			for _, r := range rules {
 				if r.ID == f.Rule && r.Detector == "full-scan" {
@@ -30,6 +33,7 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 	weight := map[string]int64{}
 	paths := map[string]map[string]int64{}
 	pathOf := map[string][]string{}
+	calls := map[string]*calleeTally{}
 	for _, st := range s.cpu {
 		if explained(st, rules, scans) {
 			continue
@@ -45,6 +49,11 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 		}
 		fn := own[len(own)-1]
 		weight[fn] += st.value
+		if calls[fn] == nil {
+			calls[fn] = newCalleeTally()
+			calls[fn].ownFns = []string{fn}
+		}
+		calls[fn].add(st, innermostOwn(st))
 		if paths[fn] == nil {
 			paths[fn] = map[string]int64{}
 		}
@@ -55,7 +64,11 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 	var out []Unexplained
 	for fn, w := range weight {
 		if sh := share(w, s.cpuTotal); sh >= minUnexplained && w >= minCPUEvidence {
-			out = append(out, Unexplained{Function: fn, Path: pathOf[heaviestKey(paths[fn])], CPUShare: sh})
+			u := Unexplained{Function: fn, Path: pathOf[heaviestKey(paths[fn])], CPUShare: sh, Callees: calls[fn].top(s.cpuTotal)}
+			if phrase, _ := calls[fn].looksLike(s.cpuTotal, w); phrase != "" {
+				u.LooksLike = "looks like it " + phrase
+			}
+			out = append(out, u)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

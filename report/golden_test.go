@@ -83,11 +83,12 @@ func goldenRun() *RunReport {
 			CPUShareOfRequests: 0.7, Frames: []string{"compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write", "app.(*Site).sitemap", "app.(*Site).ServeHTTP"},
 			Endpoint: "GET /x", Evidence: "compressing: 62% of the target's CPU; each of 1 request keys got the same reply every time (200 requests)",
 			Suggestion: "Compress the reply once when its content changes.", OwnFrame: "app.(*Site).sitemap"}},
-		Unexplained: []analyzers.Unexplained{{Function: "app.buildItems", Path: []string{"app.(*Site).ServeHTTP", "app.feedHandler", "app.buildItems"}, CPUShare: 0.21}},
-		Timeline:    []analyzers.WindowSummary{{Window: 1, Top: []analyzers.ShareOfWork{{Work: "repeated-gzip", Share: 0.6}, {Work: "other", Share: 0.4}}}},
-		Crashes:     []Crash{{Class: "hang", Input: "the sitemap load", Endpoint: "GET /x", Evidence: "3 requests got no reply within the timeout while the target's process lived"}},
-		Warnings:    []probes.Warning{{Kind: "profile-partial", Message: "the CPU profile covers 0.5s of the 1.5s of CPU"}},
-		Files:       map[string][]byte{"cpu.pb.gz": []byte("x"), "flame.html": []byte("<html>")},
+		Unexplained: []analyzers.Unexplained{{Function: "app.buildItems", Path: []string{"app.(*Site).ServeHTTP", "app.feedHandler", "app.buildItems"}, CPUShare: 0.21,
+			Callees: []analyzers.Callee{{Function: "encoding/csv.(*Reader).ReadAll", CPUShare: 0.18}}, LooksLike: "looks like it reads csv"}},
+		Timeline: []analyzers.WindowSummary{{Window: 1, Top: []analyzers.ShareOfWork{{Work: "repeated-gzip", Share: 0.6}, {Work: "other", Share: 0.4}}}},
+		Crashes:  []Crash{{Class: "hang", Input: "the sitemap load", Endpoint: "GET /x", Evidence: "3 requests got no reply within the timeout while the target's process lived"}},
+		Warnings: []probes.Warning{{Kind: "profile-partial", Message: "the CPU profile covers 0.5s of the 1.5s of CPU"}},
+		Files:    map[string][]byte{"cpu.pb.gz": []byte("x"), "flame.html": []byte("<html>")},
 	}
 	return FromRun(run, a)
 }

@@ -39,6 +39,9 @@ func (p *ProfileFindings) WriteTable(w io.Writer) {
 	}
 	for _, u := range p.Unexplained {
 		fmt.Fprintf(w, "unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
+		if calls := u.CallsInWords(); calls != "" {
+			fmt.Fprintf(w, "   calls %s\n", calls)
+		}
 	}
 }
 

@@ -64,6 +64,9 @@ func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
 		fmt.Fprintf(b, "<h%d>Unexplained</h%d><p>Own code that took CPU no rule explains (a rule of your own, <code>--rules</code>, can name it):</p><ul>", h, h)
 		for _, u := range r.Unexplained {
 			fmt.Fprintf(b, "<li>%.0f%% %s <code>%s</code>", 100*u.CPUShare, shareBar(u.CPUShare), esc(u.PathTail(4, " → ")))
+			if calls := u.CallsInWords(); calls != "" {
+				fmt.Fprintf(b, "<br>calls %s", esc(calls))
+			}
 			if link := r.flameLink(flameDir, u.Function); link != "" {
 				fmt.Fprintf(b, ` <a class="flame" href="%s">flame graph</a>`, esc(link))
 			}

@@ -59,6 +59,9 @@ func (r *RunReport) WriteTable(w io.Writer) {
 	}
 	for _, u := range r.Unexplained {
 		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
+		if calls := u.CallsInWords(); calls != "" {
+			fmt.Fprintf(w, "     calls %s\n", calls)
+		}
 	}
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
@@ -120,9 +123,9 @@ func (r *RunReport) Markdown() string {
 		}
 	}
 	if len(r.Unexplained) > 0 {
-		t := &Table{Columns: []Column{{Title: "CPU", Right: true}, {Title: "the target's own code, outermost first"}}}
+		t := &Table{Columns: []Column{{Title: "CPU", Right: true}, {Title: "the target's own code, outermost first"}, {Title: "its heaviest calls"}}}
 		for _, u := range r.Unexplained {
-			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+u.PathTail(4, "` → `")+"`")
+			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+u.PathTail(4, "` → `")+"`", u.CallsInWords())
 		}
 		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
 	}

@@ -41,6 +41,17 @@ func main() {
 	for path, h := range d.clean() {
 		mux.HandleFunc(path, h)
 	}
+	u, err := newUnnamed(d.notes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zoo:", err)
+		os.Exit(1)
+	}
+	for path, h := range u.waste() {
+		mux.HandleFunc(path, h)
+	}
+	for path, h := range u.clean() {
+		mux.HandleFunc(path, h)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zoo:", err)
