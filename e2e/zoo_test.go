@@ -247,6 +247,14 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 			r.got += fmt.Sprintf(" [%d errors: %v]", rep.Latency.Errors, rep.Errors)
 		}
 		r.hit = judgeZoo(c, rep.Findings)
+		// Each share is what pprof -focus shows of the same profile.
+		if files, err := rep.Files(); err == nil && len(files["cpu.pb.gz"]) > 0 && len(rep.Findings) > 0 {
+			cpu := filepath.Join(t.TempDir(), "cpu.pb.gz")
+			if err := os.WriteFile(cpu, files["cpu.pb.gz"], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkSharesAgainstPprof(t, c.name(), cpu, rep.Findings)
+		}
 		for _, u := range rep.Unexplained {
 			r.unexplained += fmt.Sprintf(" %s %.0f%% (%s)", u.Function, 100*u.CPUShare, u.CallsInWords())
 		}
