@@ -23,6 +23,7 @@ type loadCommand struct {
 	profile profileFlags
 	output  outputFlags
 	request requestFlags   // probe http
+	grpc    grpcFlags      // probe grpc
 	shape   microloadFlags // a named microload's endpoints
 	writes  writeFlags     // reads during writes
 }
@@ -45,6 +46,9 @@ func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c.output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100, finding:load-time, finding:repeated-gzip>10%")
 	if name == "http" {
 		c.request.register(fs, "path and query to request, e.g. /api/items?page=1", "request body", "GET", true)
+	}
+	if name == "grpc" {
+		c.grpc.register(fs)
 	}
 	c.shape.register(fs, name)
 	if name != "all" {
@@ -77,6 +81,12 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	if err := noWords(c.name, words); err != nil {
 		return err
 	}
+	if c.name == "grpc" {
+		if c.target.target == "" && c.target.file == "" {
+			return usageError{"grpc: --target URL is required (the fixture serves no gRPC)"}
+		}
+		c.target.http2 = true // gRPC is HTTP/2's
+	}
 	sess, err := begin(ctx, s, start{
 		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load), c.checkShard()},
 		gates:  "run", output: &c.output, load: &c.load, profile: &c.profile,
@@ -89,7 +99,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	if err != nil {
 		return err
 	}
-	if file == nil && c.name != "all" && c.name != "http" && flagHints[c.name] == "" {
+	if file == nil && c.name != "all" && c.name != "http" && c.name != "grpc" && flagHints[c.name] == "" {
 		return usageError{fmt.Sprintf("unknown command %q (see probe --help)", c.name)}
 	}
 	// The microloads are built before the target is opened: a bad flag
@@ -269,7 +279,7 @@ func quietWord(st *report.Settle) string {
 // request of probe http; fixture says the target is the fixture probe
 // started (its note queries are known).
 func (c *loadCommand) microloads(fixture bool, file *targetFile) ([]probes.Microload, error) {
-	if file != nil && c.name != "http" {
+	if file != nil && c.name != "http" && c.name != "grpc" {
 		var out []probes.Microload
 		for _, m := range file.microloads {
 			if c.name == "all" || m.name == c.name {
@@ -307,6 +317,12 @@ func (c *loadCommand) microloads(fixture bool, file *targetFile) ([]probes.Micro
 		return out, nil
 	case "http":
 		ml, err := c.request.httpMicroload()
+		if err != nil {
+			return nil, err
+		}
+		return []probes.Microload{ml}, nil
+	case "grpc":
+		ml, err := c.grpc.microload()
 		if err != nil {
 			return nil, err
 		}

@@ -233,7 +233,14 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 		}
 		return fresh, c.failed(ctx, cc, err)
 	}
-	resp.Fill(res.StatusCode, res.Header, body, wireEstimate(res.Header, len(body)))
+	header := res.Header
+	if len(res.Trailer) > 0 { // known once the body is read: gRPC's status is there
+		header = header.Clone()
+		for name, vs := range res.Trailer {
+			header[name] = append(header[name], vs...)
+		}
+	}
+	resp.Fill(res.StatusCode, header, body, wireEstimate(header, len(body)))
 	return fresh, nil
 }
 

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/probehq/probe/probes"
+)
+
+func grpcCommand(fs *flag.FlagSet) runner { return newLoadCommand(fs, "grpc") }
+
+// grpcFlags say which unary method of a gRPC server to call, with what.
+type grpcFlags struct {
+	call, data, param string
+	headers           requestFlags // --header only
+}
+
+func (f *grpcFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.call, "call", "", "the unary method to load: package.Service/Method (the server's reflection service describes it)")
+	fs.StringVar(&f.data, "data", "{}", `the request message as JSON, e.g. {"id": "{id}"}; {name} is filled from --param`)
+	fs.StringVar(&f.param, "param", "", "vary a {name} of --data: name=v1,v2,… (each request the next value; one request key each)")
+	fs.Func("header", "request metadata Name:value (repeatable), e.g. authorization:Bearer KEY", func(s string) error {
+		f.headers.headers = append(f.headers.headers, s)
+		return nil
+	})
+}
+
+// microload is the gRPC microload of the flags.
+func (f *grpcFlags) microload() (*probes.GRPC, error) {
+	if f.call == "" {
+		return nil, usageError{"grpc: --call package.Service/Method is required"}
+	}
+	if svc, m, ok := strings.Cut(strings.TrimPrefix(f.call, "/"), "/"); !ok || svc == "" || m == "" || strings.Contains(m, "/") {
+		return nil, usageError{fmt.Sprintf("--call %q: want package.Service/Method", f.call)}
+	}
+	l := &probes.GRPC{Method: f.call, Data: f.data}
+	var err error
+	if l.Header, err = f.headers.headerFields(); err != nil {
+		return nil, err
+	}
+	if f.param != "" {
+		name, values, err := probes.ParseParam(f.param)
+		if err != nil {
+			return nil, usageError{"--param " + err.Error()}
+		}
+		if !strings.Contains(f.data, "{"+name+"}") {
+			return nil, usageError{fmt.Sprintf("--param %s: --data has no {%s} to fill", name, name)}
+		}
+		l.Params = []probes.Param{{Name: name, Values: values}}
+	}
+	return l, nil
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+)
+
+// countingHealth is grpc-go's health service, counting the services asked
+// for; "gone" is unknown.
+type countingHealth struct {
+	*health.Server
+	mu    sync.Mutex
+	asked map[string]int
+}
+
+func (h *countingHealth) Check(ctx context.Context, r *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	h.mu.Lock()
+	h.asked[r.GetService()]++
+	h.mu.Unlock()
+	if r.GetService() == "gone" {
+		return nil, status.Error(codes.NotFound, "unknown service gone")
+	}
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+// grpcServer is a real grpc-go server with the health service and, when
+// asked, reflection.
+func grpcServer(t *testing.T, withReflection bool) (string, *countingHealth) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	h := &countingHealth{Server: health.NewServer(), asked: map[string]int{}}
+	healthpb.RegisterHealthServer(srv, h)
+	if withReflection {
+		reflection.Register(srv)
+	}
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	return "http://" + l.Addr().String(), h
+}
+
+// probe grpc loads a unary method of a real grpc-go server: messages made
+// from --data against the descriptor reflection gives, one request key per
+// --param value, every reply checked as a gRPC client checks it.
+func TestGRPCLoadsAUnaryMethod(t *testing.T) {
+	url, h := grpcServer(t, true)
+	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", url, "--call", "grpc.health.v1.Health/Check",
+		"--data", `{"service": "{svc}"}`, "--param", "svc=a,b,c", "--concurrency", "4", "--streams", "2",
+		"--duration", "1s", "--warmup", "0s", "--json", "--out", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Protocol   string `json:"protocol"`
+		Operations []struct {
+			Name   string `json:"op"`
+			Calls  int64  `json:"calls"`
+			Errors int64  `json:"errors"`
+		} `json:"operations"`
+		Digests []struct {
+			Key      string `json:"key"`
+			Requests int64  `json:"requests"`
+			Distinct int    `json:"distinct"`
+		} `json:"reply_digests"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %.300s", err, stdout)
+	}
+	if len(rep.Operations) != 1 || rep.Operations[0].Name != "grpc grpc.health.v1.Health/Check" || rep.Operations[0].Calls < 10 || rep.Operations[0].Errors != 0 {
+		t.Fatalf("operations %+v", rep.Operations)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.asked["a"] == 0 || h.asked["b"] == 0 || h.asked["c"] == 0 || len(h.asked) != 3 {
+		t.Errorf("services asked: %v, want a, b and c", h.asked)
+	}
+	if len(rep.Digests) != 3 || !strings.Contains(rep.Protocol, "HTTP/2 (h2c") {
+		t.Errorf("digests %+v, protocol %q: want a key per --param value over h2c", rep.Digests, rep.Protocol)
+	}
+	for _, d := range rep.Digests {
+		if d.Distinct != 1 {
+			t.Errorf("key %s: %d distinct replies, want 1 (SERVING)", d.Key, d.Distinct)
+		}
+	}
+}
+
+// A gRPC error is a failed check, named by its status; bad input is one
+// line before any load.
+func TestGRPCFailuresAndBadInput(t *testing.T) {
+	url, _ := grpcServer(t, true)
+	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", url, "--call", "grpc.health.v1.Health/Check",
+		"--data", `{"service": "gone"}`, "--concurrency", "1", "--duration", "300ms", "--warmup", "0s", "--json", "--out", t.TempDir())
+	if code != exitError || !strings.Contains(stdout, "grpc-status 5: unknown service gone") {
+		t.Errorf("exit %d, report %.600s", code, stdout)
+	}
+	oneLine(t, stderr, "failed their checks")
+	bare, _ := grpcServer(t, false)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"grpc", "--call", "a.B/C"}, exitUsage, "--target URL is required"},
+		{[]string{"grpc", "--target", url}, exitUsage, "--call package.Service/Method is required"},
+		{[]string{"grpc", "--target", url, "--call", "nomethod"}, exitUsage, "want package.Service/Method"},
+		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--param", "x=1,2"}, exitUsage, "--data has no {x}"},
+		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Chek"}, exitError, "has no method Chek; it has Check, List, Watch"},
+		{[]string{"grpc", "--target", url, "--call", "no.Such/Call"}, exitError, "has no service no.Such; it has grpc.health.v1.Health, grpc.reflection.v1.ServerReflection"},
+		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Watch"}, exitError, "streams; probe grpc loads unary methods"},
+		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--data", `{"servce": 1}`}, exitError, "is not a grpc.health.v1.HealthCheckRequest"},
+		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check"}, exitError, "reflection"},
+	} {
+		badInput(t, tc.args, tc.code, tc.want)
+	}
+}

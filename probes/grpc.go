@@ -1,0 +1,292 @@
+package probes
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/probehq/probe/lib/h1"
+)
+
+// GRPC loads one unary method of a gRPC server: its request messages are
+// written from JSON (Data, {name} holes filled from Params) against the
+// method's descriptor, which the server's reflection service gives
+// (grpc-go's client, once, in Prepare). The calls themselves are gRPC's
+// wire format on probe's own HTTP/2 engine (lib/h2): POST
+// /package.Service/Method, a length-prefixed message, the status in the
+// trailers — so they get the same histograms, coordinated-omission
+// correction, checks and reply evidence as every microload.
+type GRPC struct {
+	Method string // package.Service/Method
+	Data   string // the request message as JSON; {name} is filled from Params
+	Params []Param
+	Header []h1.Field
+
+	path   string
+	in     []grpcMessage
+	output protoreflect.MessageDescriptor
+}
+
+type grpcMessage struct {
+	key   string // the JSON the message was made of
+	frame []byte // gRPC's length-prefixed message
+}
+
+// maxGRPCData bounds a request message's JSON.
+const maxGRPCData = 1 << 20
+
+func (l *GRPC) Name() string { return "grpc" }
+
+func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
+	svc, method, ok := strings.Cut(strings.TrimPrefix(l.Method, "/"), "/")
+	if !ok || svc == "" || method == "" || strings.ContainsAny(l.Method, " \t\r\n?#") {
+		return fmt.Errorf("method %q: want package.Service/Method", l.Method)
+	}
+	if t.HTTP2 == nil {
+		return errors.New("gRPC runs over HTTP/2: the target needs --http2")
+	}
+	md, err := reflectMethod(ctx, t, svc, method)
+	if err != nil {
+		return err
+	}
+	if md.IsStreamingClient() || md.IsStreamingServer() {
+		return fmt.Errorf("%s/%s streams; probe grpc loads unary methods", svc, method)
+	}
+	l.path, l.output = "/"+svc+"/"+method, md.Output()
+	data := l.Data
+	if data == "" {
+		data = "{}"
+	}
+	datas, err := expandData(data, l.Params)
+	if err != nil {
+		return err
+	}
+	l.in = l.in[:0]
+	for _, d := range datas {
+		if len(d) > maxGRPCData {
+			return fmt.Errorf("--data is %d bytes; at most %d", len(d), maxGRPCData)
+		}
+		msg := dynamicpb.NewMessage(md.Input())
+		if err := protojson.Unmarshal([]byte(d), msg); err != nil {
+			return fmt.Errorf("--data %.200s is not a %s: %v", d, md.Input().FullName(), err)
+		}
+		b, err := proto.Marshal(msg)
+		if err != nil {
+			return err
+		}
+		l.in = append(l.in, grpcMessage{key: d, frame: grpcFrame(b)})
+	}
+	return nil
+}
+
+// expandData fills data's {name} holes, one message per value (parameters
+// with fewer values cycle through theirs); JSON's own braces stay.
+func expandData(data string, params []Param) ([]string, error) {
+	n := 1
+	byName := map[string]Param{}
+	for _, p := range params {
+		if len(p.Values) == 0 {
+			return nil, fmt.Errorf("parameter %s has no values", p.Name)
+		}
+		byName[p.Name] = p
+		n = max(n, len(p.Values))
+	}
+	for _, p := range params {
+		if !strings.Contains(data, "{"+p.Name+"}") {
+			return nil, fmt.Errorf("--param %s: --data has no {%s}", p.Name, p.Name)
+		}
+	}
+	n = min(n, maxRequestKeys)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = hole.ReplaceAllStringFunc(data, func(h string) string {
+			p, ok := byName[h[1:len(h)-1]]
+			if !ok {
+				return h
+			}
+			return p.Values[i%len(p.Values)]
+		})
+	}
+	return out, nil
+}
+
+// grpcFrame is a message as gRPC sends it: uncompressed, its length, its
+// bytes.
+func grpcFrame(msg []byte) []byte {
+	out := make([]byte, 5+len(msg))
+	binary.BigEndian.PutUint32(out[1:5], uint32(len(msg)))
+	copy(out[5:], msg)
+	return out
+}
+
+func (l *GRPC) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
+	header := append([]h1.Field{{Name: "Content-Type", Value: "application/grpc"}, {Name: "Te", Value: "trailers"}}, l.Header...)
+	calls := make([]Call, len(l.in))
+	for i, m := range l.in {
+		calls[(i+max(id, 0))%len(calls)] = Call{Op: "grpc " + strings.TrimPrefix(l.path, "/"), Key: m.key,
+			Req: c.Target().Request("POST", l.path, m.frame, header...), Check: l.check}
+	}
+	return staticSession(calls), nil
+}
+
+// check reads a reply as a gRPC client does: HTTP 200, a gRPC content
+// type, grpc-status 0, and one whole message of the method's output type.
+func (l *GRPC) check(r *Reply) error {
+	if r.Status != 200 {
+		return fmt.Errorf("HTTP status %d", r.Status)
+	}
+	if ct := r.Header("Content-Type"); !strings.HasPrefix(ct, "application/grpc") {
+		return fmt.Errorf("content type %q, not gRPC", ct)
+	}
+	switch st := r.Header("Grpc-Status"); st {
+	case "0":
+	case "":
+		return errors.New("no grpc-status in the reply")
+	default:
+		msg, _ := url.PathUnescape(r.Header("Grpc-Message"))
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		return fmt.Errorf("grpc-status %s: %s", st, msg)
+	}
+	b := r.Body
+	if len(b) < 5 {
+		return fmt.Errorf("reply of %d bytes: no gRPC message", len(b))
+	}
+	if b[0] != 0 {
+		return errors.New("a compressed reply message, which probe did not ask for")
+	}
+	n := binary.BigEndian.Uint32(b[1:5])
+	if int(n) != len(b)-5 {
+		return fmt.Errorf("a reply message of %d bytes in %d bytes after its prefix (one message expected)", n, len(b)-5)
+	}
+	if err := proto.Unmarshal(b[5:], dynamicpb.NewMessage(l.output)); err != nil {
+		return fmt.Errorf("the reply is not a %s: %v", l.output.FullName(), err)
+	}
+	return nil
+}
+
+// reflectMethod asks the server's reflection service (grpc.reflection.v1)
+// for the file that defines svc and the files it imports, and finds the
+// method there. A server without reflection, an unknown service or
+// method: one error naming what the server has.
+func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoreflect.MethodDescriptor, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	creds := insecure.NewCredentials()
+	if t.URL.Scheme == "https" {
+		creds = credentials.NewTLS(&tls.Config{ServerName: t.URL.Hostname(), InsecureSkipVerify: t.HTTP2.Insecure})
+	}
+	conn, err := grpc.NewClient(t.Addr(), grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20)))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	stream, err := rpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the server's reflection service: %v", err)
+	}
+	defer stream.CloseSend()
+	ask := func(req *rpb.ServerReflectionRequest) (*rpb.ServerReflectionResponse, error) {
+		if err := stream.Send(req); err != nil {
+			return nil, err
+		}
+		resp, err := stream.Recv()
+		if err != nil {
+			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; register it with reflection.Register): %v", err)
+		}
+		if e := resp.GetErrorResponse(); e != nil {
+			return resp, fmt.Errorf("reflection: %s", e.GetErrorMessage())
+		}
+		return resp, nil
+	}
+	resp, err := ask(&rpb.ServerReflectionRequest{MessageRequest: &rpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: svc}})
+	if err != nil {
+		if resp != nil { // the service is unknown: name those it has
+			if have, lerr := ask(&rpb.ServerReflectionRequest{MessageRequest: &rpb.ServerReflectionRequest_ListServices{ListServices: ""}}); lerr == nil {
+				var names []string
+				for _, s := range have.GetListServicesResponse().GetService() {
+					names = append(names, s.GetName())
+				}
+				sort.Strings(names)
+				return nil, fmt.Errorf("the server has no service %s; it has %s", svc, strings.Join(names, ", "))
+			}
+		}
+		return nil, err
+	}
+	files := map[string]*descriptorpb.FileDescriptorProto{}
+	var pending []string
+	add := func(r *rpb.ServerReflectionResponse) error {
+		for _, raw := range r.GetFileDescriptorResponse().GetFileDescriptorProto() {
+			fd := &descriptorpb.FileDescriptorProto{}
+			if err := proto.Unmarshal(raw, fd); err != nil {
+				return fmt.Errorf("reflection sent a file descriptor that does not decode: %v", err)
+			}
+			if _, ok := files[fd.GetName()]; !ok {
+				files[fd.GetName()] = fd
+				pending = append(pending, fd.GetDependency()...)
+			}
+		}
+		return nil
+	}
+	if err := add(resp); err != nil {
+		return nil, err
+	}
+	for len(pending) > 0 && len(files) < 1000 {
+		name := pending[0]
+		pending = pending[1:]
+		if _, ok := files[name]; ok {
+			continue
+		}
+		r, err := ask(&rpb.ServerReflectionRequest{MessageRequest: &rpb.ServerReflectionRequest_FileByFilename{FileByFilename: name}})
+		if err != nil {
+			return nil, fmt.Errorf("%s imports %s: %v", svc, name, err)
+		}
+		if err := add(r); err != nil {
+			return nil, err
+		}
+	}
+	set := &descriptorpb.FileDescriptorSet{}
+	for _, fd := range files {
+		set.File = append(set.File, fd)
+	}
+	reg, err := protodesc.NewFiles(set)
+	if err != nil {
+		return nil, fmt.Errorf("the server's descriptors of %s: %v", svc, err)
+	}
+	d, err := reg.FindDescriptorByName(protoreflect.FullName(svc))
+	if err != nil {
+		return nil, fmt.Errorf("the server has no service %s: %v", svc, err)
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a service", svc)
+	}
+	md := sd.Methods().ByName(protoreflect.Name(method))
+	if md == nil {
+		var names []string
+		for i := range sd.Methods().Len() {
+			names = append(names, string(sd.Methods().Get(i).Name()))
+		}
+		return nil, fmt.Errorf("service %s has no method %s; it has %s", svc, method, strings.Join(names, ", "))
+	}
+	return md, nil
+}
