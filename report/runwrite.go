@@ -123,6 +123,7 @@ func (r *RunReport) Markdown() string {
 		}
 		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
 	}
+	b.WriteString(r.experimentMarkdown())
 	if wr := r.Writes; wr != nil {
 		b.WriteString("\n## Reads during writes\n\n")
 		for _, line := range wr.Says() {

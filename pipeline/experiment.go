@@ -1,0 +1,479 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/lib/frames"
+	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
+)
+
+// The experiment (DESIGN.md): probe drives the load, so when a finding's
+// class rests on thin evidence (info, or cacheable from the replies alone)
+// it tests its own hypothesis. It sends the endpoint's busiest request
+// again as it was (same-key), with a query parameter of probe's own that
+// the server should ignore (ignored-param), and as other keys of the same
+// endpoint the microload itself sends (other-key-N), each variant a short
+// profiled run. Work whose CPU per request stays put across all of them,
+// while the same request gets the same reply, does not depend on the
+// request: load-time. Work whose CPU per request moves with the input is
+// a function of it: cacheable. Anything less clear keeps its class.
+
+// MinExperimentTime is the least --experiment-time: one second of profile
+// per variant, and the set-up around it.
+const MinExperimentTime = 4 * time.Second
+
+// IgnoredParam is the query parameter of the ignored-param variant:
+// probe's own name, which no server reads.
+const IgnoredParam = "probe-experiment"
+
+const (
+	maxOtherKeys      = 2   // other keys of the endpoint tried
+	minWorkSamples    = 20  // fewer CPU samples of the work in a variant: too few to compare
+	minTolerance      = 0.3 // a change of CPU per request within this stays put
+	noiseSigmas       = 2.5 // the tolerance is at least this many standard errors of the ratio
+	maxTolerance      = 0.6 // a wider tolerance than this compares nothing: inconclusive
+	variantWarmup     = 300 * time.Millisecond
+	variantOverhead   = 700 * time.Millisecond // Prepare, the profiles' fetches, the end of the run
+	maxScannedCalls   = 4096                   // calls of a session looked through for a variant's key
+	experimentVerdict = "the experiment"
+)
+
+// WithExperiment is p running the experiment within budget after each
+// profiled Measure whose findings rest on thin evidence (budget 0: never).
+func (p *Pipeline) WithExperiment(budget time.Duration) *Pipeline {
+	q := *p
+	q.o.Experiment = budget
+	return &q
+}
+
+// requestVariant is one way of sending the base request again.
+type requestVariant struct {
+	name         string
+	shouldMatter bool
+	key          string                        // the microload's key whose call is sent
+	alter        func(*h1.Request) *h1.Request // nil: as the microload sends it
+}
+
+// keyOf is the reply-digest key of the variant's calls: an altered request
+// is kept apart from the key it came from.
+func (v requestVariant) keyOf() string {
+	if v.alter == nil {
+		return v.key
+	}
+	return v.key + " +" + IgnoredParam
+}
+
+// experiment runs the variants of run's busiest key and reclassifies the
+// eligible findings of a by what they showed.
+func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, run *probes.Run,
+	a report.Analysis) report.Analysis {
+	var eligible []int
+	for i, f := range a.Findings {
+		if experimentEligible(f) {
+			eligible = append(eligible, i)
+		}
+	}
+	if len(eligible) == 0 || o.Profile == nil || run.Profiles == nil || run.Ended != "" {
+		return a
+	}
+	e := &report.Experiment{Endpoint: endpoints(run), BudgetS: p.o.Experiment.Seconds()}
+	a.Experiment = e
+	base, others := experimentKeys(run)
+	if base == nil {
+		e.Skipped = "the run kept no reply key of the endpoint to send again"
+		return a
+	}
+	variants := []requestVariant{{name: "same-key", key: base.Key},
+		{name: "ignored-param", key: base.Key, alter: withIgnoredParam}}
+	for i, k := range others {
+		variants = append(variants, requestVariant{name: fmt.Sprintf("other-key-%d", i+1), shouldMatter: true, key: k.Key})
+	}
+	per := (p.o.Experiment/time.Duration(len(variants)) - variantWarmup - variantOverhead).Truncate(time.Second)
+	if per < time.Second {
+		e.Skipped = fmt.Sprintf("--experiment-time %s leaves less than a second of profile to each of %d variants", p.o.Experiment, len(variants))
+		return a
+	}
+	began := time.Now()
+	runs := make([]*probes.Run, len(variants))
+	for i, v := range variants {
+		if ctx.Err() != nil {
+			break
+		}
+		ev, vr := p.runVariant(ctx, ml, t, o, v, per)
+		if vr != nil && vr.Profiles != nil && vr.Profiles.CPU != nil {
+			runs[i] = vr
+		} else if ev.Error == "" {
+			ev.Error = "no CPU profile"
+		}
+		e.Variants = append(e.Variants, ev)
+	}
+	e.TookS = time.Since(began).Seconds()
+	markReplies(e, run, base.Key)
+	for _, i := range eligible {
+		f := &a.Findings[i]
+		ef := judgeFinding(*f, e.Variants, runs)
+		e.Findings = append(e.Findings, ef)
+		applyVerdict(f, ef)
+	}
+	return a
+}
+
+// experimentEligible: a finding the analysis could not settle from the
+// replies, with a frame to measure. Decoding the request's own input is
+// per-request by nature; no experiment can move it.
+func experimentEligible(f analyzers.Finding) bool {
+	if f.Class != "info" && f.Class != "cacheable" || len(f.Frames) == 0 || f.WaitShare > 0 {
+		return false
+	}
+	return !strings.Contains(f.Evidence, "arrives with each request")
+}
+
+// experimentKeys are the run's busiest measured key and up to
+// maxOtherKeys other keys of the same operation, busiest first.
+func experimentKeys(run *probes.Run) (base *probes.Digest, others []probes.Digest) {
+	setup := map[string]bool{}
+	for _, op := range run.Ops {
+		setup[op.Name] = op.Setup
+	}
+	var ds []probes.Digest
+	for _, d := range run.Digests {
+		if !setup[d.Op] && d.Requests > 0 {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Requests > ds[j].Requests })
+	for _, d := range ds[1:] {
+		if d.Op == ds[0].Op && len(others) < maxOtherKeys {
+			others = append(others, d)
+		}
+	}
+	return &ds[0], others
+}
+
+// withIgnoredParam is r with probe's own query parameter added.
+func withIgnoredParam(r *h1.Request) *h1.Request {
+	sep := "?"
+	if strings.Contains(r.Path, "?") {
+		sep = "&"
+	}
+	return h1.NewRequest(r.Method, r.Path+sep+IgnoredParam+"=1", r.Body, r.Header...)
+}
+
+// runVariant is one variant's short profiled run, as the main run is
+// profiled but without the wall-clock profile.
+func (p *Pipeline) runVariant(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, v requestVariant,
+	d time.Duration) (report.ExperimentVariant, *probes.Run) {
+	ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, DurationS: d.Seconds()}
+	vo := o
+	vo.Duration, vo.Warmup, vo.During, vo.RequestTimes = d, variantWarmup, nil, false
+	prof := *o.Profile
+	prof.Window, prof.FgprofURL = d, nil
+	vo.Profile = &prof
+	vo.Progress = nil
+	label := "experiment " + v.name
+	if p.o.UI != nil {
+		vo.Progress = func(pr probes.Progress) { p.o.UI.Progress(label, pr) }
+	}
+	vl := &variantLoad{ml: ml, v: v}
+	run, err := p.o.Load(ctx, vl, t, vo)
+	if p.o.UI != nil {
+		p.o.UI.Done()
+	}
+	ev.Request = vl.request()
+	if err != nil {
+		ev.Error = err.Error()
+		return ev, nil
+	}
+	ev.Requests, ev.Errors = run.Requests()
+	if ev.Requests == 0 {
+		ev.Error = "no request was sent"
+		if run.Ended != "" {
+			ev.Error = run.Ended
+		}
+		return ev, nil
+	}
+	if run.Profiles != nil && run.Profiles.CPU != nil {
+		ev.CPUSeconds = time.Duration(cpuOf(run.Profiles.CPU, nil)).Seconds()
+	}
+	for _, dg := range run.Digests {
+		if dg.Key == v.keyOf() {
+			ev.ReplyDigest = fmt.Sprintf("%016x", dg.Top)
+			if len(dg.Bodies) > 0 {
+				ev.StableDigest = stableDigest(dg.Bodies[0])
+			}
+		}
+	}
+	return ev, run
+}
+
+// markReplies sets each variant's SameReply: same-key's against the main
+// run's reply to the key, the others against same-key's.
+func markReplies(e *report.Experiment, run *probes.Run, key string) {
+	ref := ""
+	for _, d := range run.Digests {
+		if d.Key == key && len(d.Bodies) > 0 {
+			ref = stableDigest(d.Bodies[0])
+		}
+	}
+	for i := range e.Variants {
+		v := &e.Variants[i]
+		if i > 0 {
+			ref = e.Variants[0].StableDigest
+		}
+		v.SameReply = v.StableDigest != "" && v.StableDigest == ref
+	}
+}
+
+// volatile are the fragments of a reply that differ between two replies
+// of the same work: nonces and ids (long hex or digit runs), timestamps.
+var volatile = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?|[0-9a-fA-F]{16,}|[0-9a-fA-F-]{32,}|\d{9,}`)
+
+// stableDigest is the digest of a reply with its volatile fragments masked.
+func stableDigest(body []byte) string {
+	h := fnv.New64a()
+	h.Write(volatile.ReplaceAll(body, []byte("\x00")))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// judgeFinding measures the finding's work (its innermost frame) and its
+// own frame in each variant's profile, and says what they show.
+func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, runs []*probes.Run) report.ExperimentFinding {
+	ef := report.ExperimentFinding{Rule: f.Rule, ClassBefore: f.Class, Class: f.Class, Verdict: "inconclusive"}
+	names := []string{f.Frames[0]}
+	if f.OwnFrame != "" && f.OwnFrame != f.Frames[0] {
+		names = append(names, f.OwnFrame)
+	}
+	readsRequest := false
+	for _, name := range names {
+		fr := report.ExperimentFrame{Frame: name, CPUPerRequestMS: make([]float64, len(vs)), Samples: make([]int, len(vs))}
+		for i, r := range runs {
+			if r == nil {
+				continue
+			}
+			w := workOf(r.Profiles.CPU, name)
+			fr.Samples[i] = w.samples
+			if vs[i].Requests > 0 {
+				fr.CPUPerRequestMS[i] = float64(w.nanos) / 1e6 / float64(vs[i].Requests)
+			}
+			readsRequest = readsRequest || name == names[0] && w.readsRequest
+		}
+		ef.Frames = append(ef.Frames, fr)
+	}
+	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, readsRequest)
+	return ef
+}
+
+// verdict is the class the experiment's figures of the work support.
+func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVariant, readsRequest bool) (string, string, float64, string) {
+	figures := func() string {
+		var parts []string
+		for i, v := range vs {
+			if v.Error != "" {
+				continue
+			}
+			reply := "another reply"
+			if v.SameReply {
+				reply = "the same reply"
+			}
+			if i == 0 {
+				reply = strings.Replace(reply, "reply", "reply as the main run", 1)
+			}
+			parts = append(parts, fmt.Sprintf("%s %.3f ms (%d samples, %d requests, %s)", v.Name, work.CPUPerRequestMS[i], work.Samples[i], v.Requests, reply))
+		}
+		return "CPU per request of " + work.Frame + ": " + strings.Join(parts, "; ")
+	}
+	inconclusive := func(why string) (string, string, float64, string) {
+		return class, "inconclusive", 0, why + "; the class stays " + class + ". " + figures()
+	}
+	if len(vs) == 0 || vs[0].Error != "" || work.Samples[0] < minWorkSamples {
+		return inconclusive("the same request sent again gave too few samples of the work to compare")
+	}
+	if !vs[0].SameReply {
+		return inconclusive("the same request sent again got another reply than in the main run (beyond nonces and timestamps)")
+	}
+	base := work.CPUPerRequestMS[0]
+	tolerance := func(i int) float64 {
+		n0, n := float64(work.Samples[0]), float64(max(work.Samples[i], 1))
+		return math.Max(minTolerance, noiseSigmas*math.Sqrt(1/n0+1/n))
+	}
+	moved := func(i int) bool { return math.Abs(work.CPUPerRequestMS[i]/base-1) > tolerance(i) }
+	var tested, movedBy []string
+	tol := minTolerance
+	for i := 1; i < len(vs); i++ {
+		v := vs[i]
+		if v.Error != "" {
+			continue
+		}
+		// A parameter the server does not ignore is an input that matters.
+		matters := v.ShouldMatter || !v.SameReply
+		tol = math.Max(tol, tolerance(i))
+		if tolerance(i) > maxTolerance && !(matters && work.Samples[i] == 0) {
+			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
+		}
+		switch {
+		case !matters && moved(i):
+			return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, a change that should not matter: too noisy to tell", v.Name))
+		case matters && moved(i):
+			movedBy = append(movedBy, v.Name)
+		case matters:
+			tested = append(tested, v.Name)
+		}
+	}
+	if len(movedBy) > 0 {
+		return "cacheable", "moves-with-input", tol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
+			experimentVerdict, strings.Join(movedBy, ", "), 100*tol, figures())
+	}
+	if readsRequest {
+		return inconclusive("the work reads the request as it runs (a request reader or form parser below it)")
+	}
+	if len(tested) == 0 {
+		return inconclusive("no other key of the endpoint could be sent, so the input was never varied")
+	}
+	return "load-time", "input-independent", tol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
+		experimentVerdict, 100*tol, strings.Join(tested, ", "), figures())
+}
+
+// applyVerdict sets the finding's class, evidence and fix from the experiment.
+func applyVerdict(f *analyzers.Finding, ef report.ExperimentFinding) {
+	switch ef.Verdict {
+	case "input-independent":
+		f.Class = "load-time"
+		f.Evidence += "; " + ef.Why
+		f.Suggestion = "Do this work once, at start-up or when the data it reads changes, and reuse the result: its cost did not move with the request. " +
+			strings.TrimPrefix(f.Suggestion, "If its result does not change between requests: ")
+	case "moves-with-input":
+		f.Class = "cacheable"
+		f.Evidence += "; " + ef.Why
+		f.Suggestion = "Memoise this work per input (keyed by what the request varies) and reuse it until the data changes; its cost moves with the request, so it cannot move to load time."
+	default:
+		f.Evidence += "; " + experimentVerdict + " was inconclusive (see the report's experiment)"
+	}
+}
+
+// work is one function's CPU in a profile.
+type work struct {
+	nanos        int64
+	samples      int
+	readsRequest bool // a request reader or form parser ran below it
+}
+
+// requestReaders are functions that read the request as a handler runs.
+var requestReaders = regexp.MustCompile(`^net/http\.\(\*body\)\.Read|^net/http\.\(\*Request\)\.(ParseForm|ParseMultipartForm|FormValue|PostFormValue|MultipartReader)|^net/http\.\(\*http2requestBody\)\.Read|^mime/multipart\.`)
+
+// workOf is the CPU of the samples with fn (a display name) on their stack.
+func workOf(p *profile.Profile, fn string) work {
+	var w work
+	idx := cpuIndex(p)
+	for _, s := range p.Sample {
+		at := -1
+		reads := false
+		for li, loc := range s.Location {
+			for _, line := range loc.Line {
+				if line.Function == nil {
+					continue
+				}
+				name := frames.DisplayName(line.Function.Name)
+				if at < 0 && requestReaders.MatchString(name) {
+					reads = true
+				}
+				if name == fn && at < 0 {
+					at = li
+				}
+			}
+		}
+		if at >= 0 {
+			w.nanos += s.Value[idx]
+			w.samples++
+			w.readsRequest = w.readsRequest || reads
+		}
+	}
+	return w
+}
+
+// cpuOf is the CPU nanoseconds of p's samples (all of them when keep is nil).
+func cpuOf(p *profile.Profile, keep func(*profile.Sample) bool) int64 {
+	idx := cpuIndex(p)
+	var n int64
+	for _, s := range p.Sample {
+		if keep == nil || keep(s) {
+			n += s.Value[idx]
+		}
+	}
+	return n
+}
+
+func cpuIndex(p *profile.Profile) int {
+	for i, st := range p.SampleType {
+		if st.Type == "cpu" {
+			return i
+		}
+	}
+	return len(p.SampleType) - 1
+}
+
+// variantLoad is ml with every session sending one request over and over:
+// the variant's key's, as the microload's own session builds it (with its
+// headers and session state), altered by the variant.
+type variantLoad struct {
+	ml probes.Microload
+	v  requestVariant
+	// sent is the request as the first session built it, for the report.
+	sent string
+}
+
+func (l *variantLoad) Name() string {
+	return l.ml.Name() + " (" + experimentVerdict + ", " + l.v.name + ")"
+}
+
+func (l *variantLoad) Prepare(ctx context.Context, t *probes.Target, c *probes.Client) error {
+	return l.ml.Prepare(ctx, t, c)
+}
+
+func (l *variantLoad) NewSession(ctx context.Context, c *probes.Client, id int) (probes.Session, error) {
+	s, err := l.ml.NewSession(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := range maxScannedCalls {
+		call := s.Next(i)
+		if call.Key != l.v.key {
+			continue
+		}
+		if l.v.alter != nil {
+			call.Req = l.v.alter(call.Req)
+		}
+		call.Key = l.v.keyOf()
+		if id == 0 {
+			l.sent = call.Req.Method + " " + call.Req.Path
+		}
+		return oneCall(call), nil
+	}
+	return nil, fmt.Errorf("the microload's first %d calls hold no request of key %q", maxScannedCalls, l.v.key)
+}
+
+func (l *variantLoad) request() string {
+	if l.sent != "" {
+		return l.sent
+	}
+	return l.v.key
+}
+
+// oneCall is a session that sends the same call every time.
+type oneCall probes.Call
+
+func (c oneCall) Next(int) probes.Call { return probes.Call(c) }
