@@ -306,31 +306,48 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	if !vs[0].SameReply {
 		return inconclusive("the same request sent again got another reply than in the main run (beyond nonces and timestamps)")
 	}
-	base := work.CPUPerRequestMS[0]
-	tolerance := func(i int) float64 {
-		n0, n := float64(work.Samples[0]), float64(max(work.Samples[i], 1))
-		return math.Max(minTolerance, noiseSigmas*math.Sqrt(1/n0+1/n))
+	// ratio is how far variant i's CPU per request is from base's (over n0
+	// samples and reqs requests), and the tolerance of that comparison:
+	// sampling noise of n0 and of the samples variant i would have had at
+	// base's CPU per request (a work that vanishes is a change, not noise).
+	ratio := func(base float64, n0 int, reqs int64, i int) (change, tol float64) {
+		expected := math.Max(1, float64(n0)*float64(vs[i].Requests)/float64(max(reqs, 1)))
+		return math.Abs(work.CPUPerRequestMS[i]/base - 1), math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
 	}
-	moved := func(i int) bool { return math.Abs(work.CPUPerRequestMS[i]/base-1) > tolerance(i) }
-	var tested, movedBy []string
+	// The controls are pooled into the base: same-key, and ignored-param
+	// when the server did ignore it and its work stayed put.
+	base, n0, reqs := work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests
 	tol := minTolerance
+	var tested, movedBy []string
 	for i := 1; i < len(vs); i++ {
 		v := vs[i]
-		if v.Error != "" {
+		if v.Error != "" || v.ShouldMatter || !v.SameReply {
 			continue
 		}
-		// A parameter the server does not ignore is an input that matters.
-		matters := v.ShouldMatter || !v.SameReply
-		tol = math.Max(tol, tolerance(i))
-		if tolerance(i) > maxTolerance && !(matters && work.Samples[i] == 0) {
+		change, t := ratio(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, i)
+		if t > maxTolerance {
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
 		}
-		switch {
-		case !matters && moved(i):
+		if change > t {
 			return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, a change that should not matter: too noisy to tell", v.Name))
-		case matters && moved(i):
+		}
+		base = (base*float64(reqs) + work.CPUPerRequestMS[i]*float64(v.Requests)) / float64(reqs+v.Requests)
+		n0, reqs = n0+work.Samples[i], reqs+v.Requests
+	}
+	for i := 1; i < len(vs); i++ {
+		v := vs[i]
+		// A parameter the server does not ignore is an input that matters.
+		if v.Error != "" || !v.ShouldMatter && v.SameReply {
+			continue
+		}
+		change, t := ratio(base, n0, reqs, i)
+		tol = math.Max(tol, t)
+		switch {
+		case change > t:
 			movedBy = append(movedBy, v.Name)
-		case matters:
+		case t > maxTolerance:
+			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
+		default:
 			tested = append(tested, v.Name)
 		}
 	}
@@ -381,7 +398,7 @@ func workOf(p *profile.Profile, fn string) work {
 	idx := cpuIndex(p)
 	for _, s := range p.Sample {
 		at := -1
-		reads := false
+		reads, assist := false, false
 		for li, loc := range s.Location {
 			for _, line := range loc.Line {
 				if line.Function == nil {
@@ -391,12 +408,17 @@ func workOf(p *profile.Profile, fn string) work {
 				if at < 0 && requestReaders.MatchString(name) {
 					reads = true
 				}
+				if at < 0 && strings.HasPrefix(name, "runtime.gcAssistAlloc") {
+					assist = true
+				}
 				if name == fn && at < 0 {
 					at = li
 				}
 			}
 		}
-		if at >= 0 {
+		// GC assists are the collector's work, charged to whatever
+		// allocates when it runs behind: noise to a comparison of work.
+		if at >= 0 && !assist {
 			w.nanos += s.Value[idx]
 			w.samples++
 			w.readsRequest = w.readsRequest || reads
