@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -15,6 +19,7 @@ import (
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/pprofio"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -100,30 +105,23 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 	for i, k := range others {
 		variants = append(variants, requestVariant{name: fmt.Sprintf("other-key-%d", i+1), shouldMatter: true, key: k.Key})
 	}
-	per := (p.o.Experiment/time.Duration(len(variants)) - variantWarmup - variantOverhead).Truncate(time.Second)
-	if per < time.Second {
+	window := p.o.Experiment - variantWarmup - variantOverhead
+	slots := int(window / (slotLength + slotGap))
+	if slots < len(variants) {
 		e.Skipped = fmt.Sprintf("--experiment-time %s leaves less than a second of profile to each of %d variants", p.o.Experiment, len(variants))
 		return a
 	}
 	began := time.Now()
-	runs := make([]*probes.Run, len(variants))
-	for i, v := range variants {
-		if ctx.Err() != nil {
-			break
-		}
-		ev, vr := p.runVariant(ctx, ml, t, o, v, per)
-		if vr != nil && vr.Profiles != nil && vr.Profiles.CPU != nil {
-			runs[i] = vr
-		} else if ev.Error == "" {
-			ev.Error = "no CPU profile"
-		}
-		e.Variants = append(e.Variants, ev)
-	}
+	profiles, err := p.runVariants(ctx, ml, t, o, variants, window, slots, e)
 	e.TookS = time.Since(began).Seconds()
+	if err != nil {
+		e.Skipped = err.Error()
+		return a
+	}
 	markReplies(e, run, base.Key)
 	for _, i := range eligible {
 		f := &a.Findings[i]
-		ef := judgeFinding(*f, e.Variants, runs)
+		ef := judgeFinding(*f, e.Variants, profiles)
 		e.Findings = append(e.Findings, ef)
 		applyVerdict(f, ef)
 	}
@@ -174,51 +172,104 @@ func withIgnoredParam(r *h1.Request) *h1.Request {
 	return h1.NewRequest(r.Method, r.Path+sep+IgnoredParam+"=1", r.Body, r.Header...)
 }
 
-// runVariant is one variant's short profiled run, as the main run is
-// profiled but without the wall-clock profile.
-func (p *Pipeline) runVariant(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, v requestVariant,
-	d time.Duration) (report.ExperimentVariant, *probes.Run) {
-	ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, DurationS: d.Seconds()}
+// The variants run interleaved in one load, a second each in turn, each
+// second its own CPU profile: a machine whose speed drifts (other
+// processes, a busy host) slows every variant alike. Run one after the
+// other, the same request's CPU per request differed by up to 60% on a
+// shared machine.
+const (
+	slotLength = time.Second
+	slotGap    = 100 * time.Millisecond // a profile's fetch and write around its second
+)
+
+// runVariants loads all the variants, switching every slot, and returns
+// the CPU profiles of each variant's slots; e.Variants gets their figures.
+func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, vs []requestVariant,
+	window time.Duration, slots int, e *report.Experiment) ([][]*profile.Profile, error) {
+	vl := newVariantLoad(ml, vs)
+	profiles := make([][]*profile.Profile, len(vs))
+	requests := make([]int64, len(vs))
+	var slotErr error
 	vo := o
-	vo.Duration, vo.Warmup, vo.During, vo.RequestTimes = d, variantWarmup, nil, false
-	prof := *o.Profile
-	prof.Window, prof.FgprofURL = d, nil
-	vo.Profile = &prof
-	vo.Progress = nil
-	label := "experiment " + v.name
+	vo.Duration, vo.Warmup, vo.RequestTimes, vo.Profile, vo.Progress = window, variantWarmup, false, nil, nil
 	if p.o.UI != nil {
-		vo.Progress = func(pr probes.Progress) { p.o.UI.Progress(label, pr) }
+		vo.Progress = func(pr probes.Progress) { p.o.UI.Progress("experiment", pr) }
 	}
-	vl := &variantLoad{ml: ml, v: v}
+	vo.During = func(ctx context.Context) {
+		for k := range slots {
+			i := k % len(vs)
+			vl.current.Store(int32(i))
+			before := vl.sent[i].Load()
+			prof, err := fetchCPUProfile(ctx, o.Profile, slotLength)
+			if ctx.Err() != nil {
+				return // the window ended inside this slot: its profile is cut
+			}
+			if err != nil {
+				slotErr = fmt.Errorf("the experiment's CPU profile of slot %d: %v", k+1, err)
+				return
+			}
+			profiles[i] = append(profiles[i], prof)
+			requests[i] += vl.sent[i].Load() - before
+		}
+	}
 	run, err := p.o.Load(ctx, vl, t, vo)
 	if p.o.UI != nil {
 		p.o.UI.Done()
 	}
-	ev.Request = vl.request()
 	if err != nil {
-		ev.Error = err.Error()
-		return ev, nil
+		return nil, fmt.Errorf("the experiment's load: %v", err)
 	}
-	ev.Requests, ev.Errors = run.Requests()
-	if ev.Requests == 0 {
-		ev.Error = "no request was sent"
-		if run.Ended != "" {
-			ev.Error = run.Ended
+	if slotErr != nil {
+		return nil, slotErr
+	}
+	if run.Ended != "" {
+		return nil, fmt.Errorf("the experiment's load ended early: %s", run.Ended)
+	}
+	for i, v := range vs {
+		ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, Request: vl.request(i), Requests: requests[i],
+			DurationS: float64(len(profiles[i])) * slotLength.Seconds()}
+		for _, prof := range profiles[i] {
+			ev.CPUSeconds += time.Duration(cpuOf(prof, nil)).Seconds()
 		}
-		return ev, nil
-	}
-	if run.Profiles != nil && run.Profiles.CPU != nil {
-		ev.CPUSeconds = time.Duration(cpuOf(run.Profiles.CPU, nil)).Seconds()
-	}
-	for _, dg := range run.Digests {
-		if dg.Key == v.keyOf() {
-			ev.ReplyDigest = fmt.Sprintf("%016x", dg.Top)
-			if len(dg.Bodies) > 0 {
-				ev.StableDigest = stableDigest(dg.Bodies[0])
+		switch {
+		case vl.missing[i].Load():
+			ev.Error = "the microload's sessions sent no request of key " + v.key
+		case len(profiles[i]) == 0:
+			ev.Error = "no CPU profile"
+		case ev.Requests == 0:
+			ev.Error = "no request was sent"
+		}
+		for _, dg := range run.Digests {
+			if dg.Key == v.keyOf() {
+				ev.ReplyDigest = fmt.Sprintf("%016x", dg.Top)
+				if len(dg.Bodies) > 0 {
+					ev.StableDigest = stableDigest(dg.Bodies[0])
+				}
 			}
 		}
+		e.Variants = append(e.Variants, ev)
 	}
-	return ev, run
+	return profiles, nil
+}
+
+// fetchCPUProfile is a CPU profile of the target's next d, read within
+// the main run's limit.
+func fetchCPUProfile(ctx context.Context, o *probes.ProfileOptions, d time.Duration) (*profile.Profile, error) {
+	u := o.PprofURL.JoinPath("profile")
+	u.RawQuery = fmt.Sprintf("seconds=%d", int(d.Seconds()))
+	ctx, cancel := context.WithTimeout(ctx, d+20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("%s: status %d", u.Path, resp.StatusCode)
+	}
+	prof, _, err := pprofio.Read(resp.Body, o.MaxProfile)
+	return prof, err
 }
 
 // markReplies sets each variant's SameReply: same-key's against the main
@@ -252,7 +303,7 @@ func stableDigest(body []byte) string {
 
 // judgeFinding measures the finding's work (its innermost frame) and its
 // own frame in each variant's profile, and says what they show.
-func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, runs []*probes.Run) report.ExperimentFinding {
+func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [][]*profile.Profile) report.ExperimentFinding {
 	ef := report.ExperimentFinding{Rule: f.Rule, ClassBefore: f.Class, Class: f.Class, Verdict: "inconclusive"}
 	names := []string{f.Frames[0]}
 	if f.OwnFrame != "" && f.OwnFrame != f.Frames[0] {
@@ -261,11 +312,12 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, runs []*pr
 	readsRequest := false
 	for _, name := range names {
 		fr := report.ExperimentFrame{Frame: name, CPUPerRequestMS: make([]float64, len(vs)), Samples: make([]int, len(vs))}
-		for i, r := range runs {
-			if r == nil {
-				continue
+		for i := range vs {
+			var w work
+			for _, prof := range profiles[i] {
+				wp := workOf(prof, name)
+				w.nanos, w.samples, w.readsRequest = w.nanos+wp.nanos, w.samples+wp.samples, w.readsRequest || wp.readsRequest
 			}
-			w := workOf(r.Profiles.CPU, name)
 			fr.Samples[i] = w.samples
 			if vs[i].Requests > 0 {
 				fr.CPUPerRequestMS[i] = float64(w.nanos) / 1e6 / float64(vs[i].Requests)
@@ -448,19 +500,24 @@ func cpuIndex(p *profile.Profile) int {
 	return len(p.SampleType) - 1
 }
 
-// variantLoad is ml with every session sending one request over and over:
-// the variant's key's, as the microload's own session builds it (with its
-// headers and session state), altered by the variant.
+// variantLoad is ml with every session sending the current variant's
+// request: the variant's key's call as the microload's own session builds
+// it (with its headers and session state), altered by the variant.
 type variantLoad struct {
-	ml probes.Microload
-	v  requestVariant
-	// sent is the request as the first session built it, for the report.
-	sent string
+	ml      probes.Microload
+	vs      []requestVariant
+	current atomic.Int32
+	sent    []atomic.Int64 // requests sent per variant
+	missing []atomic.Bool  // a session had no call of the variant's key
+	mu      sync.Mutex
+	shown   []string // each variant's request as the first session built it
 }
 
-func (l *variantLoad) Name() string {
-	return l.ml.Name() + " (" + experimentVerdict + ", " + l.v.name + ")"
+func newVariantLoad(ml probes.Microload, vs []requestVariant) *variantLoad {
+	return &variantLoad{ml: ml, vs: vs, sent: make([]atomic.Int64, len(vs)), missing: make([]atomic.Bool, len(vs)), shown: make([]string, len(vs))}
 }
+
+func (l *variantLoad) Name() string { return l.ml.Name() + " (" + experimentVerdict + ")" }
 
 func (l *variantLoad) Prepare(ctx context.Context, t *probes.Target, c *probes.Client) error {
 	return l.ml.Prepare(ctx, t, c)
@@ -471,31 +528,60 @@ func (l *variantLoad) NewSession(ctx context.Context, c *probes.Client, id int) 
 	if err != nil {
 		return nil, err
 	}
-	for i := range maxScannedCalls {
-		call := s.Next(i)
-		if call.Key != l.v.key {
+	calls := make([]probes.Call, len(l.vs))
+	found := make([]bool, len(l.vs))
+	for j := 0; j < maxScannedCalls && slices.Contains(found, false); j++ {
+		call := s.Next(j)
+		for i, v := range l.vs {
+			if found[i] || call.Key != v.key {
+				continue
+			}
+			vc := call
+			if v.alter != nil {
+				vc.Req = v.alter(call.Req)
+			}
+			vc.Key = v.keyOf()
+			calls[i], found[i] = vc, true
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, ok := range found {
+		if !ok {
+			l.missing[i].Store(true)
+			calls[i] = calls[0] // sent, but not counted as the variant's
 			continue
 		}
-		if l.v.alter != nil {
-			call.Req = l.v.alter(call.Req)
+		if l.shown[i] == "" {
+			l.shown[i] = calls[i].Req.Method + " " + calls[i].Req.Path
 		}
-		call.Key = l.v.keyOf()
-		if id == 0 {
-			l.sent = call.Req.Method + " " + call.Req.Path
-		}
-		return oneCall(call), nil
 	}
-	return nil, fmt.Errorf("the microload's first %d calls hold no request of key %q", maxScannedCalls, l.v.key)
+	if !found[0] {
+		return nil, fmt.Errorf("the microload's first %d calls hold no request of key %q", maxScannedCalls, l.vs[0].key)
+	}
+	return &variantSession{l: l, calls: calls, found: found}, nil
 }
 
-func (l *variantLoad) request() string {
-	if l.sent != "" {
-		return l.sent
+func (l *variantLoad) request(i int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shown[i] != "" {
+		return l.shown[i]
 	}
-	return l.v.key
+	return l.vs[i].key
 }
 
-// oneCall is a session that sends the same call every time.
-type oneCall probes.Call
+// variantSession sends the current variant's call.
+type variantSession struct {
+	l     *variantLoad
+	calls []probes.Call
+	found []bool
+}
 
-func (c oneCall) Next(int) probes.Call { return probes.Call(c) }
+func (s *variantSession) Next(int) probes.Call {
+	i := int(s.l.current.Load())
+	if s.found[i] {
+		s.l.sent[i].Add(1)
+	}
+	return s.calls[i]
+}
