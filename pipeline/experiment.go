@@ -370,7 +370,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	// when the server did ignore it and its work stayed put.
 	base, n0, reqs := work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests
 	tol := minTolerance
-	var tested, movedBy []string
+	var tested, movedBy, tooFew []string
 	for i := 1; i < len(vs); i++ {
 		v := vs[i]
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
@@ -398,10 +398,13 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		case change > t:
 			movedBy = append(movedBy, v.Name)
 		case t > maxTolerance:
-			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
+			tooFew = append(tooFew, v.Name)
 		default:
 			tested = append(tested, v.Name)
 		}
+	}
+	if len(movedBy) == 0 && len(tooFew) > 0 {
+		return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", strings.Join(tooFew, ", ")))
 	}
 	if len(movedBy) > 0 {
 		return "cacheable", "moves-with-input", tol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%), so it is a function of the input: it can be memoised per input, not moved to load time. %s",

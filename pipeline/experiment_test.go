@@ -221,6 +221,13 @@ func TestExperimentVerdictRules(t *testing.T) {
 	if _, v, _, why := verdict("info", few, fewVs, false); v != "inconclusive" {
 		t.Errorf("2 requests of the other key: verdict %s, want inconclusive: %s", v, why)
 	}
+	// One other key too thin to compare, the next one moved: the input matters.
+	mixed := work(1, 1, 1, 3)
+	mixedVs := append(vs(true, true, false), report.ExperimentVariant{Name: "other-key-2", ShouldMatter: true, Requests: 100})
+	mixedVs[2].Requests = 2
+	if _, v, _, why := verdict("info", mixed, mixedVs, false); v != "moves-with-input" {
+		t.Errorf("a thin other key beside one that moved: verdict %s, want moves-with-input: %s", v, why)
+	}
 	gone := work(1, 1, 0)
 	gone.Samples[2] = 0
 	if _, v, _, why := verdict("info", gone, vs(true, true, false), false); v != "moves-with-input" {
