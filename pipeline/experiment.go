@@ -29,15 +29,15 @@ import (
 // it tests its own hypothesis. It sends the endpoint's busiest request
 // again as it was (same-key), with a query parameter of probe's own that
 // the server should ignore (ignored-param), and as other keys of the same
-// endpoint the microload itself sends (other-key-N), each variant a short
-// profiled run. Work whose CPU per request stays put across all of them,
+// endpoint the microload itself sends (other-key-N), interleaved in one
+// short load, a profiled second each in turn. Work whose CPU per request stays put across all of them,
 // while the same request gets the same reply, does not depend on the
 // request: load-time. Work whose CPU per request moves with the input is
 // a function of it: cacheable. Anything less clear keeps its class.
 
-// MinExperimentTime is the least --experiment-time: one second of profile
-// per variant, and the set-up around it.
-const MinExperimentTime = 4 * time.Second
+// MinExperimentTime is the least --experiment-time: a profiled second for
+// each of four variants, and the set-up around them.
+const MinExperimentTime = 6 * time.Second
 
 // IgnoredParam is the query parameter of the ignored-param variant:
 // probe's own name, which no server reads.
@@ -52,7 +52,7 @@ const (
 	variantWarmup     = 300 * time.Millisecond
 	variantOverhead   = 700 * time.Millisecond // Prepare, the profiles' fetches, the end of the run
 	maxScannedCalls   = 4096                   // calls of a session looked through for a variant's key
-	experimentVerdict = "the experiment"
+	experimentName = "the experiment"
 )
 
 // WithExperiment is p running the experiment within budget after each
@@ -408,7 +408,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	if len(movedBy) > 0 {
 		return "cacheable", "moves-with-input", tol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
-			experimentVerdict, strings.Join(movedBy, ", "), 100*tol, figures())
+			experimentName, strings.Join(movedBy, ", "), 100*tol, figures())
 	}
 	if readsRequest {
 		return inconclusive("the work reads the request as it runs (a request reader or form parser below it)")
@@ -417,7 +417,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		return inconclusive("no other key of the endpoint could be sent, so the input was never varied")
 	}
 	return "load-time", "input-independent", tol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
-		experimentVerdict, 100*tol, strings.Join(tested, ", "), figures())
+		experimentName, 100*tol, strings.Join(tested, ", "), figures())
 }
 
 // applyVerdict sets the finding's class, evidence and fix from the experiment.
@@ -433,7 +433,7 @@ func applyVerdict(f *analyzers.Finding, ef report.ExperimentFinding) {
 		f.Evidence += "; " + ef.Why
 		f.Suggestion = "Memoise this work per input (keyed by what the request varies) and reuse it until the data changes; its cost moves with the request, so it cannot move to load time."
 	default:
-		f.Evidence += "; " + experimentVerdict + " was inconclusive (see the report's experiment)"
+		f.Evidence += "; " + experimentName + " was inconclusive (see the report's experiment)"
 	}
 }
 
@@ -520,7 +520,7 @@ func newVariantLoad(ml probes.Microload, vs []requestVariant) *variantLoad {
 	return &variantLoad{ml: ml, vs: vs, sent: make([]atomic.Int64, len(vs)), missing: make([]atomic.Bool, len(vs)), shown: make([]string, len(vs))}
 }
 
-func (l *variantLoad) Name() string { return l.ml.Name() + " (" + experimentVerdict + ")" }
+func (l *variantLoad) Name() string { return l.ml.Name() + " (" + experimentName + ")" }
 
 func (l *variantLoad) Prepare(ctx context.Context, t *probes.Target, c *probes.Client) error {
 	return l.ml.Prepare(ctx, t, c)
