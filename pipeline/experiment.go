@@ -44,15 +44,15 @@ const MinExperimentTime = 6 * time.Second
 const IgnoredParam = "probe-experiment"
 
 const (
-	maxOtherKeys      = 2   // other keys of the endpoint tried
-	minWorkSamples    = 20  // fewer CPU samples of the work in a variant: too few to compare
-	minTolerance      = 0.3 // a change of CPU per request within this stays put
-	noiseSigmas       = 2.5 // the tolerance is at least this many standard errors of the ratio
-	maxTolerance      = 0.6 // a wider tolerance than this compares nothing: inconclusive
-	variantWarmup     = 300 * time.Millisecond
-	variantOverhead   = 700 * time.Millisecond // Prepare, the profiles' fetches, the end of the run
-	maxScannedCalls   = 4096                   // calls of a session looked through for a variant's key
-	experimentName = "the experiment"
+	maxOtherKeys    = 2   // other keys of the endpoint tried
+	minWorkSamples  = 20  // fewer CPU samples of the work in a variant: too few to compare
+	minTolerance    = 0.3 // a change of CPU per request within this stays put
+	noiseSigmas     = 2.5 // the tolerance is at least this many standard errors of the ratio
+	maxTolerance    = 0.6 // a wider tolerance than this compares nothing: inconclusive
+	variantWarmup   = 300 * time.Millisecond
+	variantOverhead = 700 * time.Millisecond // Prepare, the profiles' fetches, the end of the run
+	maxScannedCalls = 4096                   // calls of a session looked through for a variant's key
+	experimentName  = "the experiment"
 )
 
 // WithExperiment is p running the experiment within budget after each
@@ -121,7 +121,11 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 	markReplies(e, run, base.Key)
 	for _, i := range eligible {
 		f := &a.Findings[i]
-		ef := judgeFinding(*f, e.Variants, profiles)
+		reads := ""
+		if base.BodyBytes > 0 && decodesInput(p.o.Rules, f.Rule) {
+			reads = "the requests carry bodies and the work may be decoding them: same-shaped bodies cost alike, so a steady CPU per request proves nothing"
+		}
+		ef := judgeFinding(*f, e.Variants, profiles, reads)
 		e.Findings = append(e.Findings, ef)
 		applyVerdict(f, ef)
 	}
@@ -136,6 +140,17 @@ func experimentEligible(f analyzers.Finding) bool {
 		return false
 	}
 	return !strings.Contains(f.Evidence, "arrives with each request")
+}
+
+// decodesInput says whether the rule's work may be decoding the request's
+// own input (a rule with "input": true, the JSON decoders).
+func decodesInput(rules []Rule, id string) bool {
+	for _, r := range rules {
+		if r.ID == id {
+			return r.Input
+		}
+	}
+	return false
 }
 
 // experimentKeys are the run's busiest measured key and up to
@@ -303,13 +318,13 @@ func stableDigest(body []byte) string {
 
 // judgeFinding measures the finding's work (its innermost frame) and its
 // own frame in each variant's profile, and says what they show.
-func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [][]*profile.Profile) report.ExperimentFinding {
+// reads, when set, says why the work may be reading the request.
+func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [][]*profile.Profile, reads string) report.ExperimentFinding {
 	ef := report.ExperimentFinding{Rule: f.Rule, ClassBefore: f.Class, Class: f.Class, Verdict: "inconclusive"}
 	names := []string{f.Frames[0]}
 	if f.OwnFrame != "" && f.OwnFrame != f.Frames[0] {
 		names = append(names, f.OwnFrame)
 	}
-	readsRequest := false
 	for _, name := range names {
 		fr := report.ExperimentFrame{Frame: name, CPUPerRequestMS: make([]float64, len(vs)), Samples: make([]int, len(vs))}
 		for i := range vs {
@@ -322,16 +337,19 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 			if vs[i].Requests > 0 {
 				fr.CPUPerRequestMS[i] = float64(w.nanos) / 1e6 / float64(vs[i].Requests)
 			}
-			readsRequest = readsRequest || name == names[0] && w.readsRequest
+			if name == names[0] && w.readsRequest && reads == "" {
+				reads = "the work reads the request as it runs (a request reader or form parser below it)"
+			}
 		}
 		ef.Frames = append(ef.Frames, fr)
 	}
-	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, readsRequest)
+	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads)
 	return ef
 }
 
-// verdict is the class the experiment's figures of the work support.
-func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVariant, readsRequest bool) (string, string, float64, string) {
+// verdict is the class the experiment's figures of the work support;
+// reads says why the work may read the request ("": no sign of it).
+func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVariant, reads string) (string, string, float64, string) {
 	figures := func() string {
 		var parts []string
 		for i, v := range vs {
@@ -410,8 +428,8 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		return "cacheable", "moves-with-input", tol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
 			experimentName, strings.Join(movedBy, ", "), 100*tol, figures())
 	}
-	if readsRequest {
-		return inconclusive("the work reads the request as it runs (a request reader or form parser below it)")
+	if reads != "" {
+		return inconclusive(reads)
 	}
 	if len(tested) == 0 {
 		return inconclusive("no other key of the endpoint could be sent, so the input was never varied")

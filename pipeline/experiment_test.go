@@ -193,18 +193,18 @@ func TestExperimentVerdictRules(t *testing.T) {
 		name    string
 		work    report.ExperimentFrame
 		vs      []report.ExperimentVariant
-		reads   bool
+		reads   string
 		verdict string
 	}{
-		{"stays put", work(1, 1.05, 0.95), vs(true, true, false), false, "input-independent"},
-		{"moves", work(1, 1, 2.5), vs(true, true, false), false, "moves-with-input"},
-		{"vanishes", work(1, 1, 0), vs(true, true, false), false, "moves-with-input"},
-		{"noisy control", work(1, 2, 1), vs(true, true, false), false, "inconclusive"},
-		{"reads the request", work(1, 1, 1), vs(true, true, false), true, "inconclusive"},
-		{"no other key", work(1, 1), vs(true, true), false, "inconclusive"},
-		{"same key, other reply", work(1, 1, 1), vs(false, true, false), false, "inconclusive"},
+		{"stays put", work(1, 1.05, 0.95), vs(true, true, false), "", "input-independent"},
+		{"moves", work(1, 1, 2.5), vs(true, true, false), "", "moves-with-input"},
+		{"vanishes", work(1, 1, 0), vs(true, true, false), "", "moves-with-input"},
+		{"noisy control", work(1, 2, 1), vs(true, true, false), "", "inconclusive"},
+		{"reads the request", work(1, 1, 1), vs(true, true, false), "reads", "inconclusive"},
+		{"no other key", work(1, 1), vs(true, true), "", "inconclusive"},
+		{"same key, other reply", work(1, 1, 1), vs(false, true, false), "", "inconclusive"},
 		// A parameter the server reads is an input that matters.
-		{"param not ignored, moves", work(1, 3), vs(true, false), false, "moves-with-input"},
+		{"param not ignored, moves", work(1, 3), vs(true, false), "", "moves-with-input"},
 	} {
 		class, verdict, _, why := verdict("info", tc.work, tc.vs, tc.reads)
 		if verdict != tc.verdict {
@@ -218,19 +218,19 @@ func TestExperimentVerdictRules(t *testing.T) {
 	few.Samples[2] = 3
 	fewVs := vs(true, true, false)
 	fewVs[2].Requests = 2
-	if _, v, _, why := verdict("info", few, fewVs, false); v != "inconclusive" {
+	if _, v, _, why := verdict("info", few, fewVs, ""); v != "inconclusive" {
 		t.Errorf("2 requests of the other key: verdict %s, want inconclusive: %s", v, why)
 	}
 	// One other key too thin to compare, the next one moved: the input matters.
 	mixed := work(1, 1, 1, 3)
 	mixedVs := append(vs(true, true, false), report.ExperimentVariant{Name: "other-key-2", ShouldMatter: true, Requests: 100})
 	mixedVs[2].Requests = 2
-	if _, v, _, why := verdict("info", mixed, mixedVs, false); v != "moves-with-input" {
+	if _, v, _, why := verdict("info", mixed, mixedVs, ""); v != "moves-with-input" {
 		t.Errorf("a thin other key beside one that moved: verdict %s, want moves-with-input: %s", v, why)
 	}
 	gone := work(1, 1, 0)
 	gone.Samples[2] = 0
-	if _, v, _, why := verdict("info", gone, vs(true, true, false), false); v != "moves-with-input" {
+	if _, v, _, why := verdict("info", gone, vs(true, true, false), ""); v != "moves-with-input" {
 		t.Errorf("the work gone from the other key: verdict %s, want moves-with-input: %s", v, why)
 	}
 }
@@ -251,5 +251,14 @@ func TestStableDigest(t *testing.T) {
 	c := stableDigest([]byte("page 2, nonce a0b1c2d3e4f50617 at 2026-12-01T13:44:01Z"))
 	if a != b || a == c {
 		t.Errorf("digests %s %s %s: want the first two equal, the third apart", a, b, c)
+	}
+}
+
+// The catalog's decoders may be decoding the request: with bodies, the
+// experiment cannot tell that from decoding constant data.
+func TestDecodesInput(t *testing.T) {
+	rules := analyzers.DefaultRules()
+	if !decodesInput(rules, "repeated-json-decode") || decodesInput(rules, "repeated-gzip") || decodesInput(rules, "no-such-rule") {
+		t.Error("decodesInput: want the JSON decoders alone")
 	}
 }
