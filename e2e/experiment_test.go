@@ -34,6 +34,7 @@ func buildGo(t *testing.T, dir, name string) string {
 // in report.json, call the first load-time with its figures, and never
 // the trap.
 func TestExperiment(t *testing.T) {
+	badInput(t, []string{"http", "--path", "/", "--profile", "--experiment-time", "1s"}, exitUsage, "--experiment-time 1s: want at least 6s")
 	probe := buildGo(t, "../cmd/probe", "probe")
 	server := buildGo(t, "./testdata/experiment", "experiment")
 	addr, err := freeLoopbackAddr()

@@ -121,13 +121,14 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 	markReplies(e, run, base.Key)
 	for _, i := range eligible {
 		f := &a.Findings[i]
+		rule := ruleOf(p.o.Rules, f.Rule)
 		reads := ""
-		if base.BodyBytes > 0 && decodesInput(p.o.Rules, f.Rule) {
+		if base.BodyBytes > 0 && rule != nil && rule.Input {
 			reads = "the requests carry bodies and the work may be decoding them: same-shaped bodies cost alike, so a steady CPU per request proves nothing"
 		}
 		ef := judgeFinding(*f, e.Variants, profiles, reads)
 		e.Findings = append(e.Findings, ef)
-		applyVerdict(f, ef)
+		applyVerdict(f, ef, rule)
 	}
 	return a
 }
@@ -140,17 +141,6 @@ func experimentEligible(f analyzers.Finding) bool {
 		return false
 	}
 	return !strings.Contains(f.Evidence, "arrives with each request")
-}
-
-// decodesInput says whether the rule's work may be decoding the request's
-// own input (a rule with "input": true, the JSON decoders).
-func decodesInput(rules []Rule, id string) bool {
-	for _, r := range rules {
-		if r.ID == id {
-			return r.Input
-		}
-	}
-	return false
 }
 
 // experimentKeys are the run's busiest measured key and up to
@@ -438,14 +428,17 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		experimentName, 100*tol, strings.Join(tested, ", "), figures())
 }
 
-// applyVerdict sets the finding's class, evidence and fix from the experiment.
-func applyVerdict(f *analyzers.Finding, ef report.ExperimentFinding) {
+// applyVerdict sets the finding's class, evidence and fix from the
+// experiment; rule is the finding's rule (nil: not in the catalog).
+func applyVerdict(f *analyzers.Finding, ef report.ExperimentFinding, rule *Rule) {
 	switch ef.Verdict {
 	case "input-independent":
 		f.Class = "load-time"
 		f.Evidence += "; " + ef.Why
-		f.Suggestion = "Do this work once, at start-up or when the data it reads changes, and reuse the result: its cost did not move with the request. " +
-			strings.TrimPrefix(f.Suggestion, "If its result does not change between requests: ")
+		f.Suggestion = "Its cost did not move with the request: do this work once, at start-up or when the data it reads changes, and reuse the result."
+		if rule != nil && rule.Suggestion != "" {
+			f.Suggestion = "Its cost did not move with the request. " + rule.Suggestion
+		}
 	case "moves-with-input":
 		f.Class = "cacheable"
 		f.Evidence += "; " + ef.Why
@@ -453,6 +446,16 @@ func applyVerdict(f *analyzers.Finding, ef report.ExperimentFinding) {
 	default:
 		f.Evidence += "; " + experimentName + " was inconclusive (see the report's experiment)"
 	}
+}
+
+// ruleOf is the rule of id, or nil.
+func ruleOf(rules []Rule, id string) *Rule {
+	for i := range rules {
+		if rules[i].ID == id {
+			return &rules[i]
+		}
+	}
+	return nil
 }
 
 // work is one function's CPU in a profile.

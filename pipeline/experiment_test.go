@@ -256,9 +256,15 @@ func TestStableDigest(t *testing.T) {
 
 // The catalog's decoders may be decoding the request: with bodies, the
 // experiment cannot tell that from decoding constant data.
-func TestDecodesInput(t *testing.T) {
+func TestRuleOfKnowsTheDecoders(t *testing.T) {
 	rules := analyzers.DefaultRules()
-	if !decodesInput(rules, "repeated-json-decode") || decodesInput(rules, "repeated-gzip") || decodesInput(rules, "no-such-rule") {
-		t.Error("decodesInput: want the JSON decoders alone")
+	if r := ruleOf(rules, "repeated-json-decode"); r == nil || !r.Input {
+		t.Errorf("repeated-json-decode: %+v, want a rule that may decode the input", r)
+	}
+	if r := ruleOf(rules, "repeated-gzip"); r == nil || r.Input {
+		t.Errorf("repeated-gzip: %+v", r)
+	}
+	if ruleOf(rules, "no-such-rule") != nil {
+		t.Error("a rule for an unknown id")
 	}
 }

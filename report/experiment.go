@@ -3,7 +3,10 @@ package report
 import (
 	"fmt"
 	"html"
+	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Experiment is the short confirming run probe makes when a finding's class
@@ -67,6 +70,39 @@ type ExperimentFrame struct {
 	Samples         []int     `json:"samples"`
 }
 
+// writeExperimentLines are the terminal's lines of the experiment: each
+// finding's verdict and its work's CPU per request per variant.
+func (r *RunReport) writeExperimentLines(w io.Writer) {
+	e := r.Experiment
+	if e == nil {
+		return
+	}
+	if e.Skipped != "" {
+		fmt.Fprintf(w, "  experiment: not run: %s\n", e.Skipped)
+		return
+	}
+	for _, f := range e.Findings {
+		var figs []string
+		for i, v := range e.Variants {
+			if v.Error == "" && len(f.Frames) > 0 {
+				figs = append(figs, fmt.Sprintf("%s %.3f", v.Name, f.Frames[0].CPUPerRequestMS[i]))
+			}
+		}
+		frame := ""
+		if len(f.Frames) > 0 {
+			frame = f.Frames[0].Frame
+		}
+		fmt.Fprintf(w, "  experiment: %s %s → %s (%s); ms of CPU a request in %s: %s\n", f.Rule, f.ClassBefore, f.Class, f.Verdict, frame,
+			strings.Join(figs, ", "))
+	}
+}
+
+// sentence is s with its first letter in upper case.
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 // experimentMarkdown is report.md's section of the experiment ("" when none ran).
 func (r *RunReport) experimentMarkdown() string {
 	e := r.Experiment
@@ -87,7 +123,7 @@ func (r *RunReport) experimentMarkdown() string {
 	}
 	b.WriteString(t.Markdown())
 	for _, f := range e.Findings {
-		fmt.Fprintf(&b, "\n**%s**: %s → %s (%s). %s\n\n", f.Rule, f.ClassBefore, f.Class, f.Verdict, f.Why)
+		fmt.Fprintf(&b, "\n**%s**: %s → %s (%s). %s\n\n", f.Rule, f.ClassBefore, f.Class, f.Verdict, sentence(f.Why))
 		ft := &Table{Columns: []Column{{Title: "CPU per request (ms)"}}}
 		for _, v := range e.Variants {
 			ft.Columns = append(ft.Columns, Column{Title: v.Name, Right: true})
@@ -126,7 +162,7 @@ func (r *RunReport) experimentHTML(h int) string {
 	b.WriteString("</table>")
 	for _, f := range e.Findings {
 		fmt.Fprintf(&b, "<p><b>%s</b>: %s → %s (%s). %s</p><table><tr><th>CPU per request (ms)</th>", esc(f.Rule), esc(f.ClassBefore), esc(f.Class),
-			esc(f.Verdict), esc(f.Why))
+			esc(f.Verdict), esc(sentence(f.Why)))
 		for _, v := range e.Variants {
 			fmt.Fprintf(&b, "<th>%s</th>", esc(v.Name))
 		}

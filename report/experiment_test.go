@@ -23,6 +23,14 @@ func TestExperimentSection(t *testing.T) {
 			t.Errorf("report.md's experiment lacks %q:\n%s", want, md)
 		}
 	}
+	var term strings.Builder
+	r.writeExperimentLines(&term)
+	if want := "experiment: repeated-json-decode info → load-time (input-independent); ms of CPU a request in encoding/json.Unmarshal: same-key 2.880, other-key-1 3.090"; !strings.Contains(term.String(), want) {
+		t.Errorf("terminal %q, want %q", term.String(), want)
+	}
+	if !strings.Contains(md, "input-independent). Stayed put") {
+		t.Errorf("the verdict's words do not start a sentence:\n%s", md)
+	}
 	page := r.experimentHTML(2)
 	if !strings.Contains(page, "<h2>Experiment</h2>") || !strings.Contains(page, "page=&lt;3&gt;") || strings.Contains(page, "<3>") {
 		t.Errorf("report.html's experiment: %s", page)

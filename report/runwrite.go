@@ -60,6 +60,7 @@ func (r *RunReport) WriteTable(w io.Writer) {
 	for _, u := range r.Unexplained {
 		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
 	}
+	r.writeExperimentLines(w)
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
 	}
