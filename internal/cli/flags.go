@@ -233,7 +233,7 @@ func (f *profileFlags) register(fs *flag.FlagSet, profileByDefault bool, help st
 	fs.StringVar(&f.pprof, "pprof", "", "URL of the target's /debug/pprof/ (default: TARGET/debug/pprof/)")
 	fs.StringVar(&f.rules, "rules", "", "more analyzer rules, a JSON or Jsonnet file (see analyzers/rules.json)")
 	fs.BoolVar(&f.wall, "wall", true, "with --profile: also take fgprof's wall-clock profile (the costliest part of profiling)")
-	fs.BoolVar(&f.experiment, "experiment", true, "with --profile (probe all and the microload commands): after a run whose findings rest on thin evidence, "+
+	fs.BoolVar(&f.experiment, "experiment", true, "with --profile (probe all, http and the microload commands; not ab or scale): after a run whose findings rest on thin evidence, "+
 		"a short confirming run that varies the request and compares each finding's CPU per request (README, The experiment)")
 	fs.DurationVar(&f.experimentTime, "experiment-time", 12*time.Second, "with --experiment: the most one microload's experiment may take")
 	f.registerMaxProfile(fs)
