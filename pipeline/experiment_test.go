@@ -86,8 +86,8 @@ func experimentServer(t *testing.T) *url.URL {
 func experimentOf(t *testing.T, u *url.URL, path, param string, values []string) (*report.Experiment, analyzers.Finding) {
 	t.Helper()
 	target := &probes.Target{URL: u}
-	o := probes.LoadOptions{Concurrency: 4, Duration: 2 * time.Second, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second,
-		Profile: &probes.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: 2 * time.Second}}
+	o := probes.LoadOptions{Concurrency: 4, Duration: time.Second, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second,
+		Profile: &probes.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}}
 	ml := &probes.HTTP{Path: path, Param: param, Values: values}
 	ctx := context.Background()
 	run, err := probes.RunLoad(ctx, ml, target, o)
@@ -99,10 +99,19 @@ func experimentOf(t *testing.T, u *url.URL, path, param string, values []string)
 	}
 	f := analyzers.Finding{Rule: "repeated-json-decode", Class: "info", Frames: []string{"encoding/json.Unmarshal"},
 		OwnFrame: "github.com/probehq/probe/pipeline.decodeSettings", Evidence: "decoding JSON"}
-	p := New(Options{}).WithExperiment(12 * time.Second)
-	a := p.experiment(ctx, ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{f}})
-	if a.Experiment == nil {
-		t.Fatal("no experiment ran")
+	p := New(Options{}).WithExperiment(14 * time.Second)
+	var a report.Analysis
+	// A machine busy enough to leave the server a tenth of a core gives
+	// too few samples to compare (the verdict says so): one more try.
+	for try := 0; try < 2; try++ {
+		a = p.experiment(ctx, ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{f}})
+		if a.Experiment == nil {
+			t.Fatal("no experiment ran")
+		}
+		if len(a.Experiment.Findings) == 0 || !strings.Contains(a.Experiment.Findings[0].Why, "too few samples") {
+			break
+		}
+		t.Logf("too few samples, once more: %s", a.Experiment.Findings[0].Why)
 	}
 	e := a.Experiment
 	for i, v := range e.Variants {
