@@ -153,6 +153,9 @@ func TestExperimentFindsInputIndependentWork(t *testing.T) {
 		t.Errorf("ignored-param sent %q", e.Variants[1].Request)
 	}
 	ef := e.Findings[0]
+	if raceDetector && ef.Verdict == "inconclusive" && strings.Contains(ef.Why, "too few samples") && f.Class == "info" {
+		t.Skipf("under the race detector: %s", ef.Why)
+	}
 	if ef.Verdict != "input-independent" || f.Class != "load-time" {
 		t.Fatalf("verdict %s, class %s, want input-independent, load-time: %s", ef.Verdict, f.Class, ef.Why)
 	}
@@ -170,6 +173,9 @@ func TestExperimentTrapWorkMovesWithInput(t *testing.T) {
 	ef := e.Findings[0]
 	if f.Class == "load-time" || ef.Verdict == "input-independent" {
 		t.Fatalf("the trap was called load-time: %s", ef.Why)
+	}
+	if raceDetector && ef.Verdict == "inconclusive" && strings.Contains(ef.Why, "too few samples") && f.Class == "info" {
+		t.Skipf("under the race detector: %s", ef.Why)
 	}
 	if ef.Verdict != "moves-with-input" || f.Class != "cacheable" {
 		t.Errorf("verdict %s, class %s, want moves-with-input, cacheable: %s", ef.Verdict, f.Class, ef.Why)
