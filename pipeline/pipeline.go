@@ -14,6 +14,7 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/probes"
@@ -47,6 +48,9 @@ type Options struct {
 	// Warnings sees the load engine's warnings before they go into the
 	// report: the command adds the flags that answer them.
 	Warnings func([]probes.Warning)
+	// Experiment is the time the confirming experiment of thin findings
+	// may take after each profiled run (experiment.go); 0: none.
+	Experiment time.Duration
 }
 
 // Pipeline runs load → analyze → write with its parts.
@@ -81,7 +85,11 @@ func (p *Pipeline) Measure(ctx context.Context, label string, ml probes.Microloa
 	if p.o.Warnings != nil {
 		p.o.Warnings(run.Warnings)
 	}
-	return report.FromRun(run, AnalyzeRun(run, p.o.Rules)), run, nil
+	a := AnalyzeRun(run, p.o.Rules)
+	if p.o.Experiment > 0 {
+		a = p.experiment(ctx, ml, t, o, run, a)
+	}
+	return report.FromRun(run, a), run, nil
 }
 
 // Write is the write step: doc's report folder at dir.

@@ -53,6 +53,7 @@ type RunReport struct {
 	AutoClients *Concurrency `json:"auto_concurrency,omitempty"`
 	// Shard is which part of a run across machines this is (--shard).
 	Shard *Shard `json:"shard,omitempty"`
+	Experiment  *Experiment  `json:"experiment,omitempty"` // the confirming run of thin findings (experiment.go)
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram
@@ -170,6 +171,7 @@ type Analysis struct {
 	Crashes     []Crash
 	Warnings    []probes.Warning
 	Files       map[string][]byte
+	Experiment  *Experiment
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }
@@ -197,7 +199,7 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,
 			CPUs: run.CPUs},
 		Machine: Machine{OthersCPUCores: run.OthersCPU, Cores: run.MachineCPUs}, Ended: run.Ended, Timeline: a.Timeline, Unexplained: a.Unexplained,
-		latency: run.Latency(), files: maps.Clone(a.Files),
+		Experiment: a.Experiment, latency: run.Latency(), files: maps.Clone(a.Files),
 	}
 	for _, w := range a.Warnings {
 		r.Warnings = probes.AddWarning(r.Warnings, w.Kind, w.Message)

@@ -74,6 +74,7 @@ func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
 		}
 		b.WriteString("</ul>")
 	}
+	b.WriteString(r.experimentHTML(h))
 	if len(r.Crashes) > 0 {
 		fmt.Fprintf(b, "<h%d>Crashes</h%d><ul>", h, h)
 		for _, c := range r.Crashes {

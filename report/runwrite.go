@@ -63,6 +63,7 @@ func (r *RunReport) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "     calls %s\n", calls)
 		}
 	}
+	r.writeExperimentLines(w)
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
 	}
@@ -129,6 +130,7 @@ func (r *RunReport) Markdown() string {
 		}
 		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
 	}
+	b.WriteString(r.experimentMarkdown())
 	if wr := r.Writes; wr != nil {
 		b.WriteString("\n## Reads during writes\n\n")
 		for _, line := range wr.Says() {

@@ -155,7 +155,7 @@ var helpGroups = []struct {
 	{"target", []string{"target", "file", "fixture-mode", "notes", "synthetic", "pin", "key"}},
 	{"request", []string{"path", "method", "body", "header", "param"}},
 	{"load", []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory", "shard", "shards", "run-id"}},
-	{"profiling", []string{"profile", "pprof", "rules", "wall", "max-profile"}},
+	{"profiling", []string{"profile", "pprof", "rules", "wall", "max-profile", "experiment", "experiment-time"}},
 	{"ramp", []string{"ramp", "steps", "slo", "max-errors", "stop-when", "max-in-flight"}},
 	{"writes", []string{"during-writes", "write-path", "write-permalink", "freshness-timeout"}},
 	{"output", []string{"out", "force", "json", "fail-on"}},

@@ -263,9 +263,11 @@ func (f *loadFlags) options() probes.LoadOptions {
 // profileFlags turn on continuous profiling and say where the profiles are
 // and which rules read them.
 type profileFlags struct {
-	profile, wall bool
-	pprof, rules  string
-	maxProfile    byteSize
+	profile, wall  bool
+	pprof, rules   string
+	maxProfile     byteSize
+	experiment     bool
+	experimentTime time.Duration
 }
 
 func (f *profileFlags) register(fs *flag.FlagSet, profileByDefault bool, help string) {
@@ -285,7 +287,19 @@ func (f *profileFlags) registerWall(fs *flag.FlagSet, profileByDefault bool, hel
 		wallHelp = "with --profile: also take fgprof's wall-clock profile of each window (what requests waited on past the knee)"
 	}
 	fs.BoolVar(&f.wall, "wall", wall, wallHelp)
+	fs.BoolVar(&f.experiment, "experiment", true, "with --profile (probe all, http and the microload commands; not ab or scale): after a run whose findings rest on thin evidence, "+
+		"a short confirming run that varies the request and compares each finding's CPU per request (README, The experiment)")
+	fs.DurationVar(&f.experimentTime, "experiment-time", 12*time.Second, "with --experiment: the most one microload's experiment may take")
 	f.registerMaxProfile(fs)
+}
+
+// experimentBudget is the time the experiment may take after each run
+// (0: no experiment).
+func (f *profileFlags) experimentBudget() time.Duration {
+	if !f.profile || !f.experiment {
+		return 0
+	}
+	return f.experimentTime
 }
 
 // registerMaxProfile adds --max-profile (every command that reads profiles).
@@ -295,6 +309,9 @@ func (f *profileFlags) registerMaxProfile(fs *flag.FlagSet) {
 }
 
 func (f *profileFlags) validate() error {
+	if f.experiment && f.experimentTime < pipeline.MinExperimentTime {
+		return usageError{fmt.Sprintf("--experiment-time %s: want at least %s (or --experiment=false)", f.experimentTime, pipeline.MinExperimentTime)}
+	}
 	if f.maxProfile < minMaxBody {
 		return usageError{fmt.Sprintf("--max-profile %v: want at least 1 KiB", f.maxProfile)}
 	}

@@ -114,7 +114,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	}
 	defer cleanup()
 
-	p := pipelineOf(sess.rules, newProgressLine(s.stderr))
+	p := pipelineOf(sess.rules, newProgressLine(s.stderr)).WithExperiment(c.profile.experimentBudget())
 	o := c.load.options()
 	o.Profile = c.profile.options(target.URL, c.load.duration)
 	o = c.shardOptions(s.stderr, o)

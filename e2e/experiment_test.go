@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probehq/probe/report"
+)
+
+// buildGo builds the package at dir (relative to e2e/) into a binary.
+func buildGo(t *testing.T, dir, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, dir)
+	if os.Getenv("GOTOOLCHAIN") == "" {
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", dir, err, out)
+	}
+	return bin
+}
+
+// TestExperiment runs the built probe against testdata/experiment, a server
+// of two endpoints: /config decodes constant settings whatever the page,
+// /user (the trap) decodes each user's own. probe's experiment must show
+// in report.json, call the first load-time with its figures, and never
+// the trap.
+func TestExperiment(t *testing.T) {
+	badInput(t, []string{"http", "--path", "/", "--profile", "--experiment-time", "1s"}, exitUsage, "--experiment-time 1s: want at least 6s")
+	probe := buildGo(t, "../cmd/probe", "probe")
+	server := buildGo(t, "./testdata/experiment", "experiment")
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command(server, "-addr", addr)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	target := "http://" + addr
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get(target + "/config?page=1")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never answered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		path, param string
+		trap        bool
+	}{{"/config", "page=1,2,3", false}, {"/user", "name=ann,bob,cy", true}} {
+		t.Run(tc.path, func(t *testing.T) {
+			out := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, probe, "http", "--target", target, "--path", tc.path, "--param", tc.param, "--profile", "--wall=false",
+				"--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--experiment-time", "12s", "--out", out, "--force")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("probe: %v\n%s", err, b)
+			}
+			b, err := os.ReadFile(filepath.Join(out, "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep report.RunReport
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			e := rep.Experiment
+			if e == nil {
+				t.Fatalf("report.json has no experiment; findings %+v", rep.Findings)
+			}
+			if e.Skipped != "" || len(e.Variants) < 3 {
+				t.Fatalf("experiment skipped (%s) or too few variants: %+v", e.Skipped, e.Variants)
+			}
+			for _, v := range e.Variants {
+				if v.Error != "" || v.Requests == 0 || v.StableDigest == "" {
+					t.Errorf("variant %s: error %q, %d requests, digest %q", v.Name, v.Error, v.Requests, v.StableDigest)
+				}
+			}
+			// The work of decodeSettings: the finding whose frames hold JSON decoding.
+			var judged *report.ExperimentFinding
+			for i, f := range e.Findings {
+				t.Logf("%s: %s → %s (%s) %s", f.Rule, f.ClassBefore, f.Class, f.Verdict, f.Why)
+				if strings.Contains(f.Frames[0].Frame, "encoding/json") || len(f.Frames) > 1 && strings.Contains(f.Frames[1].Frame, "decodeSettings") {
+					judged = &e.Findings[i]
+				}
+				if tc.trap && f.Class == "load-time" {
+					t.Errorf("the trap's %s was called load-time: %s", f.Rule, f.Why)
+				}
+			}
+			if judged == nil {
+				t.Fatalf("the experiment judged no finding of the JSON decoding; findings %+v", rep.Findings)
+			}
+			want := "input-independent"
+			if tc.trap {
+				want = "moves-with-input"
+			}
+			if judged.Verdict != want {
+				t.Errorf("verdict %s, want %s: %s", judged.Verdict, want, judged.Why)
+			}
+			for _, f := range rep.Findings {
+				if f.Rule == judged.Rule && f.Class != judged.Class {
+					t.Errorf("finding %s has class %s, the experiment said %s", f.Rule, f.Class, judged.Class)
+				}
+			}
+			md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+			page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+			if !strings.Contains(string(md), "## Experiment") || !strings.Contains(string(page), "Experiment</h") {
+				t.Errorf("report.md or report.html shows no experiment")
+			}
+		})
+	}
+}

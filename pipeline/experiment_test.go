@@ -1,0 +1,285 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	netpprof "net/http/pprof"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/report"
+)
+
+// settingsJSON builds a JSON document of n settings entries.
+func settingsJSON(n int) []byte {
+	type entry struct {
+		Name  string   `json:"name"`
+		Value float64  `json:"value"`
+		Tags  []string `json:"tags"`
+	}
+	es := make([]entry, n)
+	for i := range es {
+		es[i] = entry{Name: fmt.Sprintf("setting-%d", i), Value: float64(i) * 1.5, Tags: []string{"a", "b", "c"}}
+	}
+	b, _ := json.Marshal(es)
+	return b
+}
+
+// decodeSettings is the heavy work of both endpoints: the same function,
+// so that only what it is fed tells them apart.
+func decodeSettings(doc []byte) int {
+	var v []map[string]any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		panic(err)
+	}
+	return len(v)
+}
+
+func nonce() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// experimentServer serves /config?page=N, which decodes the same constant
+// settings on every request whatever the page (its reply still changes
+// with the page, and carries a nonce), and /user?name=X, the trap, which
+// decodes the settings user X saved: a document of another size per user.
+// /debug/pprof/ serves the process's own profiles.
+func experimentServer(t *testing.T) *url.URL {
+	constant := settingsJSON(800)
+	saved := map[string][]byte{"ann": settingsJSON(150), "bob": settingsJSON(600), "cy": settingsJSON(1500)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/config", func(w http.ResponseWriter, r *http.Request) {
+		n := decodeSettings(constant)
+		fmt.Fprintf(w, "page %s of %d settings, nonce %s\n", r.URL.Query().Get("page"), n, nonce())
+	})
+	mux.HandleFunc("/user", func(w http.ResponseWriter, r *http.Request) {
+		doc, ok := saved[r.URL.Query().Get("name")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "%d settings of %s, nonce %s\n", decodeSettings(doc), r.URL.Query().Get("name"), nonce())
+	})
+	mux.HandleFunc("/debug/pprof/", netpprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", netpprof.Profile)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	return u
+}
+
+// experimentOf runs the main load of path with param's values, profiled,
+// then the experiment on a finding of decodeSettings's work as the
+// analysis would leave it (class info), and returns what it made of it.
+func experimentOf(t *testing.T, u *url.URL, path, param string, values []string) (*report.Experiment, analyzers.Finding) {
+	t.Helper()
+	target := &probes.Target{URL: u}
+	o := probes.LoadOptions{Concurrency: 4, Duration: time.Second, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second,
+		Profile: &probes.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}}
+	ml := &probes.HTTP{Path: path, Param: param, Values: values}
+	ctx := context.Background()
+	run, err := probes.RunLoad(ctx, ml, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Profiles == nil || run.Profiles.CPU == nil {
+		t.Fatalf("the main run has no CPU profile: %v", run.Warnings)
+	}
+	f := analyzers.Finding{Rule: "repeated-json-decode", Class: "info", Frames: []string{"encoding/json.Unmarshal"},
+		OwnFrame: "github.com/probehq/probe/pipeline.decodeSettings", Evidence: "decoding JSON"}
+	p := New(Options{}).WithExperiment(14 * time.Second)
+	var a report.Analysis
+	// A machine busy enough to leave the server a tenth of a core gives
+	// too few samples to compare (the verdict says so): one more try.
+	for try := 0; try < 2; try++ {
+		a = p.experiment(ctx, ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{f}})
+		if a.Experiment == nil {
+			t.Fatal("no experiment ran")
+		}
+		if len(a.Experiment.Findings) == 0 || !strings.Contains(a.Experiment.Findings[0].Why, "too few samples") {
+			break
+		}
+		t.Logf("too few samples, once more: %s", a.Experiment.Findings[0].Why)
+	}
+	e := a.Experiment
+	for i, v := range e.Variants {
+		t.Logf("%s %s: %d requests, %s same=%v %s", v.Name, v.Request, v.Requests, v.StableDigest, v.SameReply, v.Error)
+		for _, fr := range e.Findings[0].Frames {
+			t.Logf("   %s %.3f ms (%d samples)", fr.Frame, fr.CPUPerRequestMS[i], fr.Samples[i])
+		}
+	}
+	t.Logf("%s: %s", e.Findings[0].Verdict, e.Findings[0].Why)
+	return e, a.Findings[0]
+}
+
+// Work that ignores the input: the page changes the reply, not the work.
+// The experiment must find the same CPU per request for every page, and
+// call it load-time with the figures.
+func TestExperimentFindsInputIndependentWork(t *testing.T) {
+	u := experimentServer(t)
+	e, f := experimentOf(t, u, "/config", "page", []string{"1", "2", "3"})
+	if e.Skipped != "" {
+		t.Fatalf("skipped: %s", e.Skipped)
+	}
+	names := []string{}
+	for _, v := range e.Variants {
+		if v.Error != "" {
+			t.Errorf("variant %s: %s", v.Name, v.Error)
+		}
+		names = append(names, v.Name)
+	}
+	if got := strings.Join(names, ","); got != "same-key,ignored-param,other-key-1,other-key-2" {
+		t.Errorf("variants %s", got)
+	}
+	if !e.Variants[0].SameReply || !e.Variants[1].SameReply {
+		t.Errorf("the same key and the ignored parameter must get the same reply (nonce masked): %+v", e.Variants[:2])
+	}
+	if e.Variants[2].SameReply {
+		t.Errorf("another page got the same reply: %+v", e.Variants[2])
+	}
+	if !strings.Contains(e.Variants[1].Request, IgnoredParam+"=1") {
+		t.Errorf("ignored-param sent %q", e.Variants[1].Request)
+	}
+	ef := e.Findings[0]
+	if raceDetector && ef.Verdict == "inconclusive" && strings.Contains(ef.Why, "too few samples") && f.Class == "info" {
+		t.Skipf("under the race detector: %s", ef.Why)
+	}
+	if ef.Verdict != "input-independent" || f.Class != "load-time" {
+		t.Fatalf("verdict %s, class %s, want input-independent, load-time: %s", ef.Verdict, f.Class, ef.Why)
+	}
+	if !strings.Contains(f.Evidence, "stayed within") || !strings.Contains(f.Evidence, "other-key-1") {
+		t.Errorf("the evidence does not give the experiment's figures: %s", f.Evidence)
+	}
+}
+
+// The trap: the same function's work depends on the query value (each
+// user's saved settings). The experiment must see it move and say
+// cacheable, never load-time.
+func TestExperimentTrapWorkMovesWithInput(t *testing.T) {
+	u := experimentServer(t)
+	e, f := experimentOf(t, u, "/user", "name", []string{"ann", "bob", "cy"})
+	ef := e.Findings[0]
+	if f.Class == "load-time" || ef.Verdict == "input-independent" {
+		t.Fatalf("the trap was called load-time: %s", ef.Why)
+	}
+	if raceDetector && ef.Verdict == "inconclusive" && strings.Contains(ef.Why, "too few samples") && f.Class == "info" {
+		t.Skipf("under the race detector: %s", ef.Why)
+	}
+	if ef.Verdict != "moves-with-input" || f.Class != "cacheable" {
+		t.Errorf("verdict %s, class %s, want moves-with-input, cacheable: %s", ef.Verdict, f.Class, ef.Why)
+	}
+	if !strings.Contains(f.Suggestion, "Memoise") {
+		t.Errorf("suggestion %q", f.Suggestion)
+	}
+}
+
+// The verdict's rules on figures alone: a control that moved is noise, a
+// work that reads the request is never load-time, no other key is no test.
+func TestExperimentVerdictRules(t *testing.T) {
+	vs := func(replies ...bool) []report.ExperimentVariant {
+		names := []string{"same-key", "ignored-param", "other-key-1"}
+		var out []report.ExperimentVariant
+		for i, same := range replies {
+			out = append(out, report.ExperimentVariant{Name: names[i], ShouldMatter: i == 2, Requests: 100, SameReply: same})
+		}
+		return out
+	}
+	work := func(ms ...float64) report.ExperimentFrame {
+		fr := report.ExperimentFrame{Frame: "f"}
+		for _, m := range ms {
+			fr.CPUPerRequestMS = append(fr.CPUPerRequestMS, m)
+			fr.Samples = append(fr.Samples, 200)
+		}
+		return fr
+	}
+	for _, tc := range []struct {
+		name    string
+		work    report.ExperimentFrame
+		vs      []report.ExperimentVariant
+		reads   string
+		verdict string
+	}{
+		{"stays put", work(1, 1.05, 0.95), vs(true, true, false), "", "input-independent"},
+		{"moves", work(1, 1, 2.5), vs(true, true, false), "", "moves-with-input"},
+		{"vanishes", work(1, 1, 0), vs(true, true, false), "", "moves-with-input"},
+		{"noisy control", work(1, 2, 1), vs(true, true, false), "", "inconclusive"},
+		{"reads the request", work(1, 1, 1), vs(true, true, false), "reads", "inconclusive"},
+		{"no other key", work(1, 1), vs(true, true), "", "inconclusive"},
+		{"same key, other reply", work(1, 1, 1), vs(false, true, false), "", "inconclusive"},
+		// A parameter the server reads is an input that matters.
+		{"param not ignored, moves", work(1, 3), vs(true, false), "", "moves-with-input"},
+	} {
+		class, verdict, _, why := verdict("info", tc.work, tc.vs, tc.reads)
+		if verdict != tc.verdict {
+			t.Errorf("%s: verdict %s (class %s), want %s: %s", tc.name, verdict, class, tc.verdict, why)
+		}
+		if verdict == "inconclusive" && class != "info" {
+			t.Errorf("%s: an inconclusive experiment changed the class to %s", tc.name, class)
+		}
+	}
+	few := work(1, 1, 1)
+	few.Samples[2] = 3
+	fewVs := vs(true, true, false)
+	fewVs[2].Requests = 2
+	if _, v, _, why := verdict("info", few, fewVs, ""); v != "inconclusive" {
+		t.Errorf("2 requests of the other key: verdict %s, want inconclusive: %s", v, why)
+	}
+	// One other key too thin to compare, the next one moved: the input matters.
+	mixed := work(1, 1, 1, 3)
+	mixedVs := append(vs(true, true, false), report.ExperimentVariant{Name: "other-key-2", ShouldMatter: true, Requests: 100})
+	mixedVs[2].Requests = 2
+	if _, v, _, why := verdict("info", mixed, mixedVs, ""); v != "moves-with-input" {
+		t.Errorf("a thin other key beside one that moved: verdict %s, want moves-with-input: %s", v, why)
+	}
+	gone := work(1, 1, 0)
+	gone.Samples[2] = 0
+	if _, v, _, why := verdict("info", gone, vs(true, true, false), ""); v != "moves-with-input" {
+		t.Errorf("the work gone from the other key: verdict %s, want moves-with-input: %s", v, why)
+	}
+}
+
+// The ignored parameter goes after the query the request has, or starts one.
+func TestWithIgnoredParam(t *testing.T) {
+	for path, want := range map[string]string{"/a": "/a?probe-experiment=1", "/a?x=1": "/a?x=1&probe-experiment=1"} {
+		if got := withIgnoredParam(h1.NewRequest("GET", path, nil)).Path; got != want {
+			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+}
+
+// Nonces and timestamps are masked; what the request varies is not.
+func TestStableDigest(t *testing.T) {
+	a := stableDigest([]byte("page 1, nonce 0f1e2d3c4b5a6978 at 2026-12-01T13:43:23Z"))
+	b := stableDigest([]byte("page 1, nonce a0b1c2d3e4f50617 at 2026-12-01T13:44:01Z"))
+	c := stableDigest([]byte("page 2, nonce a0b1c2d3e4f50617 at 2026-12-01T13:44:01Z"))
+	if a != b || a == c {
+		t.Errorf("digests %s %s %s: want the first two equal, the third apart", a, b, c)
+	}
+}
+
+// The catalog's decoders may be decoding the request: with bodies, the
+// experiment cannot tell that from decoding constant data.
+func TestRuleOfKnowsTheDecoders(t *testing.T) {
+	rules := analyzers.DefaultRules()
+	if r := ruleOf(rules, "repeated-json-decode"); r == nil || !r.Input {
+		t.Errorf("repeated-json-decode: %+v, want a rule that may decode the input", r)
+	}
+	if r := ruleOf(rules, "repeated-gzip"); r == nil || r.Input {
+		t.Errorf("repeated-gzip: %+v", r)
+	}
+	if ruleOf(rules, "no-such-rule") != nil {
+		t.Error("a rule for an unknown id")
+	}
+}

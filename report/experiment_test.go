@@ -1,0 +1,45 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// The experiment's section shows the variants, their replies and each
+// finding's CPU per request per variant, in report.md and report.html.
+func TestExperimentSection(t *testing.T) {
+	r := &RunReport{Experiment: &Experiment{Endpoint: "GET /config", BudgetS: 12, TookS: 12.3,
+		Variants: []ExperimentVariant{
+			{Name: "same-key", Request: "GET /config?page=2", Requests: 736, StableDigest: "3e5d", SameReply: true},
+			{Name: "other-key-1", ShouldMatter: true, Request: "GET /config?page=<3>", Requests: 572, StableDigest: "02e9"},
+		},
+		Findings: []ExperimentFinding{{Rule: "repeated-json-decode", ClassBefore: "info", Class: "load-time", Verdict: "input-independent",
+			Why: "stayed put", Frames: []ExperimentFrame{{Frame: "encoding/json.Unmarshal", CPUPerRequestMS: []float64{2.88, 3.09}, Samples: []int{212, 173}}}}},
+	}}
+	md := r.experimentMarkdown()
+	for _, want := range []string{"## Experiment", "| same-key", "`GET /config?page=2`", "info → load-time (input-independent)",
+		"`encoding/json.Unmarshal`", "2.880 (212 samples)", "3.090 (173 samples)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md's experiment lacks %q:\n%s", want, md)
+		}
+	}
+	var term strings.Builder
+	r.writeExperimentLines(&term)
+	if want := "experiment: repeated-json-decode info → load-time (input-independent); ms of CPU a request in encoding/json.Unmarshal: same-key 2.880, other-key-1 3.090"; !strings.Contains(term.String(), want) {
+		t.Errorf("terminal %q, want %q", term.String(), want)
+	}
+	if !strings.Contains(md, "input-independent). Stayed put") {
+		t.Errorf("the verdict's words do not start a sentence:\n%s", md)
+	}
+	page := r.experimentHTML(2)
+	if !strings.Contains(page, "<h2>Experiment</h2>") || !strings.Contains(page, "page=&lt;3&gt;") || strings.Contains(page, "<3>") {
+		t.Errorf("report.html's experiment: %s", page)
+	}
+	r.Experiment = &Experiment{Endpoint: "GET /x", Skipped: "no key"}
+	if md := r.experimentMarkdown(); !strings.Contains(md, "Not run: no key") {
+		t.Errorf("a skipped experiment: %s", md)
+	}
+	if (&RunReport{}).experimentMarkdown() != "" {
+		t.Error("a run without an experiment has a section")
+	}
+}
