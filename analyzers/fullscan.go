@@ -29,10 +29,19 @@ var walkEvidence = regexp.MustCompile(`^(runtime\.(mapiter|mapaccess|mapassign|m
 func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	type cand struct {
 		part, walk, flat, depth int64
+		all                     int64 // every sample under it, as pprof -focus counts the function
 		chain                   []string
 	}
 	cands := map[string]*cand{}
+	under := map[string]int64{}
 	for _, st := range s.cpu {
+		counted := map[string]bool{}
+		for i, fn := range st.funcs {
+			if st.kinds[i] == frames.Own && !counted[fn] {
+				counted[fn] = true
+				under[fn] += st.value
+			}
+		}
 		seen := map[string]bool{}
 		walkAt := -1
 		for j, fn := range st.funcs {
@@ -103,11 +112,14 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 		return nil
 	}
 	c := cands[pick]
-	cs := share(c.part, s.cpuTotal)
-	if cs < r.MinShare || c.part < minCPUEvidence {
+	// The walk is found on its own code's samples; its share is all the CPU
+	// under the function, what the fix moves and what pprof -focus on it
+	// shows (a library called per element is part of the walk's cost).
+	own, cs := share(c.part, s.cpuTotal), share(under[pick], s.cpuTotal)
+	if own < r.MinShare || c.part < minCPUEvidence {
 		return nil
 	}
 	return &Finding{Rule: r.ID, CPUShare: cs, Frames: c.chain, OwnFrame: frames.DisplayName(pick),
-		Evidence: fmt.Sprintf("%s: %s spends %s of the target's CPU in its own code walking a collection (map and element work in %s of its samples), with no library doing the work",
-			r.What, pick, pct(cs), pct(share(c.walk, c.part)))}
+		Evidence: fmt.Sprintf("%s: %s holds %s of the target's CPU, %s in its own code walking a collection (map and element work in %s of those samples)",
+			r.What, pick, pct(cs), pct(own), pct(share(c.walk, c.part)))}
 }
