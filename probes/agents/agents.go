@@ -174,7 +174,7 @@ func (l Lost) String() string {
 	case l.Final < 0:
 		parts = append(parts, "its version could not be read ("+l.ReadErr+")")
 	case l.Missing() != 0:
-		parts = append(parts, fmt.Sprintf("%d writes acknowledged after version %d, final version %d", l.Acked, l.Base, l.Final))
+		parts = append(parts, fmt.Sprintf("%d writes acknowledged after version %d, final version %d (%d missing)", l.Acked, l.Base, l.Final, l.Missing()))
 	}
 	return at + ": " + strings.Join(parts, "; ")
 }
