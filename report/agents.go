@@ -173,8 +173,9 @@ func (t AgentsTable) table() *Table {
 }
 
 func (a *Agents) head() string {
-	return fmt.Sprintf("agents against %s: %d agents (%d keys), %d projects, %d contended items each, %s, %.1f s measured",
-		a.Endpoint, a.Agents, a.Keys, max(len(a.Projects), 1), a.Contended, a.Calls, a.DurationS)
+	return fmt.Sprintf("agents against %s: %s (%s), %s, %d contended items each, %s, %.1f s measured",
+		a.Endpoint, plural(int64(a.Agents), "agent"), plural(int64(a.Keys), "key"), plural(int64(max(len(a.Projects), 1)), "project"),
+		a.Contended, a.Calls, a.DurationS)
 }
 
 // JSON is report.json.
@@ -202,7 +203,7 @@ func (a *Agents) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "  failed: %s\n", l)
 	}
 	if a.Checks.Versions > 0 && len(a.Checks.Stale) < a.Checks.Items {
-		fmt.Fprintf(w, "  every fresh item was found within %s of the run's end\n", agentsDuration(a.Checks.FreshMs))
+		fmt.Fprintf(w, "  the last word of every fresh item was found within %s of the run's end\n", agentsDuration(a.Checks.FreshMs))
 	}
 	if r := a.Run; r != nil {
 		for i, f := range r.Findings {

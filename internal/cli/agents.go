@@ -159,7 +159,7 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 		if len(keys) == 0 { // one key per agent, as the seed's agents
 			keys = agentKeys(c.agents)
 		}
-		fmt.Fprintf(s.stderr, "probe: starting the fixture (%s mode, %d notes, %d projects, %d keys)…\n", c.target.fixtureMode, c.target.notes, c.projects, len(keys))
+		fmt.Fprintf(s.stderr, "probe: starting the fixture (%s mode, %d notes, %d project(s), %d keys)…\n", c.target.fixtureMode, c.target.notes, c.projects, len(keys))
 		child, err := startFixture(ctx, fixtureStart{mode: c.target.fixtureMode, notes: c.target.notes, synthetic: c.target.synthetic,
 			key: c.target.key, keys: keys, projects: c.projects})
 		if err != nil {
@@ -203,7 +203,7 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 		}
 		return fmt.Errorf("target %s: %v", target.URL, err)
 	}
-	fmt.Fprintf(s.stderr, "probe: %d agents over %d projects, %s for %s after %s warm-up…\n", c.agents, c.projects, c.weights, c.duration, c.warmup)
+	fmt.Fprintf(s.stderr, "probe: %d agents over %d project(s), %s for %s after %s warm-up…\n", c.agents, c.projects, c.weights, c.duration, c.warmup)
 	res, err := load.Run(ctx)
 	if err != nil {
 		return fmt.Errorf("target %s: %v", target.URL, err)
