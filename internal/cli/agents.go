@@ -161,7 +161,7 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 		}
 		fmt.Fprintf(s.stderr, "probe: starting the fixture (%s mode, %d notes, %d project(s), %d keys)…\n", c.target.fixtureMode, c.target.notes, c.projects, len(keys))
 		child, err := startFixture(ctx, fixtureStart{mode: c.target.fixtureMode, notes: c.target.notes, synthetic: c.target.synthetic,
-			key: c.target.key, keys: keys, projects: c.projects})
+			key: c.target.key, keys: keys, projects: c.projects, contention: c.profile.profile})
 		if err != nil {
 			return err
 		}
@@ -186,6 +186,7 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 	o := agents.Options{Endpoint: target.URL.String() + path, Header: header, Keys: keys, Agents: c.agents, Projects: c.projects,
 		Contended: c.contended, Weights: c.weights, Duration: c.duration, Warmup: c.warmup, Timeout: c.timeout, FreshWithin: c.freshWithin}
 	var profiles *probes.Profiles
+	var contention *probes.Contention
 	po := c.profile.options(target.URL, c.duration)
 	if po != nil {
 		if err := probes.CheckPprof(ctx, po.PprofURL); err != nil {
@@ -194,7 +195,11 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 		}
 	}
 	if po != nil {
-		o.Window = func(ctx context.Context, d time.Duration) { profiles = probes.CaptureProfiles(ctx, *po, d) }
+		o.Window = func(ctx context.Context, d time.Duration) {
+			counted := probes.StartContention(ctx, *po)
+			profiles = probes.CaptureProfiles(ctx, *po, d)
+			contention = counted()
+		}
 	}
 	load, err := agents.Prepare(ctx, spec, o)
 	if err != nil {
@@ -220,7 +225,7 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 			res.Ended, run.Ended, run.TargetExit = "target exited: "+e.Status, "target exited: "+e.Status, e
 		}
 	}
-	rr := report.FromRun(run, pipeline.AnalyzeRun(run, sess.rules))
+	rr := report.FromRun(run, pipeline.AnalyzeAgents(run, contention, sess.rules))
 	doc := report.AgentsOf(res, c.contended, rr)
 	rr.Thresholds = sess.judgeRuns([]*report.RunReport{rr})
 	var failure error

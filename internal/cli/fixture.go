@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -35,11 +36,14 @@ type fixtureStart struct {
 	vault     string // a vault folder to serve; empty: generate notes
 	synthetic bool
 	key       string
-	keys      []string  // more keys of the keyed class (probe agents), one a line after key in the environment
-	projects  int       // MCP projects (probe agents --projects); 0: one
-	maxStack  string    // --max-stack of the fixture; empty: Go's default
-	memLimit  uint64    // address-space cap in bytes; 0: none
-	stderr    io.Writer // gets a copy of the fixture's stderr
+	keys      []string // more keys of the keyed class (probe agents), one a line after key in the environment
+	projects  int      // MCP projects (probe agents --projects); 0: one
+	// contention turns on the fixture's mutex and block profiles (probe
+	// agents --profile: the lock every write and search queue on).
+	contention bool
+	maxStack   string    // --max-stack of the fixture; empty: Go's default
+	memLimit   uint64    // address-space cap in bytes; 0: none
+	stderr     io.Writer // gets a copy of the fixture's stderr
 }
 
 // startFixture runs `probe fixture serve` (this binary) on a free loopback
@@ -64,6 +68,9 @@ func startFixture(ctx context.Context, o fixtureStart) (*probes.Child, error) {
 	}
 	if o.projects > 1 {
 		args = append(args, "--projects", fmt.Sprint(o.projects))
+	}
+	if o.contention {
+		args = append(args, "--contention-profiles")
 	}
 	// The key goes by the environment: the command line is anyone's to read.
 	env := strings.Join(append([]string{o.key}, o.keys...), "\n")
@@ -157,6 +164,7 @@ func fixtureServeCommand(fs *flag.FlagSet) runner {
 	dir := fs.String("vault", "", "serve this folder of Markdown notes (an Obsidian vault) instead of a generated one")
 	keyFile := fs.String("key-file", "", "file holding the keyed class's bearer token (sees private notes, admin endpoints), more lines more keys for MCP agents; or $"+fixtures.KeyEnv+"; default "+fixtures.DefaultKey+", loopback only")
 	projects := fs.Int("projects", 1, "MCP projects p1…pN (the tools' project argument), each its own generated vault and index")
+	contention := fs.Bool("contention-profiles", false, "record mutex and block profiles (/debug/pprof/mutex, /debug/pprof/block): the locks requests wait on")
 	fs.Func("key", "not taken: a key on the command line is anyone's to read; use --key-file or $"+fixtures.KeyEnv, func(string) error {
 		return fmt.Errorf("a key on the command line is anyone's to read (/proc/PID/cmdline): put it in a file for --key-file, or in $%s", fixtures.KeyEnv)
 	})
@@ -178,6 +186,10 @@ func fixtureServeCommand(fs *flag.FlagSet) runner {
 				return usageError{fmt.Sprintf("--max-stack: want a size of at least 1MB such as 64MB, got %q", *maxStack)}
 			}
 			debug.SetMaxStack(int(n))
+		}
+		if *contention {
+			runtime.SetMutexProfileFraction(5)
+			runtime.SetBlockProfileRate(100000) // one event per 100 µs blocked
 		}
 		if *projects < 1 || *projects > 64 {
 			return usageError{fmt.Sprintf("--projects %d: want 1 to 64", *projects)}
