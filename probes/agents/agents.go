@@ -301,12 +301,20 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			return nil, &ErrTool{fmt.Sprintf("the server lists no tool %q (the %s tool); it has: %s", t.Name, r, strings.Join(listed, ", "))}
 		}
 	}
-	for _, p := range l.projects {
+	for pi, p := range l.projects {
+		// Agent pi is the project's first: its key writes the items.
+		pcs := cs
+		if pi > 0 && len(o.Keys) > 1 {
+			if pcs, err = l.connect(ctx, pi); err != nil {
+				return nil, err
+			}
+			defer pcs.Close()
+		}
 		for i := range o.Contended {
 			it := &item{project: p, name: fmt.Sprintf("%02d", i+1)}
 			l.items = append(l.items, it)
 			word := l.word()
-			res, err := l.call(ctx, cs, spec.Tool(Write), it, word, "")
+			res, err := l.call(ctx, pcs, spec.Tool(Write), it, word, "")
 			if err != nil {
 				return nil, fmt.Errorf("the first write of item %s/%s: %v", p, it.name, err)
 			}
@@ -316,7 +324,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			}
 			it.acks = []ack{{version: v, word: word, at: time.Now()}}
 			if spec.Tool(Read).Version != "" {
-				res, err := l.call(ctx, cs, spec.Tool(Read), it, "", "")
+				res, err := l.call(ctx, pcs, spec.Tool(Read), it, "", "")
 				if err != nil {
 					return nil, fmt.Errorf("reading item %s/%s: %v", p, it.name, err)
 				}

@@ -167,16 +167,22 @@ func (l *Load) check(ctx context.Context, all []*Op) Checks {
 			}
 		}
 	}
-	cs, err := l.connect(ctx, 0)
-	if err != nil {
-		c.FailedCalls++
-		c.Failures = append(c.Failures, "the checks' session: "+err.Error())
-		return c
+	// Each project's items are checked with the key of its first agent:
+	// a server may give a key one project alone.
+	sessions := make([]*mcp.ClientSession, len(l.projects))
+	for p := range l.projects {
+		cs, err := l.connect(ctx, p)
+		if err != nil {
+			c.FailedCalls++
+			c.Failures = append(c.Failures, "the checks' session: "+err.Error())
+			return c
+		}
+		defer cs.Close()
+		sessions[p] = cs
 	}
-	defer cs.Close()
-	for _, it := range l.items {
+	for i, it := range l.items {
 		c.Versions += len(it.acks)
-		if lost, ok := l.lost(ctx, cs, it); !ok {
+		if lost, ok := l.lost(ctx, sessions[i/l.o.Contended], it); !ok {
 			c.Lost = append(c.Lost, lost)
 		}
 	}
@@ -184,11 +190,11 @@ func (l *Load) check(ctx context.Context, all []*Op) Checks {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for _, it := range l.items {
+	for i, it := range l.items {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			stale, took, ok := l.fresh(ctx, cs, it)
+			stale, took, ok := l.fresh(ctx, sessions[i/l.o.Contended], it)
 			mu.Lock()
 			defer mu.Unlock()
 			if !ok {
