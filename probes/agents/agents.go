@@ -147,6 +147,7 @@ type Lost struct {
 	Project, Item string
 	Base          int64   // its version before the run (probe's first write)
 	Acked         int     // writes acknowledged after it
+	Unanswered    int     // writes that failed: each may have landed or not
 	Final         int64   // its version after the run; -1: it could not be read
 	Twice         []int64 // versions acknowledged to two or more writes
 	ReadErr       string  `json:",omitempty"`
@@ -157,7 +158,16 @@ func (l Lost) Missing() int64 {
 	if l.Final < 0 {
 		return 0
 	}
-	return l.Base + int64(l.Acked) - l.Final
+	return max(0, l.Base+int64(l.Acked)-l.Final)
+}
+
+// Extra is how far the final version is above every write sent, the
+// unanswered ones included: versions no write made.
+func (l Lost) Extra() int64 {
+	if l.Final < 0 {
+		return 0
+	}
+	return max(0, l.Final-l.Base-int64(l.Acked+l.Unanswered))
 }
 
 func (l Lost) String() string {
@@ -173,8 +183,10 @@ func (l Lost) String() string {
 	switch {
 	case l.Final < 0:
 		parts = append(parts, "its version could not be read ("+l.ReadErr+")")
-	case l.Missing() != 0:
+	case l.Missing() > 0:
 		parts = append(parts, fmt.Sprintf("%d writes acknowledged after version %d, final version %d (%d missing)", l.Acked, l.Base, l.Final, l.Missing()))
+	case l.Extra() > 0:
+		parts = append(parts, fmt.Sprintf("final version %d is above version %d and the %d writes sent after it (%d unanswered)", l.Final, l.Base, l.Acked+l.Unanswered, l.Unanswered))
 	}
 	return at + ": " + strings.Join(parts, "; ")
 }
@@ -225,6 +237,7 @@ type item struct {
 	project, name string
 	mu            sync.Mutex
 	acks          []ack
+	unanswered    []string // the words of writes that failed: landed or not, nobody knows
 }
 
 type ack struct {
@@ -236,6 +249,12 @@ type ack struct {
 func (it *item) add(a ack) {
 	it.mu.Lock()
 	it.acks = append(it.acks, a)
+	it.mu.Unlock()
+}
+
+func (it *item) failed(word string) {
+	it.mu.Lock()
+	it.unanswered = append(it.unanswered, word)
 	it.mu.Unlock()
 }
 

@@ -21,6 +21,7 @@ type memory struct {
 	versions map[string]int64
 	words    map[string]string // word → permalink
 	dropAt   int               // the write acknowledged but not stored (0: none)
+	failAt   int               // the write stored but answered with an error (0: none)
 	version  any               // what write_note's version is, instead of the number (nil: the number)
 }
 
@@ -46,6 +47,9 @@ func (m *memory) serve(t *testing.T, tools ...string) string {
 				for _, w := range strings.Fields(a.Markdown) {
 					m.words[strings.Trim(w, ".:")] = "/" + strings.TrimSuffix(a.Path, ".md")
 				}
+			}
+			if m.writes == m.failAt {
+				return nil, nil, fmt.Errorf("the disk is slow today")
 			}
 			if m.version != nil {
 				return nil, map[string]any{"version": m.version}, nil
@@ -190,5 +194,17 @@ func TestSpecCheck(t *testing.T) {
 	got := fill(map[string]any{"a": []any{"{{item}}-{{project}}", 3}}, holes("07", "w", "t", "p2"))
 	if fmt.Sprint(got) != "map[a:[07-p2 3]]" {
 		t.Errorf("fill: %v", got)
+	}
+}
+
+// A write that failed may still have landed: its version is no lost
+// write and no version without a write, and its word may be the item's
+// last; only the failed call counts.
+func TestUnansweredWriteThatLandedIsNotLost(t *testing.T) {
+	m := newMemory()
+	m.failAt = 12
+	c := run(t, m, options(m.serve(t))).Checks
+	if len(c.Lost) != 0 || len(c.Stale) != 0 || c.FailedCalls != 1 || !strings.Contains(c.Failures[0], "1 tool-error") {
+		t.Fatalf("checks %+v", c)
 	}
 }

@@ -78,6 +78,9 @@ func (l *Load) Run(ctx context.Context) (*Result, error) {
 						it.add(ack{version: v, word: word, at: time.Now()})
 					}
 				}
+				if err != nil && role == Write {
+					it.failed(word)
+				}
 				if sent.Before(measureFrom) || ctx.Err() != nil {
 					continue
 				}
@@ -215,7 +218,7 @@ func (l *Load) check(ctx context.Context, all []*Op) Checks {
 // plus the writes acknowledged after it.
 func (l *Load) lost(ctx context.Context, cs *mcp.ClientSession, it *item) (Lost, bool) {
 	base := it.acks[0].version
-	rep := Lost{Project: it.project, Item: it.name, Base: base, Acked: len(it.acks) - 1, Final: -1}
+	rep := Lost{Project: it.project, Item: it.name, Base: base, Acked: len(it.acks) - 1, Unanswered: len(it.unanswered), Final: -1}
 	seen := map[int64]int{}
 	for _, a := range it.acks {
 		seen[a.version]++
@@ -237,12 +240,13 @@ func (l *Load) lost(ctx context.Context, cs *mcp.ClientSession, it *item) (Lost,
 	} else {
 		rep.Final = slices.MaxFunc(it.acks, func(a, b ack) int { return int(a.version - b.version) }).version
 	}
-	return rep, len(rep.Twice) == 0 && rep.Final >= 0 && rep.Missing() == 0
+	return rep, len(rep.Twice) == 0 && rep.Final >= 0 && rep.Missing() == 0 && rep.Extra() == 0
 }
 
 // fresh searches the word of the item's last acknowledged write (the
 // highest version; the later acknowledgement of two) until the item is
-// among the hits or FreshWithin has passed.
+// among the hits or FreshWithin has passed. A write that failed may have
+// landed after it: its word finds the item as well (the last few tried).
 func (l *Load) fresh(ctx context.Context, cs *mcp.ClientSession, it *item) (Stale, time.Duration, bool) {
 	last := it.acks[0]
 	for _, a := range it.acks[1:] {
@@ -253,15 +257,18 @@ func (l *Load) fresh(ctx context.Context, cs *mcp.ClientSession, it *item) (Stal
 	t := l.spec.Tool(Search)
 	match := holes(it.name, "", "", it.project).Replace(t.Match)
 	stale := Stale{Project: it.project, Item: it.name, Word: last.word, Version: last.version}
+	words := append([]string{last.word}, it.unanswered[max(0, len(it.unanswered)-4):]...)
 	start := time.Now()
 	for {
-		res, err := l.call(ctx, cs, t, it, "", last.word)
-		if err == nil && strings.Contains(text(res), match) {
-			return stale, time.Since(start), true
-		}
 		stale.Err = ""
-		if err != nil {
-			stale.Err = cut(err.Error(), 160)
+		for _, w := range words {
+			res, err := l.call(ctx, cs, t, it, "", w)
+			if err == nil && strings.Contains(text(res), match) {
+				return stale, time.Since(start), true
+			}
+			if err != nil {
+				stale.Err = cut(err.Error(), 160)
+			}
 		}
 		if time.Since(start) >= l.o.FreshWithin || ctx.Err() != nil {
 			return stale, time.Since(start), false
