@@ -458,12 +458,16 @@ func (l *Load) call(ctx context.Context, cs *mcp.ClientSession, t *Tool, it *ite
 // outcome is a failed call's kind.
 func outcome(err error) string {
 	var rpc *jsonrpc.Error
+	// A timeout first: the SDK may wrap the HTTP client's in a JSON-RPC
+	// error of its own.
+	msg := err.Error()
 	switch {
+	case errors.Is(err, context.DeadlineExceeded) || probes.IsTimeout(err) ||
+		strings.Contains(msg, "Client.Timeout exceeded") || strings.Contains(msg, "context deadline exceeded"):
+		return Timeout
 	case errors.As(err, &rpc):
 		return JSONRPCError
-	case errors.Is(err, context.DeadlineExceeded) || probes.IsTimeout(err):
-		return Timeout
-	case strings.Contains(err.Error(), ": tool error: "):
+	case strings.Contains(msg, ": tool error: "):
 		return ToolError
 	}
 	return Transport

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -206,5 +207,19 @@ func TestUnansweredWriteThatLandedIsNotLost(t *testing.T) {
 	c := run(t, m, options(m.serve(t))).Checks
 	if len(c.Lost) != 0 || len(c.Stale) != 0 || c.FailedCalls != 1 || !strings.Contains(c.Failures[0], "1 tool-error") {
 		t.Fatalf("checks %+v", c)
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	for err, want := range map[error]string{
+		fmt.Errorf("calling %q: %w", "tools/call", context.DeadlineExceeded):                                              Timeout,
+		&jsonrpc.Error{Code: -32603, Message: `Post "http://x/mcp": context deadline exceeded (Client.Timeout exceeded)`}: Timeout,
+		&jsonrpc.Error{Code: -32602, Message: "invalid params"}:                                                           JSONRPCError,
+		fmt.Errorf("write_note: tool error: no"):                                                                          ToolError,
+		fmt.Errorf("connection reset by peer"):                                                                            Transport,
+	} {
+		if got := outcome(err); got != want {
+			t.Errorf("%v: %s, want %s", err, got, want)
+		}
 	}
 }
