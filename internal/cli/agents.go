@@ -155,6 +155,7 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 	}
 	fixture := c.target.target == ""
 	var target *probes.Target
+	var warnings []probes.Warning
 	if fixture {
 		if len(keys) == 0 { // one key per agent, as the seed's agents
 			keys = agentKeys(c.agents)
@@ -168,8 +169,18 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 		defer child.Stop()
 		u, _ := parseTarget(child.URL)
 		target = &probes.Target{URL: u, Child: child}
+		if c.target.pin {
+			ok, err := probes.Pin(child.PID())
+			switch {
+			case err != nil:
+				warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin: " + err.Error()})
+			case !ok:
+				warnings = append(warnings, probes.Warning{Kind: "not-pinned", Message: "--pin needs two or more CPUs"})
+			}
+		}
 	} else {
-		t, _, cleanup, err := openTarget(ctx, &c.target, fileAgents, s.stderr)
+		t, ws, cleanup, err := openTarget(ctx, &c.target, fileAgents, s.stderr)
+		warnings = ws
 		if err != nil {
 			return err
 		}
@@ -224,6 +235,9 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 		if e := target.Child.Exit(); e != nil && res.Ended == "" {
 			res.Ended, run.Ended, run.TargetExit = "target exited: "+e.Status, "target exited: "+e.Status, e
 		}
+	}
+	for _, w := range warnings {
+		run.Warn(w.Kind, w.Message)
 	}
 	rr := report.FromRun(run, pipeline.AnalyzeAgents(run, contention, sess.rules))
 	doc := report.AgentsOf(res, c.contended, rr)
