@@ -128,18 +128,14 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 	if err != nil {
 		return err
 	}
-	var fileAgents = (*targetFile)(nil)
 	spec := agents.FixtureSpec()
 	path := "/mcp"
 	var keys []string
-	if file != nil {
-		fileAgents = file
-		if file.agents != nil {
-			spec = file.agents.Spec()
-			keys = file.agents.Keys
-			if file.agents.Path != "" {
-				path = file.agents.Path
-			}
+	if file != nil && file.agents != nil {
+		spec = file.agents.Spec()
+		keys = file.agents.Keys
+		if file.agents.Path != "" {
+			path = file.agents.Path
 		}
 	}
 	if c.path != "" {
@@ -179,7 +175,7 @@ func (c *agentsCmd) run(ctx context.Context, s streams, words []string) error {
 			}
 		}
 	} else {
-		t, ws, cleanup, err := openTarget(ctx, &c.target, fileAgents, s.stderr)
+		t, ws, cleanup, err := openTarget(ctx, &c.target, file, s.stderr)
 		warnings = ws
 		if err != nil {
 			return err
