@@ -36,9 +36,9 @@ type store struct {
 	trap   string
 	mu     sync.Mutex
 	writes int
-	notes  map[string]*note          // project + permalink
+	notes  map[string]*note           // project + permalink
 	index  map[string]map[string]bool // project + word → permalinks
-	frozen string                    // stale: the item whose writes are no longer indexed
+	frozen string                     // stale: the item whose writes are no longer indexed
 }
 
 func (s *store) write(project, path, text string) (map[string]any, error) {
