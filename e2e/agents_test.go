@@ -141,3 +141,34 @@ func TestAgentsFixtureClean(t *testing.T) {
 		}
 	})
 }
+
+// Profiled, per-request mode's cost of a write is named: every reader
+// waits on the write's whole re-index (the contention finding on
+// (*Site).current), beside the per-request schemas.
+func TestAgentsProfileNamesTheWriteCost(t *testing.T) {
+	code, stdout, stderr := runProbe(t, context.Background(), "agents", "--fixture-mode", "per-request", "--agents", "16", "--duration", "6s",
+		"--profile", "--wall=false", "--json", "--out", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Run struct {
+			Findings []struct {
+				Rule   string   `json:"rule"`
+				Frames []string `json:"frames"`
+			} `json:"findings"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("report.json on stdout: %v", err)
+	}
+	var rules []string
+	held := false
+	for _, f := range rep.Run.Findings {
+		rules = append(rules, f.Rule)
+		held = held || f.Rule == "contention" && strings.Contains(strings.Join(f.Frames, " "), "(*Site).current")
+	}
+	if !held || !strings.Contains(strings.Join(rules, " "), "repeated-schema") {
+		t.Errorf("findings %v: want contention on (*Site).current and repeated-schema\n%s", rules, stderr)
+	}
+}
