@@ -25,6 +25,7 @@ type Plan struct {
 	Microloads []Microload        `json:"microloads,omitempty" jsonschema:"the microloads: a named one (use) with its options, or a request of its own; at least one unless there are scenarios"`
 	Scenarios  []Scenario         `json:"scenarios,omitempty" jsonschema:"users' sequences of requests, for probe ramp"`
 	Mix        map[string]float64 `json:"mix,omitempty" jsonschema:"probe ramp's mix: names of scenarios and microloads, and their weights (above 0)"`
+	Agents     *Agents            `json:"agents,omitempty" jsonschema:"probe agents: the MCP server's write, search and read tools"`
 
 	File   string     `json:"-"` // the file it was read from
 	Header []h1.Field `json:"-"` // Headers, checked, in name order

@@ -26,7 +26,7 @@ func Parse(name string, src []byte) (*Plan, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	root, err := w.object(doc, "", "$schema", "target", "pprof", "headers", "microloads", "scenarios", "mix")
+	root, err := w.object(doc, "", "$schema", "target", "pprof", "headers", "microloads", "scenarios", "mix", "agents")
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func Parse(name string, src []byte) (*Plan, error) {
 		return nil, err
 	}
 	list, ok := root["microloads"].([]any)
-	if _, has := root["microloads"]; (has || root["scenarios"] == nil) && (!ok || len(list) == 0) {
+	if _, has := root["microloads"]; (has || root["scenarios"] == nil && root["agents"] == nil) && (!ok || len(list) == 0) {
 		return nil, w.fail("microloads", "want a list of at least one microload")
 	}
 	names := map[string]bool{}
@@ -76,6 +76,11 @@ func Parse(name string, src []byte) (*Plan, error) {
 			}
 			names[sc.Name] = true
 			p.Scenarios = append(p.Scenarios, sc)
+		}
+	}
+	if v, ok := root["agents"]; ok {
+		if p.Agents, err = w.agents(v, "agents"); err != nil {
+			return nil, err
 		}
 	}
 	if v, ok := root["mix"]; ok {

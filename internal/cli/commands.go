@@ -48,6 +48,8 @@ var commands = append(microloadCommands(), []command{
 	{"scale", "[flags] [MICROLOAD…]", "the same target at growing sizes of its data: load, memory, the cost of a change and of each request, and how each grows", scaleCommand},
 	{"ramp", "--ramp FROM:TO/DURATION | --steps R1,R2,…/DURATION [--file F] [flags] [NAME[=WEIGHT]…]",
 		"scenarios started at an arrival rate that rises to the knee: how many users, and what gives way first", rampCommand},
+	{"agents", "[--agents N] [--projects N] [--call write=30,search=47,read=23] [flags]",
+		"many MCP agents writing, searching and reading at once; then no call failed, no write lost, the search index current", agentsCommand},
 	{"fixture serve", "[flags]", "serve the reference target (a notes site) on loopback", fixtureServeCommand},
 }...)
 

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,9 +36,14 @@ type fixtureStart struct {
 	vault     string // a vault folder to serve; empty: generate notes
 	synthetic bool
 	key       string
-	maxStack  string    // --max-stack of the fixture; empty: Go's default
-	memLimit  uint64    // address-space cap in bytes; 0: none
-	stderr    io.Writer // gets a copy of the fixture's stderr
+	keys      []string // more keys of the keyed class (probe agents), one a line after key in the environment
+	projects  int      // MCP projects (probe agents --projects); 0: one
+	// contention turns on the fixture's mutex and block profiles (probe
+	// agents --profile: the lock every write and search queue on).
+	contention bool
+	maxStack   string    // --max-stack of the fixture; empty: Go's default
+	memLimit   uint64    // address-space cap in bytes; 0: none
+	stderr     io.Writer // gets a copy of the fixture's stderr
 }
 
 // startFixture runs `probe fixture serve` (this binary) on a free loopback
@@ -59,8 +66,15 @@ func startFixture(ctx context.Context, o fixtureStart) (*probes.Child, error) {
 	if o.maxStack != "" {
 		args = append(args, "--max-stack", o.maxStack)
 	}
+	if o.projects > 1 {
+		args = append(args, "--projects", fmt.Sprint(o.projects))
+	}
+	if o.contention {
+		args = append(args, "--contention-profiles")
+	}
 	// The key goes by the environment: the command line is anyone's to read.
-	c, err := probes.Start(ctx, probes.ChildSpec{Argv: args, Env: []string{fixtures.KeyEnv + "=" + o.key}, Wait: 3 * time.Minute,
+	env := strings.Join(append([]string{o.key}, o.keys...), "\n")
+	c, err := probes.Start(ctx, probes.ChildSpec{Argv: args, Env: []string{fixtures.KeyEnv + "=" + env}, Wait: 3 * time.Minute,
 		MemLimit: o.memLimit, Stderr: o.stderr})
 	if err != nil {
 		return nil, fmt.Errorf("fixture: %v", err)
@@ -148,7 +162,9 @@ func fixtureServeCommand(fs *flag.FlagSet) runner {
 	synthetic := fs.Bool("synthetic", false, "500-byte notes instead of realistic ~9 KB ones")
 	seed := fs.Uint64("seed", 1, "vault generator seed")
 	dir := fs.String("vault", "", "serve this folder of Markdown notes (an Obsidian vault) instead of a generated one")
-	keyFile := fs.String("key-file", "", "file holding the keyed class's bearer token (sees private notes, admin endpoints); or $"+fixtures.KeyEnv+"; default "+fixtures.DefaultKey+", loopback only")
+	keyFile := fs.String("key-file", "", "file holding the keyed class's bearer token (sees private notes, admin endpoints), more lines more keys for MCP agents; or $"+fixtures.KeyEnv+"; default "+fixtures.DefaultKey+", loopback only")
+	projects := fs.Int("projects", 1, "MCP projects p1…pN (the tools' project argument), each its own generated vault and index")
+	contention := fs.Bool("contention-profiles", false, "record mutex and block profiles (/debug/pprof/mutex, /debug/pprof/block): the locks requests wait on")
 	fs.Func("key", "not taken: a key on the command line is anyone's to read; use --key-file or $"+fixtures.KeyEnv, func(string) error {
 		return fmt.Errorf("a key on the command line is anyone's to read (/proc/PID/cmdline): put it in a file for --key-file, or in $%s", fixtures.KeyEnv)
 	})
@@ -171,23 +187,46 @@ func fixtureServeCommand(fs *flag.FlagSet) runner {
 			}
 			debug.SetMaxStack(int(n))
 		}
-		key := os.Getenv(fixtures.KeyEnv)
+		if *contention {
+			runtime.SetMutexProfileFraction(5)
+			runtime.SetBlockProfileRate(100000) // one event per 100 µs blocked
+		}
+		if *projects < 1 || *projects > 64 {
+			return usageError{fmt.Sprintf("--projects %d: want 1 to 64", *projects)}
+		}
+		keys := keyLines(os.Getenv(fixtures.KeyEnv))
 		if *keyFile != "" {
 			b, err := os.ReadFile(*keyFile)
 			if err != nil {
 				return usageError{"--key-file: " + err.Error()}
 			}
-			if key = strings.TrimSpace(string(b)); key == "" || strings.ContainsAny(key, "\r\n") {
-				return usageError{"--key-file " + *keyFile + ": want one line holding the key"}
+			if keys = keyLines(string(b)); len(keys) == 0 || slices.Contains(keys, "") {
+				return usageError{"--key-file " + *keyFile + ": want one key a line"}
 			}
 		}
+		key := ""
+		if len(keys) > 0 {
+			key, keys = keys[0], keys[1:]
+		}
 		err = fixtures.Serve(ctx, fixtures.ServeOptions{Addr: *addr, Mode: m, Notes: *notes, Synthetic: *synthetic,
-			Seed: *seed, Vault: *dir, Key: key, Stdout: s.stdout, Stderr: s.stderr})
+			Seed: *seed, Vault: *dir, Key: key, Keys: keys, Projects: *projects, Stdout: s.stdout, Stderr: s.stderr})
 		if errors.Is(err, fixtures.ErrPublicKey) {
 			return usageError{err.Error()}
 		}
 		return err
 	}
+}
+
+// keyLines are the keys of a key file or $PROBE_FIXTURE_KEY, one a line.
+func keyLines(s string) []string {
+	if s = strings.TrimSpace(s); s == "" {
+		return nil
+	}
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return lines
 }
 
 // parseBytes reads a size such as 64MB or 4GiB.

@@ -23,6 +23,7 @@ type targetFile struct {
 	microloads []fileMicroload
 	scenarios  []*probes.Scenario
 	mix        map[string]float64 // name of a scenario or microload → weight; nil: each scenario once
+	agents     *plan.Agents       // probe agents' tools; nil: the fixture's
 }
 
 // fileMicroload is one entry of the file's microloads.
@@ -53,7 +54,7 @@ func parseTargetFile(name string, src []byte) (*targetFile, error) {
 }
 
 func viewOf(p *plan.Plan) *targetFile {
-	f := &targetFile{path: p.File, target: p.Target, pprof: p.Pprof, headers: p.Header, mix: p.Mix}
+	f := &targetFile{path: p.File, target: p.Target, pprof: p.Pprof, headers: p.Header, mix: p.Mix, agents: p.Agents}
 	for i := range p.Microloads {
 		m := &p.Microloads[i]
 		f.microloads = append(f.microloads, fileMicroload{name: m.Name, use: m.Use, entry: m})
