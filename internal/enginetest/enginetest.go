@@ -139,7 +139,7 @@ func only(p *profile.Profile, typ string) *profile.Profile {
 // Matcher is one label matcher of a selector.
 type Matcher struct {
 	Name, Op, Value string
-	re           *regexp.Regexp
+	re              *regexp.Regexp
 }
 
 // ParseSelector reads {name="value", name!="v", name=~"re", name!~"re"}.

@@ -123,4 +123,3 @@ func firstLine(b []byte) string {
 	}
 	return line
 }
-
