@@ -144,8 +144,8 @@ func (q Query) check(engine string) error {
 	return err
 }
 
-// lookBack is how far before a query's end an empty answer looks for the
-// services the engine has.
+// lookBack is how far before a query's start an empty answer looks for
+// the services the engine has (up to now).
 const lookBack = 7 * 24 * time.Hour
 
 // ErrNoSamples: the engine holds the service, but no samples of the
@@ -164,7 +164,7 @@ func (e *UnknownServiceError) Error() string {
 	if len(e.Known) > 0 {
 		has = strings.Join(e.Known, ", ")
 	}
-	return fmt.Sprintf("%s has no service %q in the 7 days to the range's end (services it has: %s)", e.Engine, e.Service, has)
+	return fmt.Sprintf("%s has no service %q from 7 days before the range to now (services it has: %s)", e.Engine, e.Service, has)
 }
 
 // Fetch is the merged profile the query selects, parsed and checked.
@@ -198,9 +198,9 @@ func (s *Source) Fetch(ctx context.Context, q Query) (*profile.Profile, error) {
 		}
 	}
 	if p == nil || len(p.Sample) == 0 || total(p) == 0 {
-		// A service quiet in the range may have profiles before it: then
-		// the range is empty, not the service unknown.
-		known, err := s.Services(ctx, q.End.Add(-lookBack), q.End)
+		// A service quiet in the range may have profiles before or after
+		// it: then the range is empty, not the service unknown.
+		known, err := s.Services(ctx, q.Start.Add(-lookBack), later(q.End, time.Now()))
 		if err != nil {
 			return nil, s.callError(err)
 		}
@@ -281,3 +281,10 @@ func contains(list []string, s string) bool {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
