@@ -22,10 +22,11 @@ import (
 )
 
 // fleetWindows is how many one-second CPU profiles the tests take of the
-// fixture in each mode: the windows a compare fetches one by one. Twelve
-// a side lets the A/A test (six against six) reach significance if the
-// comparison were wrong: Mann-Whitney's least p for 6+6 is 0.002.
-const fleetWindows = 12
+// fixture in each mode: the windows a compare fetches one by one. Sixteen
+// a side lets the A/A test (eight against eight) reach significance if the
+// comparison were wrong: Mann-Whitney's least p for 8+8 is 0.0002, under
+// Holm's least bound (0.05/16).
+const fleetWindows = 16
 
 // fleet is a Pyroscope and a Parca serving real profiles of the fixture,
 // taken here, as an agent would have pushed them: per-request mode's
@@ -208,7 +209,7 @@ func TestAnalyzeFromProduction(t *testing.T) {
 func compareFrom(t *testing.T, args ...string) *report.AB {
 	t.Helper()
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, context.Background(), append(append([]string{"compare"}, args...), "--windows", "12", "--out", out)...)
+	code, _, stderr := runProbe(t, context.Background(), append(append([]string{"compare"}, args...), "--windows", "16", "--out", out)...)
 	if code != exitOK {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
@@ -234,10 +235,14 @@ func TestCompareFromProduction(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("%s: compress/flate's share did not fall significantly: %+v", name, ab.Comparisons)
+			var rows []string
+			for _, c := range ab.Comparisons {
+				rows = append(rows, fmt.Sprintf("%s %.1f→%.1f sig=%v", c.Metric, c.Before, c.After, c.Significant))
+			}
+			t.Errorf("%s: compress/flate's share did not fall significantly:\n%s", name, strings.Join(rows, "\n"))
 		}
 	}
-	// Two hours in twelve windows: each side's six hold two profiles each.
+	// Two hours in sixteen windows: each side's eight hold two profiles each.
 	gzipFell("selectors", compareFrom(t, "--from", f.pyroscope, "--service", "site", "--since", "2h",
 		"--before", `{version="per-request"}`, "--after", `{version="load-time"}`))
 	gzipFell("ranges", compareFrom(t, "--from", f.parca, "--service", "site", "--before-range", "2h/1h", "--after-range", "1h/0s"))
@@ -248,7 +253,7 @@ func TestCompareFromProduction(t *testing.T) {
 	}
 	for _, c := range aa.Comparisons {
 		if c.Significant {
-			t.Errorf("A/A: %s called significant (p=%v)", c.Metric, *c.PValue)
+			t.Errorf("A/A: %s called significant (%.1f→%.1f, p=%v)", c.Metric, c.Before, c.After, *c.PValue)
 		}
 	}
 }

@@ -17,13 +17,59 @@ import (
 // cpuSharePrefix names a function's CPU share as a compared metric.
 const cpuSharePrefix = "cpu% "
 
-// compareFunctions is how many functions a production compare tests: the
-// largest cumulative shares of either side.
-const compareFunctions = 15
+// compareFunctions is how many functions a production compare tests in
+// each of two ways: the largest cumulative shares of either side (where
+// the time goes) and the largest flat shares (the leaves doing the work,
+// which a chain of wrappers would crowd out of the first list).
+const compareFunctions = 8
+
+// compared are the functions a compare tests, chosen by their size on
+// either side, never by how much they moved: a choice by the move would
+// pick the noise an A/A comparison is made of.
+func compared(before, after *profile.Profile) []string {
+	flat, cum := map[string]float64{}, map[string]float64{}
+	for _, p := range []*profile.Profile{before, after} {
+		f, c := shares(p)
+		for fn, v := range c {
+			if v < 100 { // every stack's root says nothing
+				cum[fn] = math.Max(cum[fn], v)
+			}
+			flat[fn] = math.Max(flat[fn], f[fn])
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, by := range []map[string]float64{cum, flat} {
+		for _, fn := range largest(by, compareFunctions) {
+			if !seen[fn] {
+				seen[fn] = true
+				out = append(out, fn)
+			}
+		}
+	}
+	return out
+}
+
+// largest are the n keys of m with the largest values, ties by name.
+func largest(m map[string]float64, n int) []string {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if v > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys[:min(n, len(keys))]
+}
 
 // CompareProduction is probe compare --from: each side's windows are the
 // samples; the metrics are the CPU shares (cumulative, in %) of the
-// functions that take most of either side, each tested with Mann-Whitney
+// functions that take most of either side (compared), each tested with Mann-Whitney
 // U across the windows (analyzers.Compare) and held to Holm's correction
 // for testing that many at once, so an A/A comparison reads as noise.
 // The report is probe compare's, with the differential flame graph.
@@ -40,27 +86,7 @@ func CompareProduction(service, beforeName, afterName string, before, after []*p
 		return nil, fmt.Errorf("compare --from compares CPU profiles (sample types: %s against %s)",
 			strings.Join(analyzers.ValueTypes(mb), ", "), strings.Join(analyzers.ValueTypes(ma), ", "))
 	}
-	fb, fa := cumShares(mb), cumShares(ma)
-	names := map[string]float64{}
-	for fn, v := range fb {
-		names[fn] = v
-	}
-	for fn, v := range fa {
-		names[fn] = math.Max(names[fn], v)
-	}
-	var fns []string
-	for fn, v := range names {
-		if v < 100 { // every stack's root says nothing
-			fns = append(fns, fn)
-		}
-	}
-	sort.Slice(fns, func(i, j int) bool {
-		if names[fns[i]] != names[fns[j]] {
-			return names[fns[i]] > names[fns[j]]
-		}
-		return fns[i] < fns[j]
-	})
-	fns = fns[:min(compareFunctions, len(fns))]
+	fns := compared(mb, ma)
 	metrics := make([]analyzers.Metric, len(fns))
 	for i, fn := range fns {
 		metrics[i] = analyzers.Metric{Name: cpuSharePrefix + fn}
@@ -81,7 +107,7 @@ func CompareProduction(service, beforeName, afterName string, before, after []*p
 func windowFigures(windows []*profile.Profile, fns []string) []analyzers.RunFigures {
 	out := make([]analyzers.RunFigures, len(windows))
 	for i, w := range windows {
-		shares := cumShares(w)
+		_, shares := shares(w)
 		values := map[string]float64{}
 		for _, fn := range fns {
 			values[cpuSharePrefix+fn] = shares[fn]
@@ -91,21 +117,21 @@ func windowFigures(windows []*profile.Profile, fns []string) []analyzers.RunFigu
 	return out
 }
 
-// cumShares are the functions' cumulative CPU shares of p in %: the
-// analyzers' hot-path delta against an empty profile (functions under
+// shares are the functions' flat and cumulative CPU shares of p in %:
+// the analyzers' hot-path delta against an empty profile (functions under
 // its half-point floor are left out).
-func cumShares(p *profile.Profile) map[string]float64 {
+func shares(p *profile.Profile) (flat, cum map[string]float64) {
 	empty := &profile.Profile{SampleType: p.SampleType, PeriodType: p.PeriodType, Period: p.Period}
 	gainers, _ := analyzers.HotPathDelta(empty, p, "cpu", math.MaxInt32)
-	out := map[string]float64{}
+	flat, cum = map[string]float64{}, map[string]float64{}
 	for _, g := range gainers {
-		out[g.Function] = 100 * g.CumAfter
+		flat[g.Function], cum[g.Function] = 100*g.FlatAfter, 100*g.CumAfter
 	}
-	return out
+	return flat, cum
 }
 
 // holm applies Holm's step-down correction to the changes' p-values:
-// with fifteen functions tested at 5 % each, one in two A/A comparisons
+// with sixteen functions tested at 5 % each, one in two A/A comparisons
 // would otherwise show a "significant" move.
 func holm(changes []analyzers.MetricChange) {
 	idx := make([]int, 0, len(changes))
