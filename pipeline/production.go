@@ -264,18 +264,23 @@ func joinLabels(a, b string) string {
 
 // WeighByFleet sets on each run the fleet's profile the findings are
 // weighed against and each finding's share of the fleet's CPU: the
-// fleet's samples whose stack holds every frame the finding names (its
-// chain from the work to the target's own code), or its own frame when it
-// names no chain. A finding that names neither gets no share.
+// fleet's samples whose stack holds the finding's work (the first of its
+// frames, where its rule matched) under its own frame (where the fix
+// goes), either alone when it names one only. Not the whole chain: the
+// chain is the run's heaviest path into the work, and the fleet reaches
+// the same work by its other paths too. A finding that names neither
+// gets no share.
 func WeighByFleet(fleet *profile.Profile, src *production.Source, q production.Query, runs []*report.RunReport) {
 	stacks, total := fleetStacks(fleet)
 	for _, r := range runs {
 		p := &report.Production{Source: src.String(), Service: q.Service, Start: stamp(q.Start), End: stamp(q.End),
 			Shares: make([]*float64, len(r.Findings))}
 		for i, f := range r.Findings {
-			want := f.Frames
-			if len(want) == 0 && f.OwnFrame != "" {
-				want = []string{f.OwnFrame}
+			var want []string
+			for _, fn := range []string{first(f.Frames), f.OwnFrame} {
+				if fn != "" && fn != "…" {
+					want = append(want, fn)
+				}
 			}
 			if len(want) == 0 || total == 0 {
 				continue
@@ -328,4 +333,11 @@ func holdsAll(set map[string]bool, want []string) bool {
 		}
 	}
 	return true
+}
+
+func first(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[0]
 }
