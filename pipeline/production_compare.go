@@ -18,14 +18,18 @@ import (
 const cpuSharePrefix = "cpu% "
 
 // compareFunctions is how many functions a production compare tests in
-// each of two ways: the largest cumulative shares of either side (where
-// the time goes) and the largest flat shares (the leaves doing the work,
-// which a chain of wrappers would crowd out of the first list).
-const compareFunctions = 8
+// each of three ways: the largest cumulative shares of either side (where
+// the time goes), the largest flat shares (the leaves doing the work,
+// which a chain of wrappers would crowd out of the first list), and the
+// merged profiles' largest moves, up and down (where a deploy moved the
+// work, when that is not where most of it is).
+const compareFunctions = 6
 
-// compared are the functions a compare tests, chosen by their size on
-// either side, never by how much they moved: a choice by the move would
-// pick the noise an A/A comparison is made of.
+// compared are the functions a compare tests. Those chosen by their move
+// are chosen on the merged profiles, while the test is on the windows:
+// a move that one noisy window made does not separate the windows, and
+// Holm's correction covers all the functions chosen (an A/A comparison
+// still reads as noise: TestCompareProductionAAIsNoise).
 func compared(before, after *profile.Profile) []string {
 	flat, cum := map[string]float64{}, map[string]float64{}
 	for _, p := range []*profile.Profile{before, after} {
@@ -37,9 +41,14 @@ func compared(before, after *profile.Profile) []string {
 			flat[fn] = math.Max(flat[fn], f[fn])
 		}
 	}
+	gainers, losers := analyzers.HotPathDelta(before, after, "cpu", compareFunctions/2)
+	moved := map[string]float64{}
+	for i, d := range append(gainers, losers...) {
+		moved[d.Function] = float64(len(gainers) + len(losers) - i)
+	}
 	seen := map[string]bool{}
 	var out []string
-	for _, by := range []map[string]float64{cum, flat} {
+	for _, by := range []map[string]float64{cum, flat, moved} {
 		for _, fn := range largest(by, compareFunctions) {
 			if !seen[fn] {
 				seen[fn] = true
@@ -131,7 +140,7 @@ func shares(p *profile.Profile) (flat, cum map[string]float64) {
 }
 
 // holm applies Holm's step-down correction to the changes' p-values:
-// with sixteen functions tested at 5 % each, one in two A/A comparisons
+// with up to eighteen functions tested at 5 % each, one in two A/A comparisons
 // would otherwise show a "significant" move.
 func holm(changes []analyzers.MetricChange) {
 	idx := make([]int, 0, len(changes))
