@@ -18,6 +18,7 @@ import (
 
 	"github.com/probehq/probe/internal/enginetest"
 	"github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
 )
 
@@ -261,44 +262,80 @@ func TestCompareFromProduction(t *testing.T) {
 }
 
 // probe all --profile --production: each lab finding carries its share of
-// the fleet's CPU; the sitemap's compression costs a per-request fleet
-// more than a load-time one.
+// the fleet's CPU, in report.json and the table; the sitemap's
+// compression costs a per-request fleet more than a load-time one (the
+// same lab findings weighed again against the load-time fleet: one lab
+// run is enough).
 func TestAllWeighedByProduction(t *testing.T) {
 	f := fixtureFleet(t)
-	share := map[string]float64{}
-	for _, mode := range []string{"per-request", "load-time"} {
-		out := t.TempDir()
-		code, _, stderr := runProbe(t, context.Background(), "all", "--profile", "--fixture-mode", "per-request", "--notes", "300",
-			"--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--out", out,
-			"--production", f.pyroscope, "--service", "site", "--production-labels", fmt.Sprintf("version=%q", mode), "--production-since", "3h")
-		if code != exitOK && code != exitError {
-			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
+	out := t.TempDir()
+	code, _, stderr := runProbe(t, context.Background(), "all", "--profile", "--fixture-mode", "per-request", "--notes", "300",
+		"--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--out", out,
+		"--production", f.pyroscope, "--service", "site", "--production-labels", `version="per-request"`, "--production-since", "3h")
+	if code != exitOK && code != exitError {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var suite struct {
+		Runs []struct {
+			Microload  string             `json:"microload"`
+			Production *report.Production `json:"production"`
+			Findings   []struct {
+				Rule            string   `json:"rule"`
+				ProductionShare *float64 `json:"production_share"`
+			} `json:"findings"`
+		} `json:"runs"`
+	}
+	readJSON(t, filepath.Join(out, "report.json"), &suite)
+	perRequest := -1.0
+	for _, r := range suite.Runs {
+		if r.Production == nil || r.Production.Service != "site" || !strings.HasPrefix(r.Production.Source, "pyroscope://") {
+			t.Errorf("%s: no production: %+v", r.Microload, r.Production)
 		}
-		var suite struct {
-			Runs []struct {
-				Microload  string             `json:"microload"`
-				Production *report.Production `json:"production"`
-				Findings   []struct {
-					Rule            string   `json:"rule"`
-					ProductionShare *float64 `json:"production_share"`
-				} `json:"findings"`
-			} `json:"runs"`
-		}
-		readJSON(t, filepath.Join(out, "report.json"), &suite)
-		for _, r := range suite.Runs {
-			if r.Production == nil || r.Production.Service != "site" {
-				t.Errorf("%s %s: no production: %+v", mode, r.Microload, r.Production)
-			}
-			for _, fd := range r.Findings {
-				if r.Microload == "sitemap" && fd.Rule == "repeated-gzip" && fd.ProductionShare != nil {
-					share[mode] = *fd.ProductionShare
-				}
+		for _, fd := range r.Findings {
+			if r.Microload == "sitemap" && fd.Rule == "repeated-gzip" && fd.ProductionShare != nil {
+				perRequest = *fd.ProductionShare
 			}
 		}
 	}
-	if share["per-request"] < 0.05 || share["load-time"] >= share["per-request"]/2 {
-		t.Errorf("repeated-gzip's fleet share: %v, want a per-request fleet's well above a load-time one's", share)
+	if !strings.Contains(stderr+readFile(t, filepath.Join(out, "report.md")), "of the fleet's CPU") {
+		t.Errorf("neither the table nor report.md shows a fleet share")
 	}
+	runs, err := report.LoadRuns(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sitemap := runs["sitemap"]
+	if sitemap == nil {
+		t.Fatalf("no sitemap run among %v", runs)
+	}
+	loadTime, err := f.store.Merge("process_cpu:cpu:nanoseconds:cpu:nanoseconds", `{version="load-time"}`, time.Time{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab := []*report.RunReport{sitemap.Report}
+	src, err := production.ParseSource(f.pyroscope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipeline.WeighByFleet(loadTime, src, production.Query{Service: "site"}, lab)
+	other := -1.0
+	for i, fd := range lab[0].Findings {
+		if fd.Rule == "repeated-gzip" && lab[0].Production.Shares[i] != nil {
+			other = *lab[0].Production.Shares[i]
+		}
+	}
+	if perRequest < 0.02 || other < 0 || other >= perRequest/2 {
+		t.Errorf("repeated-gzip's fleet share: %.3f of a per-request fleet, %.3f of a load-time one: want the first well above", perRequest, other)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // Bad input: one line and an exit code.
