@@ -244,7 +244,11 @@ func FetchWindows(ctx context.Context, src *production.Source, q production.Quer
 	}
 	var warnings []string
 	if len(empty) > 0 {
-		warnings = append(warnings, fmt.Sprintf("%s: %d windows held no samples (from %s)", side.Labels, len(empty), strings.Join(empty, ", ")))
+		name := side.Labels
+		if name == "" {
+			name = stamp(side.Start) + " to " + stamp(side.End)
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: %d of %d windows held no samples (starting %s)", name, len(empty), n, strings.Join(empty, ", ")))
 	}
 	return out, warnings, nil
 }

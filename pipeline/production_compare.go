@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -96,11 +97,13 @@ func CompareProduction(service, beforeName, afterName string, before, after []*p
 			strings.Join(analyzers.ValueTypes(mb), ", "), strings.Join(analyzers.ValueTypes(ma), ", "))
 	}
 	fns := compared(mb, ma)
+	wb, wa := windowFigures(before, fns), windowFigures(after, fns)
+	fns = slices.DeleteFunc(fns, func(fn string) bool { return allZero(wb, fn) && allZero(wa, fn) })
 	metrics := make([]analyzers.Metric, len(fns))
 	for i, fn := range fns {
 		metrics[i] = analyzers.Metric{Name: cpuSharePrefix + fn}
 	}
-	c := analyzers.Compare(service, metrics, windowFigures(before, fns), windowFigures(after, fns))
+	c := analyzers.Compare(service, metrics, wb, wa)
 	holm(c.Changes)
 	files := map[string][]byte{}
 	diffFlame(files, beforeName, afterName, c)
@@ -108,7 +111,21 @@ func CompareProduction(service, beforeName, afterName string, before, after []*p
 	for _, w := range warnings {
 		ws = append(ws, probes.Warning{Kind: "empty-windows", Message: w})
 	}
-	return report.NewAB(beforeName, afterName, []analyzers.Comparison{c}, nil, files, nil, ws), nil
+	ab := report.NewAB(beforeName, afterName, []analyzers.Comparison{c}, nil, files, nil, ws)
+	// A geometric mean of functions' share ratios says nothing.
+	ab.Geomean = map[string]float64{}
+	return ab, nil
+}
+
+// allZero: no window shows fn (each under the half-point floor), though
+// the merged side did.
+func allZero(ws []analyzers.RunFigures, fn string) bool {
+	for _, w := range ws {
+		if w.Values[cpuSharePrefix+fn] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // windowFigures are the windows as a comparison's runs: each function's
