@@ -33,8 +33,10 @@ const compareFunctions = 6
 // still reads as noise: TestCompareProductionAAIsNoise).
 func compared(before, after *profile.Profile) []string {
 	flat, cum := map[string]float64{}, map[string]float64{}
-	for _, p := range []*profile.Profile{before, after} {
+	var cums [2]map[string]float64
+	for i, p := range []*profile.Profile{before, after} {
 		f, c := shares(p)
+		cums[i] = c
 		for fn, v := range c {
 			if v < 100 { // every stack's root says nothing
 				cum[fn] = math.Max(cum[fn], v)
@@ -42,22 +44,43 @@ func compared(before, after *profile.Profile) []string {
 			flat[fn] = math.Max(flat[fn], f[fn])
 		}
 	}
-	gainers, losers := analyzers.HotPathDelta(before, after, "cpu", compareFunctions/2)
-	moved := map[string]float64{}
-	for i, d := range append(gainers, losers...) {
-		moved[d.Function] = float64(len(gainers) + len(losers) - i)
+	gainers, losers := analyzers.HotPathDelta(before, after, "cpu", math.MaxInt32)
+	up, down := map[string]float64{}, map[string]float64{}
+	for _, d := range gainers {
+		up[d.Function] = d.Change()
 	}
-	seen := map[string]bool{}
-	var out []string
-	for _, by := range []map[string]float64{cum, flat, moved} {
-		for _, fn := range largest(by, compareFunctions) {
-			if !seen[fn] {
-				seen[fn] = true
-				out = append(out, fn)
+	for _, d := range losers {
+		down[d.Function] = -d.Change()
+	}
+	// A chain of wrappers carries the same samples under several names:
+	// a function whose shares on both sides are within a tenth of a point
+	// of one chosen already is that work again, and would crowd out the
+	// rest.
+	var chosen []string
+	same := func(fn string) bool {
+		for _, c := range chosen {
+			if math.Abs(cums[0][fn]-cums[0][c]) < 0.1 && math.Abs(cums[1][fn]-cums[1][c]) < 0.1 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, by := range []struct {
+		shares map[string]float64
+		n      int
+	}{{cum, compareFunctions}, {flat, compareFunctions}, {up, compareFunctions / 2}, {down, compareFunctions / 2}} {
+		taken := 0
+		for _, fn := range largest(by.shares, len(by.shares)) {
+			if taken == by.n {
+				break
+			}
+			if !same(fn) {
+				chosen = append(chosen, fn)
+				taken++
 			}
 		}
 	}
-	return out
+	return chosen
 }
 
 // largest are the n keys of m with the largest values, ties by name.
