@@ -48,15 +48,22 @@ func CompareSides(beforeName, afterName string, before, after map[string][]*repo
 		c := analyzers.Compare(m, report.Metrics(), fb, fa)
 		comps = append(comps, c)
 		curves[m] = [2][][]report.CurvePoint{cb, ca}
-		if c.Before != nil && c.After != nil {
-			if t, err := flamegraphs.FoldDiff(c.Before, c.After, flamegraphs.FoldOptions{SampleIndex: "cpu"}); err == nil {
-				var buf bytes.Buffer
-				title := fmt.Sprintf("%s: CPU of %s against %s (red: a larger share after)", m, afterName, beforeName)
-				if flamegraphs.WriteHTML(&buf, t, flamegraphs.Options{Title: title}) == nil {
-					files["flame-diff-"+m+".html"] = buf.Bytes()
-				}
-			}
-		}
+		diffFlame(files, beforeName, afterName, c)
 	}
 	return report.NewAB(beforeName, afterName, comps, curves, files, failures, oneSided)
+}
+
+// diffFlame draws flame-diff-MICROLOAD.html from c's merged CPU profiles,
+// when both sides have one.
+func diffFlame(files map[string][]byte, beforeName, afterName string, c analyzers.Comparison) {
+	if c.Before == nil || c.After == nil {
+		return
+	}
+	if t, err := flamegraphs.FoldDiff(c.Before, c.After, flamegraphs.FoldOptions{SampleIndex: "cpu"}); err == nil {
+		var buf bytes.Buffer
+		title := fmt.Sprintf("%s: CPU of %s against %s (red: a larger share after)", c.Microload, afterName, beforeName)
+		if flamegraphs.WriteHTML(&buf, t, flamegraphs.Options{Title: title}) == nil {
+			files["flame-diff-"+c.Microload+".html"] = buf.Bytes()
+		}
+	}
 }

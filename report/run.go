@@ -28,6 +28,9 @@ type Summary struct {
 // reader needs to trust the figures.
 type RunReport struct {
 	Summary
+	// Production: the fleet's profile the findings were weighed against
+	// (probe all --production); nil without.
+	Production *Production `json:"production,omitempty"`
 
 	AcceptEncoding string                    `json:"accept_encoding,omitempty"` // what the requests accepted (gzip unless told otherwise)
 	Protocol       string                    `json:"protocol,omitempty"`        // HTTP/2 and how (h2c or TLS, streams a connection); absent: HTTP/1.1

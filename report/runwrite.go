@@ -56,6 +56,9 @@ func (r *RunReport) WriteTable(w io.Writer) {
 	for i, f := range r.Findings {
 		fmt.Fprintf(w, "  %d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n     %s\n     %s\n", i+1, f.Rule, f.Class, f.Severity,
 			100*f.CPUShare, 100*f.AllocShare, f.Endpoint, f.Suggestion, where(f))
+		if fl := r.fleetLine(i); fl != "" {
+			fmt.Fprintf(w, "     fleet: %s\n", fl)
+		}
 	}
 	for _, u := range r.Unexplained {
 		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
@@ -119,6 +122,9 @@ func (r *RunReport) Markdown() string {
 				i+1, f.Rule, f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, f.Suggestion, f.Evidence)
 			if f.OwnFrame != "" {
 				fmt.Fprintf(&b, "   In the target's own code: `%s`  \n", f.OwnFrame)
+			}
+			if fl := r.fleetLine(i); fl != "" {
+				fmt.Fprintf(&b, "   Fleet: %s  \n", fl)
 			}
 			fmt.Fprintf(&b, "   Frames: `%s`\n", strings.Join(f.Frames, "` ← `"))
 		}

@@ -6,23 +6,43 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
 )
 
 // compareCommand is `probe compare BEFORE_DIR AFTER_DIR`: the compare step
 // of probe ab (pipeline.CompareSides) on two report folders written
-// earlier.
+// earlier. With --from it compares two sides of a fleet's production
+// profiles instead (pipeline.CompareProduction): two label selectors
+// (--before/--after) or two time ranges (--before-range/--after-range),
+// each side fetched as --windows consecutive windows, one by one.
 func compareCommand(fs *flag.FlagSet) runner {
 	var output outputFlags
 	output.register(fs, "compare")
 	output.registerGates(fs, "regressed, worse, p99_ms:ratio>1.1")
+	var prod productionFlags
+	prod.register(fs, "from", "compare a service's production profiles: pyroscope://HOST:PORT or parca://HOST:PORT (+https for TLS)", time.Hour, "")
+	var sides compareSides
+	fs.StringVar(&sides.before[0], "before", "", `with --from: the before side's label selector, e.g. '{version="v41"}'`)
+	fs.StringVar(&sides.after[0], "after", "", `with --from: the after side's label selector, e.g. '{version="v42"}'`)
+	fs.StringVar(&sides.before[1], "before-range", "", "with --from: the before side's time range START/END (RFC 3339, or durations ago: 26h/25h)")
+	fs.StringVar(&sides.after[1], "after-range", "", "with --from: the after side's time range START/END")
+	fs.IntVar(&sides.windows, "windows", 12, "with --from: consecutive windows a side is fetched in, one by one: the samples of the test")
+	var maxProfile profileFlags
+	maxProfile.registerMaxProfile(fs)
 	return func(ctx context.Context, s streams, dirs []string) error {
+		if prod.from != "" {
+			return compareProduction(ctx, s, &output, &prod, &sides, int64(maxProfile.maxProfile), dirs)
+		}
 		sides := [2]map[string][]*report.RunData{{}, {}}
 		sess, err := begin(ctx, s, start{gates: "ab", output: &output, before: func() error {
 			if len(dirs) != 2 {
-				return usageError{"usage: probe compare BEFORE_DIR AFTER_DIR (two report folders of probe <microload> or probe all)"}
+				return usageError{"usage: probe compare BEFORE_DIR AFTER_DIR (two report folders of probe <microload> or probe all), or probe compare --from pyroscope://HOST:PORT --service NAME --before SELECTOR --after SELECTOR"}
 			}
 			for i, d := range dirs {
 				runs, err := report.LoadRuns(d)
@@ -51,4 +71,90 @@ func compareCommand(fs *flag.FlagSet) runner {
 		ab.Thresholds = sess.judgeAB(ab)
 		return sess.finish(ab, nil)
 	}
+}
+
+// compareSides are probe compare --from's two sides: a selector and a
+// range each.
+type compareSides struct {
+	before, after [2]string // selector, range
+	windows       int
+}
+
+// windows are the two sides as the pipeline fetches them, and their names.
+func (c *compareSides) windows2(q production.Query) (sides [2]pipeline.Window, names [2]string, err error) {
+	now := q.End
+	for i, side := range [2][2]string{c.before, c.after} {
+		flagName := [2]string{"--before", "--after"}[i]
+		w := pipeline.Window{Labels: side[0], Start: q.Start, End: q.End}
+		if side[1] != "" {
+			if w.Start, w.End, err = parseRange(flagName+"-range", side[1], now); err != nil {
+				return
+			}
+		}
+		names[i] = strings.TrimSpace(strings.Join(nonEmpty(side[0], side[1]), " "))
+		if names[i] == "" {
+			names[i] = fmt.Sprintf("%s to %s", q.Start.UTC().Format(time.RFC3339), q.End.UTC().Format(time.RFC3339))
+		}
+		sides[i] = w
+	}
+	if c.before == c.after {
+		return sides, names, usageError{"--from: give the sides that differ: --before SELECTOR --after SELECTOR, or --before-range START/END --after-range START/END"}
+	}
+	if c.windows < 2 || c.windows > 1000 {
+		return sides, names, usageError{fmt.Sprintf("--windows %d: want 2 to 1000", c.windows)}
+	}
+	return
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// compareProduction is probe compare --from: each side's windows fetched
+// before the folder is claimed.
+func compareProduction(ctx context.Context, s streams, output *outputFlags, prod *productionFlags, sides *compareSides, maxBytes int64, dirs []string) error {
+	var ab *report.AB
+	sess, err := begin(ctx, s, start{gates: "ab", output: output, before: func() error {
+		if len(dirs) > 0 {
+			return usageError{"--from compares the profiler's profiles: name no folder"}
+		}
+		src, err := prod.source("from", maxBytes)
+		if err != nil {
+			return err
+		}
+		q, err := prod.query(time.Now())
+		if err != nil {
+			return err
+		}
+		if q.Type != "cpu" && q.Type != production.Types[src.Engine]["cpu"] {
+			return usageError{"--from compares CPU profiles: --type cpu"}
+		}
+		ws, names, err := sides.windows2(q)
+		if err != nil {
+			return err
+		}
+		var got [2][]*profile.Profile
+		var warnings []string
+		for i, w := range ws {
+			fmt.Fprintf(s.stderr, "probe: fetching %s in %d windows from %s…\n", names[i], sides.windows, src)
+			ps, warn, err := pipeline.FetchWindows(ctx, src, q, w, sides.windows)
+			if err != nil {
+				return err
+			}
+			got[i], warnings = ps, append(warnings, warn...)
+		}
+		ab, err = pipeline.CompareProduction(q.Service, names[0], names[1], got[0], got[1], warnings)
+		return err
+	}})
+	if err != nil {
+		return err
+	}
+	ab.Thresholds = sess.judgeAB(ab)
+	return sess.finish(ab, nil)
 }

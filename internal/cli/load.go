@@ -26,6 +26,8 @@ type loadCommand struct {
 	grpc    grpcFlags      // probe grpc
 	shape   microloadFlags // a named microload's endpoints
 	writes  writeFlags     // reads during writes
+
+	fleet productionFlags // probe all --production
 }
 
 func microloadCommand(name string) func(fs *flag.FlagSet) runner {
@@ -53,6 +55,9 @@ func newLoadCommand(fs *flag.FlagSet, name string) runner {
 	c.shape.register(fs, name)
 	if name != "all" {
 		c.writes.register(fs)
+	} else {
+		c.fleet.register(fs, "production", "with --profile: weigh each finding by its share of this fleet's CPU: pyroscope://HOST:PORT or parca://HOST:PORT",
+			24*time.Hour, "production-")
 	}
 	return c.run
 }
@@ -87,9 +92,11 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		}
 		c.target.http2 = true // gRPC is HTTP/2's
 	}
+	var fleet *fleetProfile
 	sess, err := begin(ctx, s, start{
 		checks: []error{c.target.validate(), c.load.validate(), c.profile.validate(), c.writes.validate(c.load), c.checkShard()},
 		gates:  "run", output: &c.output, load: &c.load, profile: &c.profile,
+		before: func() (err error) { fleet, err = c.fleet.fetchFleet(ctx, &c.profile); return err },
 	})
 	if err != nil {
 		return err
@@ -208,6 +215,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 	var requests, errs int64
 	var ended string
 	var lost int
+	fleet.weigh(reports)
 	verdicts := sess.judgeRuns(reports)
 	if c.name == "all" {
 		suite := report.NewSuite(target.URL.String(), reports)

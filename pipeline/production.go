@@ -1,0 +1,347 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/flamegraphs"
+	"github.com/probehq/probe/lib/frames"
+	"github.com/probehq/probe/probes/production"
+	"github.com/probehq/probe/report"
+)
+
+// Production profiles: probe analyze --from, probe compare --from and
+// probe all --production read a fleet's merged profiles from its
+// continuous profiler (probes/production) and put them through the same
+// analyzers, flame graphs and comparison as profiles probe took itself.
+
+// ProductionFindings is what probe analyze --from found in a fleet's
+// merged profile: the findings of profiles alone (no reply evidence, so
+// load-time only for work invariant by nature), the unexplained list, the
+// top own functions and the flame graph beside it.
+type ProductionFindings struct {
+	*report.ProfileFindings
+	Source   string        `json:"source"`
+	Service  string        `json:"service"`
+	Selector string        `json:"selector"`
+	Type     string        `json:"profile_type"`
+	Start    string        `json:"start"`
+	End      string        `json:"end"`
+	Top      []TopFunction `json:"top_own_functions"`
+	files    map[string][]byte
+}
+
+// TopFunction is one of the functions that took most of the profile in
+// their own code (flat), with what they and their callees took (cum).
+type TopFunction struct {
+	Function string  `json:"function"`
+	Kind     string  `json:"kind"` // own, std, runtime, third-party (lib/frames)
+	Flat     float64 `json:"flat_share"`
+	Cum      float64 `json:"cum_share"`
+}
+
+// AnalyzeProduction analyzes a fleet's merged profile p fetched by q from
+// src: CPU and allocation profiles through the analyzers, any type drawn
+// as a flame graph with its top functions.
+func AnalyzeProduction(src *production.Source, q production.Query, p *profile.Profile, rules []Rule) *ProductionFindings {
+	typeID, _ := q.TypeID(src.Engine)
+	label := fmt.Sprintf("%s %s %s", src, q.Selector(src.Engine), typeID)
+	var cpu, allocs *profile.Profile
+	switch profileKind(p) {
+	case "cpu":
+		cpu = p
+	case "allocs":
+		allocs = p
+	}
+	pf := &report.ProfileFindings{Profiles: []string{label}, Findings: []analyzers.Finding{}}
+	if cpu != nil || allocs != nil {
+		pf = AnalyzeProfiles([]string{label}, cpu, allocs, rules)
+	}
+	code := frames.Code{MainModule: frames.MainModule(p)}
+	out := &ProductionFindings{ProfileFindings: pf, Source: src.String(), Service: q.Service, Selector: q.Selector(src.Engine),
+		Type: typeID, Start: stamp(q.Start), End: stamp(q.End), Top: TopFunctions(p, code, 10), files: map[string][]byte{}}
+	title := fmt.Sprintf("%s of %s (%s to %s)", "%s", q.Service, out.Start, out.End)
+	if cpu != nil || allocs != nil {
+		for name, b := range flameGraphs(cpu, allocs, pf.Findings, title, code) {
+			out.files[name] = b
+		}
+	} else if t, err := flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: lastType(p), Code: code}); err == nil {
+		var b bytes.Buffer
+		if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: fmt.Sprintf(title, t.Sample)}) == nil {
+			out.files["flame.html"] = b.Bytes()
+		}
+	}
+	var raw bytes.Buffer
+	if p.Write(&raw) == nil {
+		out.files["production.pb.gz"] = raw.Bytes()
+	}
+	return out
+}
+
+// JSON is report.json.
+func (d *ProductionFindings) JSON() ([]byte, error) {
+	d.Findings = nonNilFindings(d.Findings)
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding report.json: %v", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Files are the flame graph and the fetched profile.
+func (d *ProductionFindings) Files() (map[string][]byte, error) { return d.files, nil }
+
+// WriteTable: where the profile came from, the findings, the top functions.
+func (d *ProductionFindings) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%s %s, %s, %s to %s\n", d.Source, d.Selector, d.Type, d.Start, d.End)
+	d.ProfileFindings.WriteTable(w)
+	writeTop(w, d.Top, "")
+}
+
+// Markdown is report.md.
+func (d *ProductionFindings) Markdown() string {
+	var b strings.Builder
+	b.WriteString(d.ProfileFindings.Markdown())
+	fmt.Fprintf(&b, "\nFrom %s, `%s`, profile type `%s`, %s to %s: the fleet's own traffic; no reply was seen, so only work invariant by nature is called load-time.\n",
+		d.Source, d.Selector, d.Type, d.Start, d.End)
+	if len(d.Top) > 0 {
+		b.WriteString("\n## Top own functions\n\n")
+		writeTop(&b, d.Top, "- ")
+	}
+	return b.String()
+}
+
+func writeTop(w io.Writer, top []TopFunction, bullet string) {
+	if bullet == "" && len(top) > 0 {
+		fmt.Fprintln(w, "top own functions (flat, cum):")
+		bullet = "  "
+	}
+	for _, t := range top {
+		fmt.Fprintf(w, "%s%5.1f%% %5.1f%%  %s\n", bullet, 100*t.Flat, 100*t.Cum, t.Function)
+	}
+}
+
+func nonNilFindings(fs []analyzers.Finding) []analyzers.Finding {
+	if fs == nil {
+		return []analyzers.Finding{}
+	}
+	return fs
+}
+
+// TopFunctions are the n functions of the target's own code with the
+// largest flat share of p's last sample type (all code when none is its
+// own: a profile without file names).
+func TopFunctions(p *profile.Profile, code frames.Code, n int) []TopFunction {
+	idx := len(p.SampleType) - 1
+	flat, cum := map[string]float64{}, map[string]float64{}
+	files := map[string]string{}
+	var total float64
+	for _, s := range p.Sample {
+		v := float64(s.Value[idx])
+		total += v
+		seen := map[string]bool{}
+		leaf := true
+		for _, loc := range s.Location {
+			for i := range loc.Line { // innermost (inlined) first
+				fn := loc.Line[i].Function
+				if fn == nil {
+					continue
+				}
+				name := frames.DisplayName(fn.Name)
+				files[name] = fn.Filename
+				if leaf {
+					flat[name] += v
+					leaf = false
+				}
+				if !seen[name] {
+					seen[name] = true
+					cum[name] += v
+				}
+			}
+		}
+	}
+	if total == 0 {
+		return []TopFunction{}
+	}
+	var all, own []TopFunction
+	for name, c := range cum {
+		t := TopFunction{Function: name, Kind: code.Kind(name, files[name]), Flat: flat[name] / total, Cum: c / total}
+		if t.Flat == 0 {
+			continue
+		}
+		all = append(all, t)
+		if t.Kind == frames.Own {
+			own = append(own, t)
+		}
+	}
+	if len(own) == 0 {
+		own = all
+	}
+	sort.Slice(own, func(i, j int) bool {
+		if own[i].Flat != own[j].Flat {
+			return own[i].Flat > own[j].Flat
+		}
+		return own[i].Function < own[j].Function
+	})
+	return append([]TopFunction{}, own[:min(n, len(own))]...)
+}
+
+func lastType(p *profile.Profile) string { return p.SampleType[len(p.SampleType)-1].Type }
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// Window is one side's time range and selector in a production compare.
+type Window struct {
+	Labels     string
+	Start, End time.Time
+}
+
+// FetchWindows splits each side's range into n consecutive windows and
+// fetches each window's merged profile, one by one: the samples of the
+// comparison. A window with no samples is left out with a warning; a side
+// left with fewer than two windows cannot be tested.
+func FetchWindows(ctx context.Context, src *production.Source, q production.Query, side Window, n int) ([]*profile.Profile, []string, error) {
+	if n < 2 {
+		return nil, nil, fmt.Errorf("--windows %d: want 2 or more (each side's samples)", n)
+	}
+	if !side.End.After(side.Start) {
+		return nil, nil, fmt.Errorf("empty time range: %s to %s", stamp(side.Start), stamp(side.End))
+	}
+	step := side.End.Sub(side.Start) / time.Duration(n)
+	var out []*profile.Profile
+	var empty []string
+	for i := range n {
+		wq := q
+		wq.Labels = joinLabels(q.Labels, side.Labels)
+		wq.Start = side.Start.Add(time.Duration(i) * step)
+		wq.End = wq.Start.Add(step)
+		if i == n-1 {
+			wq.End = side.End
+		}
+		p, err := src.Fetch(ctx, wq)
+		if errors.Is(err, production.ErrNoSamples) {
+			empty = append(empty, stamp(wq.Start))
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) < 2 {
+		return nil, nil, fmt.Errorf("%s %s: %d of %d windows from %s to %s hold samples: want 2 or more",
+			src, q.Selector(src.Engine), len(out), n, stamp(side.Start), stamp(side.End))
+	}
+	var warnings []string
+	if len(empty) > 0 {
+		name := side.Labels
+		if name == "" {
+			name = stamp(side.Start) + " to " + stamp(side.End)
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: %d of %d windows held no samples (starting %s)", name, len(empty), n, strings.Join(empty, ", ")))
+	}
+	return out, warnings, nil
+}
+
+func joinLabels(a, b string) string {
+	trim := func(s string) string {
+		return strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "{"), "}"))
+	}
+	var ms []string
+	for _, s := range []string{trim(a), trim(b)} {
+		if s != "" {
+			ms = append(ms, s)
+		}
+	}
+	return strings.Join(ms, ",")
+}
+
+// WeighByFleet sets on each run the fleet's profile the findings are
+// weighed against and each finding's share of the fleet's CPU: the
+// fleet's samples whose stack holds the finding's work (the first of its
+// frames, where its rule matched) under its own frame (where the fix
+// goes), either alone when it names one only. Not the whole chain: the
+// chain is the run's heaviest path into the work, and the fleet reaches
+// the same work by its other paths too. A finding that names neither
+// gets no share.
+func WeighByFleet(fleet *profile.Profile, src *production.Source, q production.Query, runs []*report.RunReport) {
+	stacks, total := fleetStacks(fleet)
+	for _, r := range runs {
+		p := &report.Production{Source: src.String(), Service: q.Service, Start: stamp(q.Start), End: stamp(q.End),
+			Shares: make([]*float64, len(r.Findings))}
+		for i, f := range r.Findings {
+			var want []string
+			for _, fn := range []string{first(f.Frames), f.OwnFrame} {
+				if fn != "" && fn != "…" {
+					want = append(want, fn)
+				}
+			}
+			if len(want) == 0 || total == 0 {
+				continue
+			}
+			var under float64
+			for _, st := range stacks {
+				if holdsAll(st.funcs, want) {
+					under += st.value
+				}
+			}
+			share := under / total
+			p.Shares[i] = &share
+		}
+		r.Production = p
+	}
+}
+
+type fleetStack struct {
+	funcs map[string]bool
+	value float64
+}
+
+// fleetStacks are the CPU profile's stacks as sets of function names.
+func fleetStacks(p *profile.Profile) ([]fleetStack, float64) {
+	idx, err := p.SampleIndexByName("cpu")
+	if err != nil {
+		idx = len(p.SampleType) - 1
+	}
+	var out []fleetStack
+	var total float64
+	for _, s := range p.Sample {
+		st := fleetStack{funcs: map[string]bool{}, value: float64(s.Value[idx])}
+		for _, loc := range s.Location {
+			for _, ln := range loc.Line {
+				if ln.Function != nil {
+					st.funcs[frames.DisplayName(ln.Function.Name)] = true
+				}
+			}
+		}
+		total += st.value
+		out = append(out, st)
+	}
+	return out, total
+}
+
+func holdsAll(set map[string]bool, want []string) bool {
+	for _, fn := range want {
+		if !set[frames.DisplayName(fn)] {
+			return false
+		}
+	}
+	return true
+}
+
+func first(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[0]
+}
