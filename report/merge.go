@@ -501,3 +501,26 @@ func (m *MergedRun) HTML() string {
 	}
 	return page[:end] + section + page[end:]
 }
+
+// MarshalJSON is the run's report with "merge" added: RunReport's own
+// MarshalJSON (production shares on its findings), promoted through the
+// embedding, would otherwise leave Merge out.
+func (m MergedRun) MarshalJSON() ([]byte, error) {
+	base, err := json.Marshal(m.RunReport)
+	if err != nil {
+		return nil, err
+	}
+	merge, err := json.Marshal(m.Merge)
+	if err != nil {
+		return nil, err
+	}
+	if len(base) < 2 || base[len(base)-1] != '}' {
+		return nil, fmt.Errorf("a run's report is not a JSON object")
+	}
+	out := append([]byte{}, base[:len(base)-1]...)
+	if len(base) > 2 {
+		out = append(out, ',')
+	}
+	out = append(append(append(out, `"merge":`...), merge...), '}')
+	return out, nil
+}
