@@ -232,7 +232,7 @@ func SettleWarningBefore(st *report.Settle, what string) (probes.Warning, bool) 
 			"the target was still slow when %s began: %s after waiting %.0f s (%.0f ms at rest); %s",
 			what, seen, st.WaitedS, st.IdleReplyMS, advice)}, true
 	}
-	return probes.Warning{Kind: "quiet-unjudged", Message: "whether the target was quiet before "+what+" could not be judged: " + st.Note}, true
+	return probes.Warning{Kind: "quiet-unjudged", Message: "whether the target was quiet before " + what + " could not be judged: " + st.Note}, true
 }
 
 // BusyReason is what a skip reason adds when the target was not quiet: the

@@ -55,12 +55,14 @@ type RunReport struct {
 	// AutoClients is how --concurrency auto chose Concurrency.
 	AutoClients *Concurrency `json:"auto_concurrency,omitempty"`
 	// Shard is which part of a run across machines this is (--shard).
-	Shard *Shard `json:"shard,omitempty"`
-	Experiment  *Experiment  `json:"experiment,omitempty"` // the confirming run of thin findings (experiment.go)
+	Shard      *Shard      `json:"shard,omitempty"`
+	Experiment *Experiment `json:"experiment,omitempty"` // the confirming run of thin findings (experiment.go)
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram
 	files   map[string][]byte // profiles and flame graphs, written beside the report
+	// ProfilingOverhead is what --profile cost, when measured (--profiling-overhead).
+	ProfilingOverhead *ProfilingOverhead `json:"profiling_overhead,omitempty"`
 }
 
 type opHistogram struct {

@@ -78,6 +78,9 @@ func (r *RunReport) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  during syncs: %s [%s] %.0f%% CPU\n", f.Rule, f.Class, 100*f.CPUShare)
 		}
 	}
+	if l := r.ProfilingOverhead.Line(); l != "" {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 	listWarnings(w, r.Warnings)
 	listThresholds(w, r.Thresholds)
 }
@@ -178,6 +181,9 @@ func (r *RunReport) Markdown() string {
 		for _, c := range r.Crashes {
 			fmt.Fprintf(&b, "- **%s** during %s (%s)\n\n```\n%s\n```\n", c.Class, c.Endpoint, c.Input, c.Evidence)
 		}
+	}
+	if l := r.ProfilingOverhead.Line(); l != "" {
+		b.WriteString("\n## What profiling cost\n\n" + l + ".\n")
 	}
 	writeWarnings(&b, r.Warnings)
 	writeThresholds(&b, r.Thresholds)

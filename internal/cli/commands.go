@@ -157,7 +157,7 @@ var helpGroups = []struct {
 	{"target", []string{"target", "file", "fixture-mode", "notes", "synthetic", "pin", "key"}},
 	{"request", []string{"path", "method", "body", "header", "param"}},
 	{"load", []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory", "shard", "shards", "run-id"}},
-	{"profiling", []string{"profile", "pprof", "rules", "wall", "max-profile", "experiment", "experiment-time"}},
+	{"profiling", []string{"profile", "pprof", "rules", "wall", "max-profile", "experiment", "experiment-time", "profiling-overhead"}},
 	{"ramp", []string{"ramp", "steps", "slo", "max-errors", "stop-when", "max-in-flight"}},
 	{"writes", []string{"during-writes", "write-path", "write-permalink", "freshness-timeout"}},
 	{"production profiles", []string{"from", "production", "service", "labels", "type", "since", "start", "end", "tenant", "api-timeout",

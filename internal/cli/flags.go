@@ -264,6 +264,7 @@ func (f *loadFlags) options() probes.LoadOptions {
 // and which rules read them.
 type profileFlags struct {
 	profile, wall  bool
+	overhead       bool // --profiling-overhead
 	pprof, rules   string
 	maxProfile     byteSize
 	experiment     bool
@@ -287,6 +288,7 @@ func (f *profileFlags) registerWall(fs *flag.FlagSet, profileByDefault bool, hel
 		wallHelp = "with --profile: also take fgprof's wall-clock profile of each window (what requests waited on past the knee)"
 	}
 	fs.BoolVar(&f.wall, "wall", wall, wallHelp)
+	fs.BoolVar(&f.overhead, "profiling-overhead", false, "with --profile (microloads, all, http): after each run, legs of it with and without profiling, taking turns, say what profiling cost the target's throughput (profiling_overhead)")
 	fs.BoolVar(&f.experiment, "experiment", true, "with --profile (probe all, http and the microload commands; not ab or scale): after a run whose findings rest on thin evidence, "+
 		"a short confirming run that varies the request and compares each finding's CPU per request (README, The experiment)")
 	fs.DurationVar(&f.experimentTime, "experiment-time", 12*time.Second, "with --experiment: the most one microload's experiment may take")

@@ -170,6 +170,11 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		if err == nil {
 			err = c.attachShard(rep, run, mo)
 		}
+		if err == nil && c.profile.overhead && mo.Profile != nil && ctx.Err() == nil {
+			leg := max(2*time.Second, min(5*time.Second, c.load.duration/2))
+			fmt.Fprintf(s.stderr, "probe: what profiling costs %s: 2 rounds of %v without and with…\n", ml.Name(), leg)
+			rep.ProfilingOverhead, err = p.ProfilingOverhead(ctx, ml, target, mo, leg, 2)
+		}
 		if wl != nil {
 			wl.Cleanup(context.WithoutCancel(ctx))
 		}
