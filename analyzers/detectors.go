@@ -20,10 +20,20 @@ type weighed struct {
 	chains              map[string][]string
 	chainW              map[string]int64
 	ownW                map[string]int64
+	ids                 []int // the CPU samples counted, by stack id
 }
 
 func newWeighed() *weighed {
 	return &weighed{chains: map[string][]string{}, chainW: map[string]int64{}, ownW: map[string]int64{}}
+}
+
+// count adds a CPU sample to the work.
+func (w *weighed) count(st stack) {
+	w.cpu += st.value
+	if st.serving {
+		w.request += st.value
+	}
+	w.ids = append(w.ids, st.id)
 }
 
 func (w *weighed) add(st stack, i int, v int64) {
@@ -54,10 +64,7 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 			continue
 		}
 		w := pick(st, i)
-		w.cpu += st.value
-		if st.serving {
-			w.request += st.value
-		}
+		w.count(st)
 		w.add(st, i, st.value)
 	}
 	for _, st := range s.allocs {
@@ -99,7 +106,7 @@ func (s *samples) finding(r *Rule, w *weighed, minShare float64) *Finding {
 		return nil
 	}
 	f := &Finding{Rule: r.ID, CPUShare: cs, AllocShare: as, CPUShareOfRequests: share(w.request, s.requestTotal),
-		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW)}
+		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW), cpuSamples: w.ids}
 	f.Evidence = fmt.Sprintf("%s: %s of the target's CPU (%s of the CPU serving requests), %s of its allocations", r.What, pct(cs), pct(f.CPUShareOfRequests), pct(as))
 	return f
 }

@@ -55,8 +55,7 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 		if outer < 0 {
 			continue
 		}
-		w.cpu += st.value
-		w.request += st.value
+		w.count(st)
 		w.add(st, outer, st.value)
 	}
 	// A reply read from a file is served, not built: what is left of its

@@ -17,6 +17,7 @@ type stack struct {
 	kinds   []string // whose code each frame is (frames.Own, …)
 	value   int64
 	serving bool // under request handling
+	id      int  // the sample's place among its profile's stacks
 }
 
 // stacks flattens p's samples at the value index named typ (the profile's
@@ -36,7 +37,7 @@ func stacks(p *profile.Profile, typ string, code frames.Code) ([]stack, int64) {
 		if v == 0 {
 			continue
 		}
-		st := stack{value: v}
+		st := stack{value: v, id: len(out)}
 		for _, loc := range s.Location {
 			for _, line := range loc.Line {
 				if line.Function != nil {
