@@ -14,16 +14,16 @@ import (
 // to load time, and what to do about it. The catalog is data (rules.json);
 // users add rules for their own libraries with --rules.
 type Rule struct {
-	ID                string   `json:"id"`
-	Class             string   `json:"class"`              // "load-time", "gc-pressure" or "info"
-	What              string   `json:"what"`               // the work in plain words: "compressing"
-	Detector          string   `json:"detector,omitempty"` // how the work is found (detectors); default "frames"
-	Frames            []string `json:"frames,omitempty"`
-	Exclude           []string `json:"exclude,omitempty"`   // a sample with one of these frames is not this work
+	ID       string   `json:"id"`
+	Class    string   `json:"class"`              // "load-time", "gc-pressure" or "info"
+	What     string   `json:"what"`               // the work in plain words: "compressing"
+	Detector string   `json:"detector,omitempty"` // how the work is found (detectors); default "frames"
+	Frames   []string `json:"frames,omitempty"`
+	Exclude  []string `json:"exclude,omitempty"` // a sample with one of these frames is not this work
 	// OtherWork are frames of another kind of work the rule's frames call
 	// (a regexp's matching under regexp.MatchString, which compiles first):
 	// a sample with one of them below the rule's frame is not this work.
-	OtherWork []string `json:"other_work,omitempty"`
+	OtherWork         []string `json:"other_work,omitempty"`
 	Invariant         bool     `json:"invariant,omitempty"` // the work's result never depends on the request
 	Scope             string   `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
 	Input             bool     `json:"input,omitempty"`     // the work may be decoding the request's own input
