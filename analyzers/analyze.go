@@ -101,7 +101,7 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 			f.Class, f.Suggestion = r.Class, r.Suggestion
 		}
 		if r.Class == "load-time" && f.Class == "" {
-			class, why, suggestion := facts.classify(r)
+			class, why, suggestion := facts.classifyInput(r, f.inputFrom)
 			f.Class, f.Suggestion = class, suggestion
 			f.Evidence += "; " + why
 		}

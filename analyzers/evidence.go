@@ -201,9 +201,22 @@ const (
 
 // classify is the class a load-time rule's finding keeps, given the
 // replies, with the evidence in words and the suggestion.
+//
+// Work that is invariant by nature (a template parse, a regexp compile) is
+// movable to load time only when what it is given is constant; when the
+// profiles show its input read from the request (inputFrom says how) or
+// from storage, it is at most cacheable, per input.
 func (f replyFacts) classify(r *Rule) (class, evidence, suggestion string) {
+	return f.classifyInput(r, "")
+}
+
+func (f replyFacts) classifyInput(r *Rule, inputFrom string) (class, evidence, suggestion string) {
+	if r.Invariant && inputFrom != "" {
+		return "cacheable", fmt.Sprintf("what it is given comes from %s, not a constant, so probe claims it can be memoised per input, not moved to load time", inputFrom),
+			fmt.Sprintf("Memoise %s per input (keyed by the bytes it is given, or by the stored item and its version) and reuse the result until the input changes.", r.What)
+	}
 	if r.Invariant {
-		return "load-time", "this work does not depend on the request", r.Suggestion
+		return "load-time", "this work does not depend on the request: the profiles show its input read neither from the request nor from storage (a literal or an embedded file)", r.Suggestion
 	}
 	scope := r.Scope
 	if scope == "" {

@@ -37,7 +37,8 @@ type Finding struct {
 	// samples, so their shares add up to at most the CPU.
 	PartOf string `json:"part_of,omitempty"`
 
-	cpuSamples []int // the CPU samples the finding counts (stack ids), when its detector says
+	cpuSamples []int  // the CPU samples the finding counts (stack ids), when its detector says
+	inputFrom  string // where the input of invariant-by-nature work comes from, when not a constant
 }
 
 // Unexplained is the target's own code that took CPU no finding explains:

@@ -32,6 +32,23 @@ func PkgPath(fn string) string {
 	return fn[:slash+1+dot]
 }
 
+// Module is the module a function's package most likely belongs to: the
+// first three elements of a path on a code host (github.com/owner/repo),
+// the first two of another domain's (modernc.org/sqlite), the package of
+// the standard library or of a dotless path.
+func Module(fn string) string {
+	parts := strings.Split(PkgPath(fn), "/")
+	n := 2
+	switch parts[0] {
+	case "github.com", "gitlab.com", "bitbucket.org", "golang.org", "codeberg.org", "git.sr.ht":
+		n = 3
+	}
+	if !strings.Contains(parts[0], ".") {
+		return PkgPath(fn)
+	}
+	return strings.Join(parts[:min(n, len(parts))], "/")
+}
+
 // Code tells whose code a frame is. MainModule, when known, is the import
 // path of the target's main module: its packages are the target's own code
 // even when it was built out of the module cache (go install
