@@ -3,6 +3,8 @@ package analyzers
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"database/sql"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	_ "modernc.org/sqlite"
 
 	"github.com/probehq/probe/lib/frames"
 )
@@ -246,4 +249,106 @@ func indexOfRule(rs []Rule, id string) int {
 		}
 	}
 	panic(id)
+}
+
+// siteDB is a SQLite database (the pure-Go driver, through database/sql)
+// with a settings row and a page whose views each request counts.
+func siteDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+t.TempDir()+"/site.db?_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, q := range []string{
+		`CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT)`,
+		`INSERT INTO settings VALUES ('title', 'Notes of a gardener')`,
+		`CREATE TABLE pages (id INTEGER PRIMARY KEY, views INTEGER)`,
+		`INSERT INTO pages VALUES (1, 0)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+type dbSite struct{ db *sql.DB }
+
+// countView writes: one UPDATE per request.
+func (s dbSite) countView(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.db.ExecContext(r.Context(), `UPDATE pages SET views = views + 1 WHERE id = ?`, 1); err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	io.WriteString(w, "counted")
+}
+
+// readSettings reads the same row on every request.
+func (s dbSite) readSettings(w http.ResponseWriter, r *http.Request) {
+	var title string
+	for i := 0; i < 50; i++ {
+		if err := s.db.QueryRowContext(context.Background(), `SELECT value FROM settings WHERE key = ?`, "title").Scan(&title); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+	}
+	io.WriteString(w, title)
+}
+
+func (s dbSite) mux() http.Handler {
+	m := http.NewServeMux()
+	m.HandleFunc("/view", s.countView)
+	m.HandleFunc("/settings", s.readSettings)
+	return m
+}
+
+// A statement that writes is never a movable read; the read's own frame
+// is the server's handler, past database/sql and the driver.
+func TestWritesAreNoRepeatedQuery(t *testing.T) {
+	site := dbSite{siteDB(t)}
+	p, rs := loadAndProfile(t, 2*time.Second, site.mux(), "/view")
+	if w := focusShare(p, `^database/sql\.\(\*DB\)\.ExecContext$`); w < 0.05 {
+		t.Fatalf("the UPDATEs are only %.0f%% of the profile: the test shows nothing", 100*w)
+	}
+	fs := Analyze(p, nil, Evidence{Endpoint: "GET /view", Replies: rs}, DefaultRules()).Findings
+	if f := find(fs, "repeated-db-query"); f != nil {
+		t.Errorf("a per-request UPDATE called a repeated read: %+v", *f)
+	}
+
+	p, rs = loadAndProfile(t, 3*time.Second, site.mux(), "/settings", "/view")
+	fs = Analyze(p, nil, Evidence{Endpoint: "GET /settings", Replies: rs[:1]}, DefaultRules()).Findings
+	f := find(fs, "repeated-db-query")
+	if f == nil {
+		t.Fatalf("no repeated-db-query for the settings read: %s", rules(fs))
+	}
+	checkFocus(t, "settings read", f, p, `^database/sql\.(\(\*DB\)\.QueryRowContext|\(\*Row\)\.Scan)$`)
+	const handler = "github.com/probehq/probe/analyzers.dbSite.readSettings"
+	if f.OwnFrame != handler {
+		t.Errorf("own frame %q, want the handler %s", f.OwnFrame, handler)
+	}
+
+	// The same profile as a cgo driver shows it: the engine's functions
+	// are C symbols with no package, the driver's calls into it _Cfunc_
+	// trampolines generated into a build directory.
+	cgo := p.Copy()
+	for _, fn := range cgo.Function {
+		switch pkg := frames.PkgPath(fn.Name); {
+		case strings.HasPrefix(pkg, "modernc.org/sqlite/lib"), strings.HasPrefix(pkg, "modernc.org/libc"):
+			fn.Name, fn.Filename = strings.TrimLeft(fn.Name[len(pkg)+1:], "_X"), ""
+		case pkg == "modernc.org/sqlite":
+			fn.Name = "github.com/mattn/go-sqlite3._Cfunc_" + strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+					return r
+				}
+				return '_'
+			}, fn.Name[len(pkg)+1:])
+			fn.Filename = "/tmp/go-build2712/b073/_cgo_gotypes.go"
+		}
+	}
+	fs = Analyze(cgo, nil, Evidence{Endpoint: "GET /settings", Replies: rs[:1]}, DefaultRules()).Findings
+	if f := find(fs, "repeated-db-query"); f == nil || f.OwnFrame != handler {
+		t.Errorf("through a cgo driver: %+v, want own frame %s", f, handler)
+	}
 }
