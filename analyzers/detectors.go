@@ -60,7 +60,7 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 	}
 	for _, st := range s.cpu {
 		i := r.matchAt(st)
-		if i < 0 {
+		if i < 0 || doneOnce(st) && r.Class == "load-time" {
 			continue
 		}
 		w := pick(st, i)

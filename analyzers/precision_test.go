@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,13 +44,19 @@ func loadAndProfile(t *testing.T, d time.Duration, h http.Handler, paths ...stri
 	var mu sync.Mutex
 	seen := map[string]map[string]int64{}
 	var requests atomic.Int64
-	deadline := time.Now().Add(d)
+	// Run for d, and on until the process has used enough CPU for the
+	// shares to be more than a few samples (the machine may be busy).
+	start, cpu0 := time.Now(), processCPU()
+	done := func() bool {
+		since := time.Since(start)
+		return since >= d && (processCPU()-cpu0 >= d/2 || since >= 6*d)
+	}
 	var wg sync.WaitGroup
 	for c := 0; c < 2; c++ {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			for n := c; time.Now().Before(deadline); n++ {
+			for n := c; !done(); n++ {
 				path := paths[n%len(paths)]
 				resp, err := http.Get(srv.URL + path)
 				if err != nil {
@@ -88,6 +95,13 @@ func loadAndProfile(t *testing.T, d time.Duration, h http.Handler, paths ...stri
 		rs = append(rs, r)
 	}
 	return p, rs
+}
+
+// processCPU is the CPU time the test process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // focusShare is what `go tool pprof -focus=re` shows of p: the share of

@@ -35,6 +35,9 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 			handled += st.value
 			continue
 		}
+		if doneOnce(st) || collecting(st) || plumbing(st) {
+			continue
+		}
 		outer, n := -1, int64(0)
 		seen := map[string]bool{}
 		for k := len(st.funcs) - 1; k >= 0; k-- {
@@ -90,6 +93,40 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 		f.Suggestion = r.VaryingSuggestion
 	}
 	return f
+}
+
+// plumbing says whether a sample is the server library's bookkeeping
+// called by the innermost own frame (routing, reading and setting
+// headers, parsing the URL: net/http, net/textproto, net/url). A reply
+// served from memory costs that much in any server; it is not the reply
+// being built.
+func plumbing(st stack) bool {
+	for k := range st.funcs {
+		if st.kinds[k] != frames.Own {
+			continue
+		}
+		if k == 0 {
+			return false
+		}
+		switch frames.PkgPath(st.funcs[k-1]) {
+		case "net/http", "net/textproto", "net/url":
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// collecting says whether a sample is the garbage collector's work done
+// by the goroutine that allocated (an assist): the collector's CPU, which
+// gc-pressure counts, not the handler's.
+func collecting(st stack) bool {
+	for _, fn := range st.funcs {
+		if strings.HasPrefix(fn, "runtime.gcAssistAlloc") || fn == "runtime.gcDrainN" {
+			return true
+		}
+	}
+	return false
 }
 
 // identicalReplies says whether every endpoint (operation) of the run got

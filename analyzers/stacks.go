@@ -73,6 +73,18 @@ func measuring(funcs []string) bool {
 	return false
 }
 
+// doneOnce says whether a sample is work inside a sync.Once (OnceFunc,
+// OnceValue): done the first time only, so already moved out of the
+// request path however long it took (a cache built by the first request).
+func doneOnce(st stack) bool {
+	for _, fn := range st.funcs {
+		if fn == "sync.(*Once).doSlow" {
+			return true
+		}
+	}
+	return false
+}
+
 // ValueTypes lists a profile's sample types, for error messages.
 func ValueTypes(p *profile.Profile) []string {
 	var ts []string
