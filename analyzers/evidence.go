@@ -41,7 +41,9 @@ func readReplies(rs []Replies) replyFacts {
 		return f
 	}
 	var keys []Replies
+	most := int64(0)
 	for _, r := range rs {
+		most = max(most, r.Requests)
 		f.input = f.input || r.Input
 		f.bodies = f.bodies || r.BodyBytes > 0
 		if r.Requests >= 2 {
@@ -51,7 +53,8 @@ func readReplies(rs []Replies) replyFacts {
 	}
 	f.keys = len(keys)
 	if f.keys == 0 {
-		f.why = "too few requests per key to tell whether the replies change"
+		f.why = fmt.Sprintf("too few requests per key to tell whether the replies change: the most any key got was %d, and the evidence needs 2 per key "+
+			"(run longer, --duration, or with more clients, --concurrency)", most)
 		return f
 	}
 	var varyingKey string

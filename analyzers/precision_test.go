@@ -366,3 +366,38 @@ func TestWritesAreNoRepeatedQuery(t *testing.T) {
 		t.Errorf("through a cgo driver: %+v, want own frame %s", f, handler)
 	}
 }
+
+// slowPage spends 400 ms of CPU building the same page.
+func slowPage(w http.ResponseWriter, r *http.Request) {
+	x := uint64(1)
+	for start := time.Now(); time.Since(start) < 400*time.Millisecond; {
+		for i := 0; i < 10000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	fmt.Fprintf(w, "<html>%d</html>", x%2)
+}
+
+// An endpoint too slow to get the replies the evidence needs is no
+// silence: the finding says how many it got, how many it needs, and what
+// to change.
+func TestThinEvidenceIsSaidOutLoud(t *testing.T) {
+	p, rs := loadAndProfile(t, 1500*time.Millisecond, http.HandlerFunc(slowPage), "/slow")
+	got := rs[0].Requests
+	if got >= minReplyRequests || rs[0].Distinct != 1 {
+		t.Skipf("%d replies, %d distinct: not a thin run", got, rs[0].Distinct)
+	}
+	fs := Analyze(p, nil, Evidence{Endpoint: "GET /slow", Replies: rs}, DefaultRules()).Findings
+	f := find(fs, "repeated-reply")
+	if f == nil {
+		t.Fatalf("nothing said about the reply evidence: %s", rules(fs))
+	}
+	for _, want := range []string{fmt.Sprintf("%d replies", got), fmt.Sprintf("needs %d", minReplyRequests)} {
+		if !strings.Contains(f.Evidence, want) {
+			t.Errorf("evidence %q: want %q", f.Evidence, want)
+		}
+	}
+	if f.Class != "info" || !strings.Contains(f.Suggestion, "--duration") || !strings.Contains(f.Suggestion, "--concurrency") {
+		t.Errorf("class %s, suggestion %q", f.Class, f.Suggestion)
+	}
+}

@@ -88,6 +88,9 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 	f.Evidence = fmt.Sprintf("%s: %s, and the handlers spent %s of the target's CPU (%s of the CPU serving requests) building them, sending them left out",
 		r.What, why, pct(f.CPUShare), pct(f.CPUShareOfRequests))
 	f.Class, f.Suggestion = class, r.Suggestion
+	if class == "info" {
+		f.Suggestion = thinSuggestion(r)
+	}
 	if class == "cacheable" {
 		f.Evidence += "; probe sent one request shape with input, so the reply could still depend on it"
 		f.Suggestion = r.VaryingSuggestion
@@ -140,10 +143,13 @@ func identicalReplies(rs []Replies) (ops int, why, class string) {
 		byOp[r.Op] = append(byOp[r.Op], r)
 		requests += r.Requests
 	}
-	if len(byOp) == 0 || requests < minReplyRequests {
+	if len(byOp) == 0 || requests < 2 {
 		return 0, "", ""
 	}
 	class = "load-time"
+	if requests < minReplyRequests {
+		class = "info" // thin evidence: said out loud below
+	}
 	for _, op := range sortedKeys(byOp) {
 		keys := byOp[op]
 		for _, k := range keys {
@@ -151,7 +157,7 @@ func identicalReplies(rs []Replies) (ops int, why, class string) {
 				return 0, "", ""
 			}
 		}
-		if len(keys) == 1 && keys[0].Input {
+		if len(keys) == 1 && keys[0].Input && class == "load-time" {
 			class = "cacheable"
 		}
 	}
@@ -160,5 +166,18 @@ func identicalReplies(rs []Replies) (ops int, why, class string) {
 	if len(names) > 3 {
 		shown += fmt.Sprintf(" and %d more", len(names)-3)
 	}
-	return len(names), fmt.Sprintf("every one of the %d replies of %s was byte-identical", requests, shown), class
+	why = fmt.Sprintf("every one of the %d replies of %s was byte-identical", requests, shown)
+	if class == "info" {
+		why += fmt.Sprintf(", but that is %d replies and the reply evidence needs %d (the endpoint is slow, or the run short): "+
+			"probe does not claim the reply is the same every time", requests, minReplyRequests)
+	}
+	return len(names), why, class
+}
+
+// thinSuggestion is what to change when a run got too few replies to judge
+// by, and what to do if more of them show the same.
+func thinSuggestion(r *Rule) string {
+	return "Run longer (--duration) or with more clients (--concurrency) until the endpoint gets " +
+		fmt.Sprint(minReplyRequests) + " replies or more; if they are still byte-identical: " +
+		strings.ToLower(r.Suggestion[:1]) + r.Suggestion[1:]
 }
