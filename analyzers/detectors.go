@@ -78,7 +78,7 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 	}
 	f := s.finding(r, work, minShare)
 	if f != nil && r.Invariant {
-		f.inputFrom = s.inputOrigin(work.ids, r)
+		f.inputFrom = s.inputOrigin(work.ids, r, s.requestInput(r, facts))
 	}
 	if f != nil || !r.Input {
 		if f != nil && input.cpu+input.alloc > 0 {
@@ -134,16 +134,15 @@ func (s *samples) readsRequestBelow(st stack, i int) bool {
 
 // inputOrigin says where the input of work that is invariant by nature
 // (what a template parse or a regexp compile is given) comes from, when
-// the profiles show it is not a constant: the own function asking for the
-// work also reads the request's body, or reads files or a database; ""
-// when they show neither (a literal, an embedded file).
-func (s *samples) inputOrigin(ids []int, r *Rule) string {
-	body, stored := map[string]bool{}, map[string]bool{}
+// the profiles show it is not a constant: the request (a body reader below
+// the work, or code that reads the request asking for it, as for decoding),
+// or storage (the own function asking for the work, or its own caller,
+// reads files or a database in a sample of either profile); "" when they
+// show neither (a literal, an embedded file).
+func (s *samples) inputOrigin(ids []int, r *Rule, in requestInput) string {
+	stored := map[string]bool{}
 	for _, ss := range [][]stack{s.cpu, s.allocs} {
 		for _, st := range ss {
-			if j := s.markedAt(st, markRequestBody); j >= 0 {
-				body[ownAbove(st, j)] = true
-			}
 			if j := s.markedAt(st, markStorage); j >= 0 {
 				stored[ownAbove(st, j)] = true
 			}
@@ -155,6 +154,7 @@ func (s *samples) inputOrigin(ids []int, r *Rule) string {
 			}
 		}
 	}
+	delete(stored, "")
 	var fromBody, fromStore string
 	for _, id := range ids {
 		st := s.cpu[id]
@@ -162,20 +162,37 @@ func (s *samples) inputOrigin(ids []int, r *Rule) string {
 		if i < 0 {
 			continue
 		}
-		site := ownAbove(st, i)
-		switch {
-		case s.readsRequestBelow(st, i) && fromBody == "":
-			fromBody = "the request's body, read as it runs"
-		case site != "" && body[site] && fromBody == "":
-			fromBody = "the request's body (" + site + " reads it)"
-		case site != "" && stored[site] && fromStore == "":
-			fromStore = "data read per request from files or a database (" + site + " reads them)"
+		if fromBody == "" && in.of(s, r, st, i) {
+			fromBody = "the request's body (the requests carried one, read by the code that asks for the work)"
+			if s.readsRequestBelow(st, i) {
+				fromBody = "the request's body, read as the work runs"
+			}
+		}
+		if fromStore == "" {
+			for _, site := range ownSites(st, i, 2) {
+				if stored[site] {
+					fromStore = "data read per request from files or a database (" + site + " reads them)"
+					break
+				}
+			}
 		}
 	}
 	if fromBody != "" {
 		return fromBody
 	}
 	return fromStore
+}
+
+// ownSites are the innermost n frames of the target's own code at i or
+// above: the function that asks for the work and its own callers.
+func ownSites(st stack, i, n int) []string {
+	var out []string
+	for k := i; k < len(st.funcs) && len(out) < n; k++ {
+		if st.kinds[k] == frames.Own {
+			out = append(out, frames.DisplayName(st.funcs[k]))
+		}
+	}
+	return out
 }
 
 // requestInput tells the decoding of what arrives with the request from

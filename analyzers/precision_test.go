@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"runtime/pprof"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -58,7 +60,13 @@ func loadAndProfile(t *testing.T, d time.Duration, h http.Handler, paths ...stri
 			defer wg.Done()
 			for n := c; !done(); n++ {
 				path := paths[n%len(paths)]
-				resp, err := http.Get(srv.URL + path)
+				var resp *http.Response
+				var err error
+				if p, ok := strings.CutPrefix(path, "POST "); ok {
+					resp, err = http.Post(srv.URL+p, "text/plain", strings.NewReader(postedTemplate))
+				} else {
+					resp, err = http.Get(srv.URL + path)
+				}
 				if err != nil {
 					t.Error(err)
 					return
@@ -84,6 +92,9 @@ func loadAndProfile(t *testing.T, d time.Duration, h http.Handler, paths ...stri
 	var rs []Replies
 	for _, path := range paths {
 		r := Replies{Key: path, Op: "GET " + path, Request: "GET " + path}
+		if p, ok := strings.CutPrefix(path, "POST "); ok {
+			r = Replies{Key: p, Op: path, Request: path + " " + postedTemplate, Input: true, BodyBytes: len(postedTemplate)}
+		}
 		for body, n := range seen[path] {
 			r.Requests += n
 			r.Distinct++
@@ -95,6 +106,32 @@ func loadAndProfile(t *testing.T, d time.Duration, h http.Handler, paths ...stri
 		rs = append(rs, r)
 	}
 	return p, rs
+}
+
+// heapProfile is the allocations so far (the heap profile's cumulative
+// alloc_space), as probe fetches them from a target.
+func heapProfile(t *testing.T) *profile.Profile {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// heapDelta is what was allocated between two heap profiles.
+func heapDelta(t *testing.T, before, after *profile.Profile) *profile.Profile {
+	t.Helper()
+	before.Scale(-1)
+	d, err := profile.Merge([]*profile.Profile{after, before})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // processCPU is the CPU time the test process has used.
@@ -399,5 +436,85 @@ func TestThinEvidenceIsSaidOutLoud(t *testing.T) {
 	}
 	if f.Class != "info" || !strings.Contains(f.Suggestion, "--duration") || !strings.Contains(f.Suggestion, "--concurrency") {
 		t.Errorf("class %s, suggestion %q", f.Class, f.Suggestion)
+	}
+}
+
+// postedTemplate is the body the clients post: a template of the user's.
+var postedTemplate = strings.Repeat(`{{range .}}<li>{{.Name | printf "%q"}} {{if .Done}}done{{else}}open{{end}}</li>{{end}}`, 40)
+
+type todo struct {
+	Name string
+	Done bool
+}
+
+var todos = []todo{{"water the roses", true}, {"prune the apple tree", false}}
+
+func renderTemplate(w http.ResponseWriter, text string) {
+	t, err := template.New("page").Parse(text)
+	if err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	t.Execute(w, todos)
+}
+
+type templates struct{ file string }
+
+// fromLiteral parses a template written in the code.
+func (templates) fromLiteral(w http.ResponseWriter, r *http.Request) {
+	renderTemplate(w, postedTemplate)
+}
+
+// fromFile parses the template a user saved, read from its file each time.
+func (ts templates) fromFile(w http.ResponseWriter, r *http.Request) {
+	b, err := os.ReadFile(ts.file)
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	renderTemplate(w, string(b))
+}
+
+// fromBody parses the template the request carries.
+func (templates) fromBody(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	renderTemplate(w, string(b))
+}
+
+// Parsing is movable to load time only when what is parsed is constant:
+// a template read from storage or carried by the request is at most
+// cacheable, and the evidence says where it came from.
+func TestInvariantByNatureIsAClaimAboutTheInput(t *testing.T) {
+	ts := templates{file: t.TempDir() + "/saved.tmpl"}
+	if err := os.WriteFile(ts.file, []byte(postedTemplate), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		h          http.HandlerFunc
+		class      string
+		from       string
+	}{
+		{"a literal", "/literal", ts.fromLiteral, "load-time", ""},
+		{"a saved file", "/saved", ts.fromFile, "cacheable", "files or a database"},
+		{"the request body", "POST /render", ts.fromBody, "cacheable", "the request's body"},
+	} {
+		before := heapProfile(t)
+		p, rs := loadAndProfile(t, 1500*time.Millisecond, tc.h, tc.path)
+		allocs := heapDelta(t, before, heapProfile(t))
+		fs := Analyze(p, allocs, Evidence{Endpoint: tc.path, Replies: rs}, DefaultRules()).Findings
+		f := find(fs, "repeated-template-parse")
+		if f == nil {
+			t.Errorf("%s: no repeated-template-parse: %s", tc.name, rules(fs))
+			continue
+		}
+		if f.Class != tc.class || !strings.Contains(f.Evidence, tc.from) {
+			t.Errorf("%s: %s (%s)", tc.name, f.Class, f.Evidence)
+		}
+		checkFocus(t, tc.name, f, p, `^text/template\.\(\*Template\)\.Parse$`)
 	}
 }
