@@ -22,6 +22,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/google/go-jsonnet"
 	"github.com/google/pprof/profile"
 	_ "modernc.org/sqlite"
 
@@ -517,4 +518,52 @@ func TestInvariantByNatureIsAClaimAboutTheInput(t *testing.T) {
 		}
 		checkFocus(t, tc.name, f, p, `^text/template\.\(\*Template\)\.Parse$`)
 	}
+}
+
+// notesJSON is the server's own data, given to an interpreter per query.
+var notesJSON = func() string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := 0; i < 300; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%d,"title":"note %d","tags":["garden","roses"],"body":"%s"}`, i, i, strings.Repeat("soil ", 20))
+	}
+	return b.String() + "]"
+}()
+
+// queryNotes reads the posted query, then has Jsonnet parse the notes'
+// JSON (encoding/json underneath) and count them.
+func queryNotes(w http.ResponseWriter, r *http.Request) {
+	if _, err := io.ReadAll(r.Body); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	vm := jsonnet.MakeVM()
+	vm.ExtVar("notes", notesJSON)
+	out, err := vm.EvaluateAnonymousSnippet("q", "std.length(std.parseJson(std.extVar('notes')))")
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	io.WriteString(w, out)
+}
+
+// Decoding the server's own data is no request decoding, though the
+// requests carried bodies: the interpreter that asks for it never reads
+// the request.
+func TestTheServersOwnDataIsNoRequestDecoding(t *testing.T) {
+	before := heapProfile(t)
+	p, rs := loadAndProfile(t, 1500*time.Millisecond, http.HandlerFunc(queryNotes), "POST /query")
+	allocs := heapDelta(t, before, heapProfile(t))
+	fs := Analyze(p, allocs, Evidence{Endpoint: "POST /query", Replies: rs}, DefaultRules()).Findings
+	f := find(fs, "repeated-json-decode")
+	if f == nil {
+		t.Fatalf("no repeated-json-decode: %s", rules(fs))
+	}
+	if f.Class == "info" || strings.Contains(f.Suggestion, "cannot move") {
+		t.Errorf("the notes' JSON called request decoding: %s (%s)", f.Class, f.Evidence)
+	}
+	checkFocus(t, "notes JSON", f, p, `^encoding/json\.Unmarshal$`)
 }
