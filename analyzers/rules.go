@@ -218,8 +218,8 @@ func (r *Rule) owns(s stack, i int) bool {
 			}
 		}
 	}
-	if len(r.peers) == 0 {
-		return true
+	if len(r.peers) == 0 || s.kinds[i] == frames.Runtime {
+		return true // the runtime's work (a GC assist) is nobody's helper
 	}
 	entry := i // the outermost frame of r's run of frames: how r's work was called
 	for entry+1 < len(s.funcs) && s.kinds[entry+1] != frames.Own && r.memo.matched(r, s.funcs[entry+1]) {
