@@ -1,7 +1,9 @@
 package analyzers
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -63,6 +65,7 @@ type Result struct {
 // Analyze runs the rules over a CPU profile and an allocation profile (either
 // may be nil) with what the run knows.
 func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
+	rules = withPeers(rules)
 	s := &samples{hasCPU: cpu != nil, markers: map[string][]*Rule{}}
 	for i := range rules {
 		if isMarker(rules[i].Class) {
@@ -98,7 +101,7 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 			f.Class, f.Suggestion = r.Class, r.Suggestion
 		}
 		if r.Class == "load-time" && f.Class == "" {
-			class, why, suggestion := facts.classify(r)
+			class, why, suggestion := facts.classifyInput(r, f.inputFrom)
 			f.Class, f.Suggestion = class, suggestion
 			f.Evidence += "; " + why
 		}
@@ -115,7 +118,121 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 	sort.SliceStable(out, func(i, j int) bool {
 		return max(out[i].CPUShare, out[i].AllocShare) > max(out[j].CPUShare, out[j].AllocShare)
 	})
+	out = nest(out, s)
 	return Result{Findings: out, Unexplained: unexplained(s, explaining, out)}
+}
+
+// nest gives each CPU sample to one top-level finding. Findings are
+// placed largest first; one with half of its samples or more inside a
+// finding already placed is a part of the smallest such (gzip inside a
+// repeated reply) and keeps its share, which is a part of its parent's.
+// A top-level finding gives up the samples an earlier top-level one
+// holds, so the top-level shares add up to at most the CPU. Any
+// detector's finding nests, by the samples it counted (or, when it does
+// not say, by the samples through its innermost frame). The result
+// lists each top-level finding, largest first, followed by its parts.
+func nest(fs []Finding, s *samples) []Finding {
+	if len(fs) < 2 {
+		return fs
+	}
+	sets := make([]map[int]bool, len(fs))
+	weight := make([]int64, len(fs))
+	for i := range fs {
+		sets[i] = fs[i].sampleSet(s)
+		for id := range sets[i] {
+			weight[i] += s.cpu[id].value
+		}
+	}
+	order := make([]int, len(fs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return weight[order[a]] > weight[order[b]] })
+	parent := make([]int, len(fs))
+	holder := map[int]int{} // CPU sample → the top-level finding holding it
+	var placed []int
+	for _, i := range order {
+		parent[i] = -1
+		if weight[i] == 0 {
+			continue
+		}
+		var inside int64
+		for _, j := range placed {
+			var ov int64
+			for id := range sets[i] {
+				if sets[j][id] {
+					ov += s.cpu[id].value
+				}
+			}
+			if 2*ov >= weight[i] && (parent[i] < 0 || weight[j] < weight[parent[i]]) {
+				parent[i], inside = j, ov
+			}
+		}
+		placed = append(placed, i)
+		if p := parent[i]; p >= 0 {
+			fs[i].PartOf = fs[p].Rule
+			fs[i].Evidence += fmt.Sprintf("; %s of it lies inside %s, so it is shown as a part of that finding, not as more CPU",
+				pct(share(inside, weight[i])), fs[p].Rule)
+			continue
+		}
+		var taken, takenServing int64
+		by := map[string]bool{}
+		for id := range sets[i] {
+			h, held := holder[id]
+			if !held {
+				holder[id] = i
+				continue
+			}
+			taken += s.cpu[id].value
+			if s.cpu[id].serving {
+				takenServing += s.cpu[id].value
+			}
+			by[fs[h].Rule] = true
+		}
+		if taken > 0 {
+			fs[i].CPUShare = max(0, fs[i].CPUShare-share(taken, s.cpuTotal))
+			fs[i].CPUShareOfRequests = max(0, fs[i].CPUShareOfRequests-share(takenServing, s.requestTotal))
+			fs[i].Severity = severity(max(fs[i].CPUShare, fs[i].AllocShare))
+			fs[i].Evidence += fmt.Sprintf("; a further %s of the CPU is this work inside %s, counted there",
+				pct(share(taken, s.cpuTotal)), strings.Join(sortedKeys(by), " and "))
+		}
+	}
+	out := make([]Finding, 0, len(fs))
+	var emit func(p int)
+	emit = func(p int) {
+		for i := range fs { // fs is in share order: parts follow it
+			if parent[i] == p {
+				out = append(out, fs[i])
+				emit(i)
+			}
+		}
+	}
+	emit(-1)
+	return out
+}
+
+// sampleSet is the CPU samples f counts: those its detector recorded, or
+// the samples through its innermost frame.
+func (f *Finding) sampleSet(s *samples) map[int]bool {
+	set := map[int]bool{}
+	if f.cpuSamples != nil {
+		for _, id := range f.cpuSamples {
+			set[id] = true
+		}
+		return set
+	}
+	if f.CPUShare == 0 || len(f.Frames) == 0 {
+		return set
+	}
+	for _, st := range s.cpu {
+		for _, fn := range st.funcs {
+			if frames.DisplayName(fn) == f.Frames[0] {
+				set[st.id] = true
+				break
+			}
+		}
+	}
+	return set
 }
 
 // marked says whether a stack has a frame of a marker class.

@@ -20,10 +20,20 @@ type weighed struct {
 	chains              map[string][]string
 	chainW              map[string]int64
 	ownW                map[string]int64
+	ids                 []int // the CPU samples counted, by stack id
 }
 
 func newWeighed() *weighed {
 	return &weighed{chains: map[string][]string{}, chainW: map[string]int64{}, ownW: map[string]int64{}}
+}
+
+// count adds a CPU sample to the work.
+func (w *weighed) count(st stack) {
+	w.cpu += st.value
+	if st.serving {
+		w.request += st.value
+	}
+	w.ids = append(w.ids, st.id)
 }
 
 func (w *weighed) add(st stack, i int, v int64) {
@@ -38,26 +48,23 @@ func (w *weighed) add(st stack, i int, v int64) {
 
 func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Finding {
 	work, input := newWeighed(), newWeighed()
-	inputSites := map[string]bool{}
+	var in requestInput
 	if r.Input {
-		inputSites = s.inputSites(r, facts)
+		in = s.requestInput(r, facts)
 	}
 	pick := func(st stack, i int) *weighed {
-		if r.Input && (inputSites[siteOf(st, i)] || s.readsRequestBelow(st, i)) {
+		if r.Input && in.of(s, r, st, i) {
 			return input
 		}
 		return work
 	}
 	for _, st := range s.cpu {
 		i := r.matchAt(st)
-		if i < 0 {
+		if i < 0 || doneOnce(st) && r.Class == "load-time" {
 			continue
 		}
 		w := pick(st, i)
-		w.cpu += st.value
-		if st.serving {
-			w.request += st.value
-		}
+		w.count(st)
 		w.add(st, i, st.value)
 	}
 	for _, st := range s.allocs {
@@ -70,6 +77,9 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 		}
 	}
 	f := s.finding(r, work, minShare)
+	if f != nil && r.Invariant {
+		f.inputFrom = s.inputOrigin(work.ids, r, s.requestInput(r, facts))
+	}
 	if f != nil || !r.Input {
 		if f != nil && input.cpu+input.alloc > 0 {
 			f.Evidence += fmt.Sprintf("; a further %s of the CPU decodes the request's own input, which no load can do for it", pct(share(input.cpu, s.cpuTotal)))
@@ -99,15 +109,9 @@ func (s *samples) finding(r *Rule, w *weighed, minShare float64) *Finding {
 		return nil
 	}
 	f := &Finding{Rule: r.ID, CPUShare: cs, AllocShare: as, CPUShareOfRequests: share(w.request, s.requestTotal),
-		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW)}
+		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW), cpuSamples: w.ids}
 	f.Evidence = fmt.Sprintf("%s: %s of the target's CPU (%s of the CPU serving requests), %s of its allocations", r.What, pct(cs), pct(f.CPUShareOfRequests), pct(as))
 	return f
-}
-
-// siteOf is where work at frame i was asked for: the nearest frame of the
-// target's own code above it, or "" when none is.
-func siteOf(st stack, i int) string {
-	return ownAbove(st, i)
 }
 
 // ownAbove is the innermost frame of the target's own code at i or above
@@ -128,18 +132,126 @@ func (s *samples) readsRequestBelow(st stack, i int) bool {
 	return j >= 0 && j < i
 }
 
-// inputSites are the own functions whose decoding r counts as decoding the
-// request's input: those that read the request's body themselves (in any
-// sample of either profile), and, when the run's requests carried bodies,
-// the sites near the handler that are not seen reading a file.
-func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
-	sites := map[string]bool{}
+// inputOrigin says where the input of work that is invariant by nature
+// (what a template parse or a regexp compile is given) comes from, when
+// the profiles show it is not a constant: the request (a body reader below
+// the work, or code that reads the request asking for it, as for decoding),
+// or storage (the own function asking for the work, or its own caller,
+// reads files or a database in a sample of either profile); "" when they
+// show neither (a literal, an embedded file).
+func (s *samples) inputOrigin(ids []int, r *Rule, in requestInput) string {
+	stored := map[string]bool{}
+	for _, ss := range [][]stack{s.cpu, s.allocs} {
+		for _, st := range ss {
+			if j := s.markedAt(st, markStorage); j >= 0 {
+				stored[ownAbove(st, j)] = true
+			}
+			for k, fn := range st.funcs {
+				if strings.HasPrefix(fn, "database/sql.") {
+					stored[ownAbove(st, k)] = true
+					break
+				}
+			}
+		}
+	}
+	delete(stored, "")
+	var fromBody, fromStore string
+	for _, id := range ids {
+		st := s.cpu[id]
+		i := r.matchAt(st)
+		if i < 0 {
+			continue
+		}
+		if fromBody == "" && in.of(s, r, st, i) {
+			fromBody = "the request's body (the requests carried one, read by the code that asks for the work)"
+			if s.readsRequestBelow(st, i) {
+				fromBody = "the request's body, read as the work runs"
+			}
+		}
+		if fromStore == "" {
+			for _, site := range ownSites(st, i, 2) {
+				if stored[site] {
+					fromStore = "data read per request from files or a database (" + site + " reads them)"
+					break
+				}
+			}
+		}
+	}
+	if fromBody != "" {
+		return fromBody
+	}
+	return fromStore
+}
+
+// ownSites are the innermost n frames of the target's own code at i or
+// above: the function that asks for the work and its own callers.
+func ownSites(st stack, i, n int) []string {
+	var out []string
+	for k := i; k < len(st.funcs) && len(out) < n; k++ {
+		if st.kinds[k] == frames.Own {
+			out = append(out, frames.DisplayName(st.funcs[k]))
+		}
+	}
+	return out
+}
+
+// requestInput tells the decoding of what arrives with the request from
+// the decoding of anything else by where the bytes come from: the code
+// that asks for the decoding (the first frame above the decoder that is
+// not the standard library's) is code that reads the request. Decoding
+// asked for by a library that never touches the request (an interpreter
+// parsing the JSON the server gave it) is of the server's own data.
+type requestInput struct {
+	sites   map[string]bool // own functions that decode the request's input
+	modules map[string]bool // libraries that read the request: seen reading its body, or handed a request with a body to serve
+}
+
+func (in requestInput) of(s *samples, r *Rule, st stack, i int) bool {
+	if s.readsRequestBelow(st, i) {
+		return true
+	}
+	k := asker(r, st, i)
+	switch {
+	case k < 0:
+		return false
+	case st.kinds[k] == frames.Own:
+		return in.sites[frames.DisplayName(st.funcs[k])]
+	}
+	return in.modules[frames.Module(st.funcs[k])]
+}
+
+// asker is the frame that asked for r's work at i: the first frame above
+// r's own frames that is neither the standard library's nor the
+// runtime's; -1 when there is none.
+func asker(r *Rule, st stack, i int) int {
+	for k := i + 1; k < len(st.funcs); k++ {
+		if st.kinds[k] != frames.Std && st.kinds[k] != frames.Runtime && !r.memo.matched(r, st.funcs[k]) {
+			return k
+		}
+	}
+	return -1
+}
+
+// requestInput finds the code that reads the request, in any sample of
+// either profile: the own function or library above a request-body reader;
+// when the run's requests carried bodies, a library whose ServeHTTP serves
+// them (it is handed the body, and decodes it wherever it likes, on a
+// goroutine of its own too); and own code near the handler that calls the
+// decoder itself, unless it is seen reading a file.
+func (s *samples) requestInput(r *Rule, facts replyFacts) requestInput {
+	in := requestInput{sites: map[string]bool{}, modules: map[string]bool{}}
 	readsFile := map[string]bool{}
 	for _, ss := range [][]stack{s.cpu, s.allocs} {
 		for _, st := range ss {
 			if j := s.markedAt(st, markRequestBody); j >= 0 {
 				if site := ownAbove(st, j); site != "" {
-					sites[site] = true
+					in.sites[site] = true
+				}
+				for k := j + 1; k < len(st.funcs) && st.kinds[k] != frames.Own; k++ {
+					if st.kinds[k] == frames.ThirdParty {
+						in.modules[frames.Module(st.funcs[k])] = true
+						break
+					}
 				}
 			}
 			for k, fn := range st.funcs {
@@ -148,48 +260,34 @@ func (s *samples) inputSites(r *Rule, facts replyFacts) map[string]bool {
 						readsFile[site] = true
 					}
 				}
+				if facts.bodies && st.kinds[k] == frames.ThirdParty && strings.HasSuffix(fn, ".ServeHTTP") && s.marked(st, markServing) {
+					in.modules[frames.Module(fn)] = true
+				}
 			}
 		}
 	}
 	if facts.bodies {
-		// The requests carried bodies: decoding called by the handler
-		// itself, by its direct helper, or by the server's libraries is
-		// presumed to be of the body; deeper code decodes something else.
-		// Middleware, the own code every request passes through, is not
-		// counted: a server wraps its handlers in as many layers as it likes.
+		// The requests carried bodies: decoding that the handler itself or
+		// its direct helper asks for is presumed to be of the body; deeper
+		// code decodes something else. Middleware, the own code every
+		// request passes through, is not counted: a server wraps its
+		// handlers in as many layers as it likes.
 		mw := s.middleware()
 		for _, ss := range [][]stack{s.cpu, s.allocs} {
 			for _, st := range ss {
-				if i := r.matchAt(st); i >= 0 {
-					if site := siteOf(st, i); !readsFile[site] && ownDepth(st, i, mw) <= 2 && !libraryOwnData(st, i) {
-						sites[site] = true
+				i := r.matchAt(st)
+				if i < 0 {
+					continue
+				}
+				if k := asker(r, st, i); k >= 0 && st.kinds[k] == frames.Own {
+					if site := frames.DisplayName(st.funcs[k]); !readsFile[site] && ownDepth(st, i, mw) <= 2 {
+						in.sites[site] = true
 					}
 				}
 			}
 		}
 	}
-	return sites
-}
-
-// libraryOwnData says whether the work at i is asked for by a third-party
-// library that does not serve the request: an interpreter parsing its own
-// values (go-jsonnet's std.parseJson of the notes the server gave it).
-// What it decodes is the library's data, not the request's body; a
-// library that serves requests (an RPC handler's ServeHTTP) may decode
-// the body, and is presumed to.
-func libraryOwnData(st stack, i int) bool {
-	pkg := frames.PkgPath(st.funcs[i])
-	library := false
-	for k := i + 1; k < len(st.funcs) && st.kinds[k] != frames.Own; k++ {
-		fn := st.funcs[k]
-		if strings.HasSuffix(fn, ".ServeHTTP") || strings.HasSuffix(fn, ".serveConn") {
-			return false
-		}
-		if st.kinds[k] == frames.ThirdParty && frames.PkgPath(fn) != pkg {
-			library = true
-		}
-	}
-	return library
+	return in
 }
 
 // middleware are the target's own functions on nine in ten of the CPU

@@ -41,7 +41,9 @@ func readReplies(rs []Replies) replyFacts {
 		return f
 	}
 	var keys []Replies
+	most := int64(0)
 	for _, r := range rs {
+		most = max(most, r.Requests)
 		f.input = f.input || r.Input
 		f.bodies = f.bodies || r.BodyBytes > 0
 		if r.Requests >= 2 {
@@ -51,7 +53,8 @@ func readReplies(rs []Replies) replyFacts {
 	}
 	f.keys = len(keys)
 	if f.keys == 0 {
-		f.why = "too few requests per key to tell whether the replies change"
+		f.why = fmt.Sprintf("too few requests per key to tell whether the replies change: the most any key got was %d, and the evidence needs 2 per key "+
+			"(run longer, --duration, or with more clients, --concurrency)", most)
 		return f
 	}
 	var varyingKey string
@@ -201,9 +204,22 @@ const (
 
 // classify is the class a load-time rule's finding keeps, given the
 // replies, with the evidence in words and the suggestion.
+//
+// Work that is invariant by nature (a template parse, a regexp compile) is
+// movable to load time only when what it is given is constant; when the
+// profiles show its input read from the request (inputFrom says how) or
+// from storage, it is at most cacheable, per input.
 func (f replyFacts) classify(r *Rule) (class, evidence, suggestion string) {
+	return f.classifyInput(r, "")
+}
+
+func (f replyFacts) classifyInput(r *Rule, inputFrom string) (class, evidence, suggestion string) {
+	if r.Invariant && inputFrom != "" {
+		return "cacheable", fmt.Sprintf("what it is given comes from %s, not a constant, so probe claims it can be memoised per input, not moved to load time", inputFrom),
+			fmt.Sprintf("Memoise %s per input (keyed by the bytes it is given, or by the stored item and its version) and reuse the result until the input changes.", r.What)
+	}
 	if r.Invariant {
-		return "load-time", "this work does not depend on the request", r.Suggestion
+		return "load-time", "this work does not depend on the request: the profiles show its input read neither from the request nor from storage (a literal or an embedded file)", r.Suggestion
 	}
 	scope := r.Scope
 	if scope == "" {

@@ -33,6 +33,14 @@ type Finding struct {
 	// WaitShare is, for a contention finding, the share of the requests'
 	// time spent waiting there.
 	WaitShare float64 `json:"wait_share,omitempty"`
+	// PartOf is the rule of the finding this one lies inside (most of its
+	// CPU samples are also that finding's): its share is a part of that
+	// share, not more CPU. Top-level findings (PartOf "") hold disjoint
+	// samples, so their shares add up to at most the CPU.
+	PartOf string `json:"part_of,omitempty"`
+
+	cpuSamples []int  // the CPU samples the finding counts (stack ids), when its detector says
+	inputFrom  string // where the input of invariant-by-nature work comes from, when not a constant
 }
 
 // Unexplained is the target's own code that took CPU no finding explains:

@@ -35,6 +35,9 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 			handled += st.value
 			continue
 		}
+		if doneOnce(st) || collecting(st) || plumbing(st) {
+			continue
+		}
 		outer, n := -1, int64(0)
 		seen := map[string]bool{}
 		for k := len(st.funcs) - 1; k >= 0; k-- {
@@ -55,8 +58,7 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 		if outer < 0 {
 			continue
 		}
-		w.cpu += st.value
-		w.request += st.value
+		w.count(st)
 		w.add(st, outer, st.value)
 	}
 	// A reply read from a file is served, not built: what is left of its
@@ -86,11 +88,48 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 	f.Evidence = fmt.Sprintf("%s: %s, and the handlers spent %s of the target's CPU (%s of the CPU serving requests) building them, sending them left out",
 		r.What, why, pct(f.CPUShare), pct(f.CPUShareOfRequests))
 	f.Class, f.Suggestion = class, r.Suggestion
+	if class == "info" {
+		f.Suggestion = thinSuggestion(r)
+	}
 	if class == "cacheable" {
 		f.Evidence += "; probe sent one request shape with input, so the reply could still depend on it"
 		f.Suggestion = r.VaryingSuggestion
 	}
 	return f
+}
+
+// plumbing says whether a sample is the server library's bookkeeping
+// called by the innermost own frame (routing, reading and setting
+// headers, parsing the URL: net/http, net/textproto, net/url). A reply
+// served from memory costs that much in any server; it is not the reply
+// being built.
+func plumbing(st stack) bool {
+	for k := range st.funcs {
+		if st.kinds[k] != frames.Own {
+			continue
+		}
+		if k == 0 {
+			return false
+		}
+		switch frames.PkgPath(st.funcs[k-1]) {
+		case "net/http", "net/textproto", "net/url":
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// collecting says whether a sample is the garbage collector's work done
+// by the goroutine that allocated (an assist): the collector's CPU, which
+// gc-pressure counts, not the handler's.
+func collecting(st stack) bool {
+	for _, fn := range st.funcs {
+		if strings.HasPrefix(fn, "runtime.gcAssistAlloc") || fn == "runtime.gcDrainN" {
+			return true
+		}
+	}
+	return false
 }
 
 // identicalReplies says whether every endpoint (operation) of the run got
@@ -104,10 +143,13 @@ func identicalReplies(rs []Replies) (ops int, why, class string) {
 		byOp[r.Op] = append(byOp[r.Op], r)
 		requests += r.Requests
 	}
-	if len(byOp) == 0 || requests < minReplyRequests {
+	if len(byOp) == 0 || requests < 2 {
 		return 0, "", ""
 	}
 	class = "load-time"
+	if requests < minReplyRequests {
+		class = "info" // thin evidence: said out loud below
+	}
 	for _, op := range sortedKeys(byOp) {
 		keys := byOp[op]
 		for _, k := range keys {
@@ -115,7 +157,7 @@ func identicalReplies(rs []Replies) (ops int, why, class string) {
 				return 0, "", ""
 			}
 		}
-		if len(keys) == 1 && keys[0].Input {
+		if len(keys) == 1 && keys[0].Input && class == "load-time" {
 			class = "cacheable"
 		}
 	}
@@ -124,5 +166,18 @@ func identicalReplies(rs []Replies) (ops int, why, class string) {
 	if len(names) > 3 {
 		shown += fmt.Sprintf(" and %d more", len(names)-3)
 	}
-	return len(names), fmt.Sprintf("every one of the %d replies of %s was byte-identical", requests, shown), class
+	why = fmt.Sprintf("every one of the %d replies of %s was byte-identical", requests, shown)
+	if class == "info" {
+		why += fmt.Sprintf(", but that is %d replies and the reply evidence needs %d (the endpoint is slow, or the run short): "+
+			"probe does not claim the reply is the same every time", requests, minReplyRequests)
+	}
+	return len(names), why, class
+}
+
+// thinSuggestion is what to change when a run got too few replies to judge
+// by, and what to do if more of them show the same.
+func thinSuggestion(r *Rule) string {
+	return "Run longer (--duration) or with more clients (--concurrency) until the endpoint gets " +
+		fmt.Sprint(minReplyRequests) + " replies or more; if they are still byte-identical: " +
+		strings.ToLower(r.Suggestion[:1]) + r.Suggestion[1:]
 }

@@ -6,18 +6,24 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+
+	"github.com/probehq/probe/lib/frames"
 )
 
 // Rule says which frames do which kind of work, whether that work can move
 // to load time, and what to do about it. The catalog is data (rules.json);
 // users add rules for their own libraries with --rules.
 type Rule struct {
-	ID                string   `json:"id"`
-	Class             string   `json:"class"`              // "load-time", "gc-pressure" or "info"
-	What              string   `json:"what"`               // the work in plain words: "compressing"
-	Detector          string   `json:"detector,omitempty"` // how the work is found (detectors); default "frames"
-	Frames            []string `json:"frames,omitempty"`
-	Exclude           []string `json:"exclude,omitempty"`   // a sample with one of these frames is not this work
+	ID       string   `json:"id"`
+	Class    string   `json:"class"`              // "load-time", "gc-pressure" or "info"
+	What     string   `json:"what"`               // the work in plain words: "compressing"
+	Detector string   `json:"detector,omitempty"` // how the work is found (detectors); default "frames"
+	Frames   []string `json:"frames,omitempty"`
+	Exclude  []string `json:"exclude,omitempty"` // a sample with one of these frames is not this work
+	// OtherWork are frames of another kind of work the rule's frames call
+	// (a regexp's matching under regexp.MatchString, which compiles first):
+	// a sample with one of them below the rule's frame is not this work.
+	OtherWork         []string `json:"other_work,omitempty"`
 	Invariant         bool     `json:"invariant,omitempty"` // the work's result never depends on the request
 	Scope             string   `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
 	Input             bool     `json:"input,omitempty"`     // the work may be decoding the request's own input
@@ -25,8 +31,11 @@ type Rule struct {
 	Suggestion        string   `json:"suggestion"`
 	VaryingSuggestion string   `json:"varying_suggestion,omitempty"`
 
-	frames, exclude []*regexp.Regexp
-	memo            *ruleMemo // shared by copies of the rule
+	frames, exclude, other []*regexp.Regexp
+	memo                   *ruleMemo // shared by copies of the rule
+	// peers are the other rules of an analysis whose frames name work: a
+	// frame of this rule called inside theirs is their helper (Analyze).
+	peers []*Rule
 }
 
 //go:embed rules.json
@@ -140,7 +149,14 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 			}
 			r.exclude = append(r.exclude, re)
 		}
-		r.memo = &ruleMemo{match: map[string]bool{}, exclude: map[string]bool{}}
+		for _, f := range r.OtherWork {
+			re, err := regexp.Compile(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: rule %s: other_work pattern %q: %v", name, r.ID, f, err)
+			}
+			r.other = append(r.other, re)
+		}
+		r.memo = &ruleMemo{match: map[string]bool{}, exclude: map[string]bool{}, other: map[string]bool{}}
 		if r.MinShare == 0 {
 			r.MinShare = 0.05
 		}
@@ -165,7 +181,8 @@ func Position(src []byte, offset int64) (line, col int) {
 	return line, col
 }
 
-// matchAt is the index (leaf first) of the first frame r matches, or -1.
+// matchAt is the index (leaf first) of the first frame r matches, or -1;
+// -1 too when the sample's work there is not r's own (owns).
 func (r *Rule) matchAt(s stack) int {
 	for _, f := range s.funcs {
 		if r.memo.excluded(r, f) {
@@ -174,21 +191,97 @@ func (r *Rule) matchAt(s stack) int {
 	}
 	for i, f := range s.funcs {
 		if r.memo.matched(r, f) {
+			if !r.owns(s, i) {
+				return -1
+			}
 			return i
 		}
 	}
 	return -1
 }
 
+// streamMethod is a method of an io.Reader or io.Writer: a library that
+// calls one calls what its caller handed it (a JSON encoder writing into
+// a gzip writer), not a helper of its own.
+var streamMethod = regexp.MustCompile(`\.(Write|WriteString|WriteByte|WriteRune|Read|ReadFrom|WriteTo|Flush|Close)$`)
+
+// owns says whether the work at frame i is r's: it calls no frame of
+// another kind of work (r's other_work: compiling is not matching), and
+// it is called from the target's own code or from a library frame that
+// is not inside another rule's work (a sort inside the regexp compiler is
+// the compiler's, not a repeated sort).
+func (r *Rule) owns(s stack, i int) bool {
+	if len(r.other) > 0 {
+		for k := 0; k < i; k++ {
+			if r.memo.verdict(r.memo.other, r.other, s.funcs[k]) {
+				return false
+			}
+		}
+	}
+	if len(r.peers) == 0 || s.kinds[i] == frames.Runtime {
+		return true // the runtime's work (a GC assist) is nobody's helper
+	}
+	entry := i // the outermost frame of r's run of frames: how r's work was called
+	for entry+1 < len(s.funcs) && s.kinds[entry+1] != frames.Own && r.memo.matched(r, s.funcs[entry+1]) {
+		entry++
+	}
+	if streamMethod.MatchString(s.funcs[entry]) {
+		return true
+	}
+	for k := entry + 1; k < len(s.funcs) && s.kinds[k] != frames.Own; k++ {
+		for _, o := range r.peers {
+			if o.memo.matched(o, s.funcs[k]) && !o.excludedIn(s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// excludedIn says whether one of r's exclude frames is in s.
+func (r *Rule) excludedIn(s stack) bool {
+	for _, f := range s.funcs {
+		if r.memo.excluded(r, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// withPeers copies rules, each told the others whose frames name work
+// (markers and frameless rules left out), for owns.
+func withPeers(rules []Rule) []Rule {
+	out := append([]Rule(nil), rules...)
+	var work []*Rule
+	for i := range out {
+		if !isMarker(out[i].Class) && len(out[i].frames) > 0 {
+			work = append(work, &out[i])
+		}
+	}
+	for _, r := range work {
+		for _, o := range work {
+			if o.ID != r.ID {
+				r.peers = append(r.peers, o)
+			}
+		}
+	}
+	return out
+}
+
 // ruleMemo remembers a rule's verdict per function name: a profile repeats
 // a few thousand names across its samples, and each regexp runs once per name.
 type ruleMemo struct {
-	mu             sync.Mutex
-	match, exclude map[string]bool
+	mu                    sync.Mutex
+	match, exclude, other map[string]bool
 }
 
 func (m *ruleMemo) matched(r *Rule, fn string) bool {
 	return m.verdict(m.match, r.frames, fn)
+}
+
+// matchedBy is matched as a predicate on function names.
+func (m *ruleMemo) matchedBy(r *Rule) func(string) bool {
+	return func(fn string) bool { return m.matched(r, fn) }
 }
 
 func (m *ruleMemo) excluded(r *Rule, fn string) bool {

@@ -17,6 +17,7 @@ type stack struct {
 	kinds   []string // whose code each frame is (frames.Own, …)
 	value   int64
 	serving bool // under request handling
+	id      int  // the sample's place among its profile's stacks
 }
 
 // stacks flattens p's samples at the value index named typ (the profile's
@@ -36,7 +37,7 @@ func stacks(p *profile.Profile, typ string, code frames.Code) ([]stack, int64) {
 		if v == 0 {
 			continue
 		}
-		st := stack{value: v}
+		st := stack{value: v, id: len(out)}
 		for _, loc := range s.Location {
 			for _, line := range loc.Line {
 				if line.Function != nil {
@@ -67,6 +68,18 @@ func measuring(funcs []string) bool {
 			if strings.HasPrefix(fn, p) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// doneOnce says whether a sample is work inside a sync.Once (OnceFunc,
+// OnceValue): done the first time only, so already moved out of the
+// request path however long it took (a cache built by the first request).
+func doneOnce(st stack) bool {
+	for _, fn := range st.funcs {
+		if fn == "sync.(*Once).doSlow" {
+			return true
 		}
 	}
 	return false

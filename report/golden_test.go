@@ -79,7 +79,10 @@ func goldenRun() *RunReport {
 	run.Decoded, run.WireBytes = 4<<20, 1<<20
 	goldenPerSecond(run)
 	a := Analysis{
-		Findings: []analyzers.Finding{{Rule: "repeated-gzip", Class: "load-time", Severity: "high", CPUShare: 0.62, AllocShare: 0.4,
+		Findings: []analyzers.Finding{{Rule: "repeated-reply", Class: "load-time", Severity: "high", CPUShare: 0.7, CPUShareOfRequests: 0.8,
+			Frames: []string{"app.(*Site).sitemap"}, Endpoint: "GET /x", OwnFrame: "app.(*Site).sitemap",
+			Evidence:   "building a reply that was byte-identical every time: every one of the 200 replies of GET /x was byte-identical",
+			Suggestion: "Build the reply once and serve the cache."}, {Rule: "repeated-gzip", PartOf: "repeated-reply", Class: "load-time", Severity: "high", CPUShare: 0.62, AllocShare: 0.4,
 			CPUShareOfRequests: 0.7, Frames: []string{"compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write", "app.(*Site).sitemap", "app.(*Site).ServeHTTP"},
 			Endpoint: "GET /x", Evidence: "compressing: 62% of the target's CPU; each of 1 request keys got the same reply every time (200 requests)",
 			Suggestion: "Compress the reply once when its content changes.", OwnFrame: "app.(*Site).sitemap"}},

@@ -33,9 +33,12 @@ func (p *ProfileFindings) WriteTable(w io.Writer) {
 	if len(p.Findings) == 0 {
 		fmt.Fprintln(w, "no findings: no rule's work reaches its share of these profiles")
 	}
+	labels := labelFindings(p.Findings)
 	for i, f := range p.Findings {
-		fmt.Fprintf(w, "%d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations\n   %s\n   evidence: %s\n   %s\n", i+1, f.Rule, f.Class, f.Severity,
-			100*f.CPUShare, 100*f.AllocShare, f.Suggestion, f.Evidence, where(f))
+		l := labels[i]
+		in := strings.Repeat("   ", l.Depth)
+		fmt.Fprintf(w, "%s%s. %s%s [%s, %s] %.0f%% CPU, %.0f%% allocations\n%s   %s\n%s   evidence: %s\n%s   %s\n", in, l.Number, f.Rule, l.partOf(f),
+			f.Class, f.Severity, 100*f.CPUShare, 100*f.AllocShare, in, f.Suggestion, in, f.Evidence, in, where(f))
 	}
 	for _, u := range p.Unexplained {
 		fmt.Fprintf(w, "unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
@@ -48,13 +51,22 @@ func (p *ProfileFindings) WriteTable(w io.Writer) {
 // Markdown is the findings as report.md.
 func (p *ProfileFindings) Markdown() string {
 	var b strings.Builder
+	var labels []findingLabel
 	fmt.Fprintf(&b, "# Findings in %s\n\n", strings.Join(p.Profiles, ", "))
 	if len(p.Findings) == 0 {
 		b.WriteString("No findings: no rule's work reaches its share of these profiles.\n")
 	}
+	labels = labelFindings(p.Findings)
 	for i, f := range p.Findings {
-		fmt.Fprintf(&b, "%d. **%s** (%s, %s): %.0f%% of CPU, %.0f%% of allocations.  \n   %s  \n   Evidence: %s  \n   Frames: `%s`\n",
-			i+1, f.Rule, f.Class, f.Severity, 100*f.CPUShare, 100*f.AllocShare, f.Suggestion, f.Evidence, strings.Join(f.Frames, "` ← `"))
+		l := labels[i]
+		in := strings.Repeat("   ", l.Depth) // a part is a list inside its parent's item
+		if l.Depth > 0 {
+			fmt.Fprintf(&b, "%s- **%s %s**%s", in, l.Number, f.Rule, l.partOf(f))
+		} else {
+			fmt.Fprintf(&b, "%s. **%s**", l.Number, f.Rule)
+		}
+		fmt.Fprintf(&b, " (%s, %s): %.0f%% of CPU, %.0f%% of allocations.  \n%s   %s  \n%s   Evidence: %s  \n%s   Frames: `%s`\n",
+			f.Class, f.Severity, 100*f.CPUShare, 100*f.AllocShare, in, f.Suggestion, in, f.Evidence, in, strings.Join(f.Frames, "` ← `"))
 	}
 	return b.String()
 }

@@ -273,8 +273,10 @@ func (r *Ramp) WriteTable(w io.Writer) {
 	for _, line := range r.Knee.Says {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	labels := labelFindings(r.Findings)
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "  %d. %s [%s, %s] — %s\n", i+1, f.Rule, f.Class, f.Severity, f.Evidence)
+		l := labels[i]
+		fmt.Fprintf(w, "  %s%s. %s%s [%s, %s] — %s\n", strings.Repeat("   ", l.Depth), l.Number, f.Rule, l.partOf(f), f.Class, f.Severity, f.Evidence)
 	}
 	if r.Ended != "" {
 		fmt.Fprintf(w, "  ended: %s\n", r.Ended)
@@ -309,8 +311,14 @@ func (r *Ramp) Markdown() string {
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
+		labels := labelFindings(r.Findings)
 		for i, f := range r.Findings {
-			fmt.Fprintf(&b, "%d. **%s** (%s, %s): %s. Fix: %s\n", i+1, f.Rule, f.Class, f.Severity, f.Evidence, f.Suggestion)
+			l := labels[i]
+			item := l.Number + "."
+			if l.Depth > 0 {
+				item = "- " + l.Number
+			}
+			fmt.Fprintf(&b, "%s%s **%s**%s (%s, %s): %s. Fix: %s\n", strings.Repeat("   ", l.Depth), item, f.Rule, l.partOf(f), f.Class, f.Severity, f.Evidence, f.Suggestion)
 		}
 	}
 	if len(r.WallStates) > 0 {

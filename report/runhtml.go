@@ -49,16 +49,26 @@ func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
 	}
 	if len(r.Findings) > 0 {
 		fmt.Fprintf(b, "<h%d>Findings</h%d><ol>", h, h)
-		for _, f := range r.Findings {
-			fmt.Fprintf(b, "<li><b>%s</b> (%s, %s) on %s: %.0f%% of CPU, %.0f%% of allocations. %s<br>%s<br>Fix: %s",
-				esc(f.Rule), esc(f.Class), esc(f.Severity), esc(f.Endpoint), 100*f.CPUShare, 100*f.AllocShare,
+		labels := labelFindings(r.Findings)
+		prev := -1 // the depth of the item left open
+		for i, f := range r.Findings {
+			l := labels[i]
+			// A part is an item of a list inside its parent's item.
+			if prev >= 0 && l.Depth > prev {
+				b.WriteString(`<ol class="parts">`)
+			} else if prev >= 0 {
+				b.WriteString("</li>" + strings.Repeat("</ol></li>", prev-l.Depth))
+			}
+			prev = l.Depth
+			fmt.Fprintf(b, "<li><b>%s</b>%s (%s, %s) on %s: %.0f%% of CPU, %.0f%% of allocations. %s<br>%s<br>Fix: %s",
+				esc(f.Rule), esc(l.partOf(f)), esc(f.Class), esc(f.Severity), esc(f.Endpoint), 100*f.CPUShare, 100*f.AllocShare,
 				shareBar(f.CPUShare), esc(f.Evidence), esc(f.Suggestion))
 			if link := r.flameLink(flameDir, focusFrame(f)); link != "" {
 				fmt.Fprintf(b, `<br><a class="flame" href="%s">%s in the flame graph</a>`, esc(link), esc(focusFrame(f)))
 			}
-			fmt.Fprintf(b, "<br><code>%s</code></li>", esc(where(f)))
+			fmt.Fprintf(b, "<br><code>%s</code>", esc(where(f)))
 		}
-		b.WriteString("</ol>")
+		b.WriteString("</li>" + strings.Repeat("</ol></li>", max(prev, 0)) + "</ol>")
 	}
 	if len(r.Unexplained) > 0 {
 		fmt.Fprintf(b, "<h%d>Unexplained</h%d><p>Own code that took CPU no rule explains (a rule of your own, <code>--rules</code>, can name it):</p><ul>", h, h)

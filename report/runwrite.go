@@ -53,11 +53,14 @@ func (r *RunReport) WriteTable(w io.Writer) {
 	for _, reason := range probes.ByCount(r.Errors) {
 		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], reason)
 	}
+	labels := labelFindings(r.Findings)
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "  %d. %s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n     %s\n     %s\n", i+1, f.Rule, f.Class, f.Severity,
-			100*f.CPUShare, 100*f.AllocShare, f.Endpoint, f.Suggestion, where(f))
+		l := labels[i]
+		in := strings.Repeat("   ", l.Depth)
+		fmt.Fprintf(w, "  %s%s. %s%s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n%s     %s\n%s     %s\n", in, l.Number, f.Rule, l.partOf(f),
+			f.Class, f.Severity, 100*f.CPUShare, 100*f.AllocShare, f.Endpoint, in, f.Suggestion, in, where(f))
 		if fl := r.fleetLine(i); fl != "" {
-			fmt.Fprintf(w, "     fleet: %s\n", fl)
+			fmt.Fprintf(w, "%s     fleet: %s\n", in, fl)
 		}
 	}
 	for _, u := range r.Unexplained {
@@ -120,16 +123,24 @@ func (r *RunReport) Markdown() string {
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
+		labels := labelFindings(r.Findings)
 		for i, f := range r.Findings {
-			fmt.Fprintf(&b, "%d. **%s** (%s, %s) on %s: %.0f%% of CPU (%.0f%% of the CPU serving requests), %.0f%% of allocations.  \n   %s  \n   Evidence: %s  \n",
-				i+1, f.Rule, f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, f.Suggestion, f.Evidence)
+			l := labels[i]
+			in := strings.Repeat("   ", l.Depth) // a part is a list inside its parent's item
+			if l.Depth > 0 {
+				fmt.Fprintf(&b, "%s- **%s %s**%s", in, l.Number, f.Rule, l.partOf(f))
+			} else {
+				fmt.Fprintf(&b, "%s. **%s**", l.Number, f.Rule)
+			}
+			fmt.Fprintf(&b, " (%s, %s) on %s: %.0f%% of CPU (%.0f%% of the CPU serving requests), %.0f%% of allocations.  \n%s   %s  \n%s   Evidence: %s  \n",
+				f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, in, f.Suggestion, in, f.Evidence)
 			if f.OwnFrame != "" {
-				fmt.Fprintf(&b, "   In the target's own code: `%s`  \n", f.OwnFrame)
+				fmt.Fprintf(&b, "%s   In the target's own code: `%s`  \n", in, f.OwnFrame)
 			}
 			if fl := r.fleetLine(i); fl != "" {
-				fmt.Fprintf(&b, "   Fleet: %s  \n", fl)
+				fmt.Fprintf(&b, "%s   Fleet: %s  \n", in, fl)
 			}
-			fmt.Fprintf(&b, "   Frames: `%s`\n", strings.Join(f.Frames, "` ← `"))
+			fmt.Fprintf(&b, "%s   Frames: `%s`\n", in, strings.Join(f.Frames, "` ← `"))
 		}
 	}
 	if len(r.Unexplained) > 0 {

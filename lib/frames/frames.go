@@ -32,6 +32,23 @@ func PkgPath(fn string) string {
 	return fn[:slash+1+dot]
 }
 
+// Module is the module a function's package most likely belongs to: the
+// first three elements of a path on a code host (github.com/owner/repo),
+// the first two of another domain's (modernc.org/sqlite), the package of
+// the standard library or of a dotless path.
+func Module(fn string) string {
+	parts := strings.Split(PkgPath(fn), "/")
+	n := 2
+	switch parts[0] {
+	case "github.com", "gitlab.com", "bitbucket.org", "golang.org", "codeberg.org", "git.sr.ht":
+		n = 3
+	}
+	if !strings.Contains(parts[0], ".") {
+		return PkgPath(fn)
+	}
+	return strings.Join(parts[:min(n, len(parts))], "/")
+}
+
 // Code tells whose code a frame is. MainModule, when known, is the import
 // path of the target's main module: its packages are the target's own code
 // even when it was built out of the module cache (go install
@@ -53,6 +70,10 @@ func (c Code) Kind(fn, file string) string {
 	switch {
 	case pkg == "runtime" || strings.HasPrefix(pkg, "runtime/") || strings.HasPrefix(pkg, "internal/runtime/"):
 		return Runtime
+	case strings.HasSuffix(file, ".s") && !strings.Contains(fn, "."):
+		return Std // a toolchain assembly helper with no package in its name (indexbytebody)
+	case foreign(fn, file):
+		return ThirdParty
 	case !dotted && stdRoots[first]:
 		return Std
 	case pkg == "main" || c.MainModule != "" && (pkg == c.MainModule || strings.HasPrefix(pkg, c.MainModule+"/")):
@@ -62,6 +83,28 @@ func (c Code) Kind(fn, file string) string {
 	}
 	return Own
 }
+
+// foreign says whether a frame is not Go code the server wrote: a C
+// function (a cgo driver's engine, a system library: no package in its
+// name, or a C source file) or a cgo trampoline (_Cfunc_, _cgo_, _cgoexp_
+// stubs, generated into a build directory where they look like own code).
+// The server's own frame is past them, where its Go code called the driver.
+func foreign(fn, file string) bool {
+	switch {
+	case cgoStub.MatchString(fn), cClone.MatchString(fn):
+		return true
+	case cSource.MatchString(file):
+		return true // sqlite3.c, a .h inline, a .cc
+	}
+	slash := strings.LastIndexByte(fn, '/')
+	return !strings.Contains(fn[slash+1:], ".") // a Go name is always pkg.Name
+}
+
+var (
+	cgoStub = regexp.MustCompile(`\.(_Cfunc_|_C2func_|_Cmacro_|_cgo_|_Cgo_|_cgoexp_)|^(_cgo_|x_cgo_|crosscall)`)
+	cSource = regexp.MustCompile(`\.(c|h|cc|cpp|cxx|hpp|hh|m|mm)$`)
+	cClone  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\.(cold|part\.[0-9]+|isra\.[0-9]+|constprop\.[0-9]+)`)
+)
 
 // Kind is Code{}.Kind: the main module not known.
 func Kind(fn, file string) string { return Code{}.Kind(fn, file) }
