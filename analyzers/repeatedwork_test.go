@@ -191,7 +191,7 @@ func cpuTime() time.Duration {
 
 // focusShare is go tool pprof's share of the samples with a frame
 // matching focus, of all of them.
-func focusShare(t *testing.T, file, focus string) float64 {
+func pprofFocusShare(t *testing.T, file, focus string) float64 {
 	t.Helper()
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-focus="+focus, file).CombinedOutput()
 	if err != nil {
@@ -225,10 +225,10 @@ func TestRepeatedWorkOnARealProfile(t *testing.T) {
 	if !strings.Contains(f.Evidence, "looks like it reads csv") || !strings.Contains(f.Suggestion, "parse the csv once") {
 		t.Errorf("evidence %q, suggestion %q", f.Evidence, f.Suggestion)
 	}
-	if want := focusShare(t, file, `\(\*rateServer\)\.rates$`); f.CPUShare < want-0.05 || f.CPUShare > want+0.05 {
+	if want := pprofFocusShare(t, file, `\(\*rateServer\)\.rates$`); f.CPUShare < want-0.05 || f.CPUShare > want+0.05 {
 		t.Errorf("share %.2f; go tool pprof -focus says %.2f", f.CPUShare, want)
 	}
-	if want := focusShare(t, file, `csv\.\(\*Reader\)\.ReadAll`); f.Callees[0].CPUShare < want-0.05 || f.Callees[0].CPUShare > want+0.05 {
+	if want := pprofFocusShare(t, file, `csv\.\(\*Reader\)\.ReadAll`); f.Callees[0].CPUShare < want-0.05 || f.Callees[0].CPUShare > want+0.05 {
 		t.Errorf("ReadAll's share %.2f; go tool pprof -focus says %.2f", f.Callees[0].CPUShare, want)
 	}
 	for _, u := range res.Unexplained {
@@ -255,7 +255,7 @@ func TestRepeatedWorkOnARealProfile(t *testing.T) {
 	if len(u.Callees) == 0 || u.Callees[0].Function != "encoding/csv.(*Reader).ReadAll" || u.LooksLike != "looks like it reads csv" {
 		t.Errorf("unexplained %+v", u)
 	}
-	if want := focusShare(t, file, `csv\.\(\*Reader\)\.ReadAll`); u.Callees[0].CPUShare < want-0.05 || u.Callees[0].CPUShare > want+0.05 {
+	if want := pprofFocusShare(t, file, `csv\.\(\*Reader\)\.ReadAll`); u.Callees[0].CPUShare < want-0.05 || u.Callees[0].CPUShare > want+0.05 {
 		t.Errorf("unexplained ReadAll's share %.2f; go tool pprof -focus says %.2f", u.Callees[0].CPUShare, want)
 	}
 }
