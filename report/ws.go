@@ -32,10 +32,13 @@ type WS struct {
 	Server      WSProcess           `json:"server"`
 	Probe       WSProcess           `json:"probe"`
 	Findings    []analyzers.Finding `json:"findings"`
-	Mix         *RunReport          `json:"mix,omitempty"`
-	Interrupted bool                `json:"interrupted"`
-	Warnings    []probes.Warning    `json:"warnings"`
-	Thresholds  []Threshold         `json:"thresholds,omitempty"`
+	// Unexplained is the target's own code that took CPU while it fanned
+	// out and no finding explains, largest first.
+	Unexplained []analyzers.Unexplained `json:"unexplained,omitempty"`
+	Mix         *RunReport              `json:"mix,omitempty"`
+	Interrupted bool                    `json:"interrupted"`
+	Warnings    []probes.Warning        `json:"warnings"`
+	Thresholds  []Threshold             `json:"thresholds,omitempty"`
 
 	latency *hdrhistogram.Histogram
 	files   map[string][]byte
@@ -124,8 +127,9 @@ type WSProcess struct {
 
 // WSAnalysis is what the pipeline's analyzers made of the profiles.
 type WSAnalysis struct {
-	Tops     [][]analyzers.ShareOfWork // by round
-	Findings []analyzers.Finding
+	Tops        [][]analyzers.ShareOfWork // by round
+	Findings    []analyzers.Finding
+	Unexplained []analyzers.Unexplained
 }
 
 // WSOf makes the report of a run.
@@ -309,6 +313,12 @@ func (d *WS) WriteTable(w io.Writer) {
 	for _, f := range d.Findings {
 		fmt.Fprintf(w, "  finding %s (%s): %s\n", f.Rule, f.Severity, ellipsis(f.Evidence, 300))
 	}
+	for i, u := range d.Unexplained {
+		if i == 3 {
+			break
+		}
+		fmt.Fprintf(w, "  CPU no finding explains: %s %.0f%%\n", u.Function, 100*u.CPUShare)
+	}
 	if d.Mix != nil {
 		fmt.Fprintln(w, "alongside (--mix):")
 		d.Mix.operationsTable().Text(w)
@@ -333,6 +343,12 @@ func (d *WS) Markdown() string {
 		b.WriteString("\n## Findings\n\n")
 		for _, f := range d.Findings {
 			fmt.Fprintf(&b, "- **%s** (%s, %s): %s\n  Fix: %s\n", f.Rule, f.Class, f.Severity, f.Evidence, f.Suggestion)
+		}
+	}
+	if len(d.Unexplained) > 0 {
+		b.WriteString("\n## CPU no finding explains\n\n")
+		for _, u := range d.Unexplained {
+			fmt.Fprintf(&b, "- `%s` %.0f%% (%s)\n", u.Function, 100*u.CPUShare, strings.Join(u.Path, " → "))
 		}
 	}
 	if d.Mix != nil {

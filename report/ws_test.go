@@ -39,7 +39,8 @@ func goldenWS() *WS {
 		Publish: "http", DeliverTimeoutS: 10, SourceAddrs: 4}
 	a := WSAnalysis{Tops: [][]analyzers.ShareOfWork{{{Work: "other", Share: 0.6}}, {{Work: "sha256", Share: 0.7}}},
 		Findings: []analyzers.Finding{{Rule: "contention", Class: "contention", Severity: "high", WaitShare: 0.8, OwnFrame: "site.(*wsHub).publish",
-			Evidence: "requests waited 1.2s on a lock in site.(*wsHub).publish; held by site.(*wsHub).revalidate 97%", Suggestion: "hold the lock for less"}}}
+			Evidence: "requests waited 1.2s on a lock in site.(*wsHub).publish; held by site.(*wsHub).revalidate 97%", Suggestion: "hold the lock for less"}},
+		Unexplained: []analyzers.Unexplained{{Function: "site.tokenHash", Path: []string{"site.(*wsHub).revalidate", "site.(*wsHub).valid", "site.tokenHash"}, CPUShare: 0.62}}}
 	return WSOf(res, "http://127.0.0.1:8080", "per-request", cfg, a, 4242)
 }
 

@@ -46,6 +46,7 @@ var commands = append(microloadCommands(), []command{
 	{"scale", "[flags] [MICROLOAD…]", "the same target at growing sizes of its data: load, memory, the cost of a change and of each request, and how each grows", scaleCommand},
 	{"ramp", "--ramp FROM:TO/DURATION | --steps R1,R2,…/DURATION [--file F] [flags] [NAME[=WEIGHT]…]",
 		"scenarios started at an arrival rate that rises to the knee: how many users, and what gives way first", rampCommand},
+	{"ws", "[--connections N --rooms R --events E --rounds K] [flags]", "WebSocket fan-out: N connections in rooms, events in rounds, each checked at every connection (missing, duplicated, misrouted) and timed", wsRun},
 	{"fixture serve", "[flags]", "serve the reference target (a notes site) on loopback", fixtureServeCommand},
 }...)
 

@@ -77,6 +77,9 @@ type Options struct {
 	Profile *Profile // nil: no profiles
 	// Progress is told what the run is doing; nil: nothing.
 	Progress func(string)
+	// OnReady is called once every connection is ready (or refused),
+	// before the first round: a load to run alongside starts there.
+	OnReady func()
 }
 
 // Profile is where and how the target is profiled while it fans out.
@@ -332,6 +335,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		block0, _, _ = fetch(ctx, o.Profile, "block", 0)
 	}
 
+	if o.OnReady != nil {
+		o.OnReady()
+	}
 	dropAt := -1
 	if o.Drop > 0 {
 		dropAt = o.Rounds / 2
