@@ -41,6 +41,18 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		room := r.URL.Query().Get("room")
+		if room == "pub" { // a publisher: each message is an event
+			for {
+				_, m, err := c.Read(r.Context())
+				if err != nil {
+					return
+				}
+				var ev struct{ Room, Data string }
+				if json.Unmarshal(m, &ev) == nil {
+					h.fanOut(ev.Room, ev.Data)
+				}
+			}
+		}
 		ch := make(chan []byte, 1024)
 		h.mu.Lock()
 		h.rooms[room] = append(h.rooms[room], ch)
@@ -73,33 +85,38 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad event", http.StatusBadRequest)
 			return
 		}
-		msg, _ := json.Marshal(map[string]string{"room": ev.Room, "data": ev.Data})
-		n := h.n.Add(1)
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		for i, ch := range h.rooms[ev.Room] {
-			// The fifth event goes wrong, at its room's first subscriber.
-			if n == 5 && i == 0 {
-				switch h.fault {
-				case "drop":
-					continue
-				case "dup":
-					ch <- msg
-				case "misroute":
-					for room, subs := range h.rooms {
-						if room != ev.Room && len(subs) > 0 {
-							subs[0] <- msg
-							break
-						}
-					}
-				case "garbage":
-					ch <- []byte("pev-x-1-2")
-				}
-			}
-			ch <- msg
-		}
+		h.fanOut(ev.Room, ev.Data)
 	default:
 		http.NotFound(w, r)
+	}
+}
+
+// fanOut sends an event to its room; the fifth goes wrong, at its room's
+// first subscriber, as the fault says.
+func (h *hub) fanOut(room, data string) {
+	msg, _ := json.Marshal(map[string]string{"room": room, "data": data})
+	n := h.n.Add(1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, ch := range h.rooms[room] {
+		if n == 5 && i == 0 {
+			switch h.fault {
+			case "drop":
+				continue
+			case "dup":
+				ch <- msg
+			case "misroute":
+				for other, subs := range h.rooms {
+					if other != room && len(subs) > 0 {
+						subs[0] <- msg
+						break
+					}
+				}
+			case "garbage":
+				ch <- []byte("pev-x-1-2")
+			}
+		}
+		ch <- msg
 	}
 }
 
@@ -167,6 +184,15 @@ func TestEachFaultIsCountedExactly(t *testing.T) {
 				t.Fatal("a run with a wrong delivery did not fail")
 			}
 		})
+	}
+}
+
+func TestPublishedByWebSocketMessage(t *testing.T) {
+	res := runHub(t, "", func(o *Options) {
+		o.Publish, o.PublishPath = "ws", "/ws?room=pub&token=t0k"
+	})
+	if want := (Counts{Expected: 240, Delivered: 240}); res.Totals != want {
+		t.Fatalf("totals %+v, want %+v", res.Totals, want)
 	}
 }
 
