@@ -61,7 +61,7 @@ func bump(s *[]int64, round, rounds int) {
 // openAll opens cs at the connect rate, at most 512 handshakes at once,
 // and waits until each is ready or refused: how many were refused and
 // the first refusal.
-func (r *run) openAll(ctx, readCtx context.Context, cs []*conn) (int, string) {
+func (r *run) openAll(ctx context.Context, cs []*conn) (int, string) {
 	var refused atomic.Int32
 	var first atomic.Value
 	var readyN atomic.Int32
@@ -95,7 +95,7 @@ func (r *run) openAll(ctx, readCtx context.Context, cs []*conn) (int, string) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := r.open(ctx, readCtx, c); err != nil {
+			if err := r.open(ctx, c); err != nil {
 				refused.Add(1)
 				first.CompareAndSwap(nil, err.Error())
 				return
@@ -110,7 +110,7 @@ func (r *run) openAll(ctx, readCtx context.Context, cs []*conn) (int, string) {
 
 // open upgrades c, authenticates and subscribes it, and waits for the
 // server to say it is ready (Options.Ready).
-func (r *run) open(ctx, readCtx context.Context, c *conn) error {
+func (r *run) open(ctx context.Context, c *conn) error {
 	o := &r.o
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -145,7 +145,7 @@ func (r *run) open(ctx, readCtx context.Context, c *conn) error {
 	go func() {
 		defer r.readers.Done()
 		defer close(doneCh)
-		r.read(readCtx, c, w, readyCh)
+		r.read(c, w, readyCh)
 	}()
 	if o.Hello != "" {
 		hello := fill(o.Hello, "{token}", o.Token, "{room}", RoomName(c.room))
@@ -184,13 +184,15 @@ func (c *conn) markReady() {
 var marker = []byte("pev-")
 
 // read is c's reader: every message is scanned for markers; memory is the
-// message (at most ReadLimit) while it is scanned.
-func (r *run) read(ctx context.Context, c *conn, w *websocket.Conn, readyCh chan struct{}) {
+// message (at most ReadLimit) while it is scanned. It reads without a
+// context (one that can end costs a registration on it per message, all
+// readers on one lock); closing the connection ends it.
+func (r *run) read(c *conn, w *websocket.Conn, readyCh chan struct{}) {
 	readySent := false
 	for {
-		_, msg, err := w.Read(ctx)
+		_, msg, err := w.Read(context.Background())
 		if err != nil {
-			if ctx.Err() == nil && !c.dropping.Load() {
+			if !r.stopping.Load() && !c.dropping.Load() {
 				if c.ready.Load() {
 					r.lost.Add(1)
 				}

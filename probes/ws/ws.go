@@ -269,6 +269,7 @@ type run struct {
 	hdrMu      [shards]sync.Mutex
 	publishDur atomic.Int64
 	readers    sync.WaitGroup
+	stopping   atomic.Bool // the run is closing its connections: not lost
 }
 
 // Run opens the connections, publishes the rounds and checks every
@@ -299,8 +300,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// The first upgrade alone: a target that refuses is one line, not
 	// N refusals.
 	r.start = time.Now()
-	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopReading()
+	defer func() { // on every way out, no reader is left
+		r.stopping.Store(true)
+		for _, c := range r.conns {
+			if c != nil {
+				c.close()
+			}
+		}
+	}()
 	r.conns = make([]*conn, o.Connections)
 	r.members = make([][]*conn, o.Rooms)
 	for i := range r.conns {
@@ -308,7 +315,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.conns[i] = c
 		r.members[c.room] = append(r.members[c.room], c)
 	}
-	if err := r.open(ctx, readCtx, r.conns[0]); err != nil {
+	if err := r.open(ctx, r.conns[0]); err != nil {
 		var re *RefusedError
 		if errors.As(err, &re) {
 			return nil, err
@@ -321,7 +328,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.ServerRSSIdle = sampler.first()
 
 	o.Progress(fmt.Sprintf("opening %d connections at %g/s", o.Connections, o.ConnectRate))
-	refused, first := r.openAll(ctx, readCtx, r.conns[1:])
+	refused, first := r.openAll(ctx, r.conns[1:])
 	res.Ready = time.Since(r.start)
 	res.Refused, res.FirstRefusal = refused, first
 	res.ReadyCount = o.Connections - refused
@@ -344,9 +351,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var pub publisher
 	if err := pub.open(ctx, r); err != nil {
-		for _, c := range r.conns {
-			c.close()
-		}
 		return nil, err
 	}
 	defer pub.close()
@@ -369,7 +373,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.round(ctx, &pub, rd, i, res)
 		if away != nil {
 			o.Progress(fmt.Sprintf("reconnecting %d connections", len(away)))
-			refused, _ := r.openAll(ctx, readCtx, away)
+			refused, _ := r.openAll(ctx, away)
 			res.Reconnected = len(away) - refused
 		}
 		if i+1 < len(r.rounds) {
@@ -388,7 +392,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Raw["block.pb.gz"] = raw
 		}
 	}
-	stopReading()
+	r.stopping.Store(true)
 	for _, c := range r.conns {
 		c.close()
 	}

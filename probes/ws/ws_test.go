@@ -233,13 +233,19 @@ func TestInterruptedRunKeepsWhatWasMeasured(t *testing.T) {
 	defer srv.Close()
 	o := options(t, srv)
 	o.Rounds, o.Pause = 50, 100*time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	// Ctrl-C as the third round starts.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	o.Progress = func(line string) {
+		if strings.HasPrefix(line, "round 3 of") {
+			cancel()
+		}
+	}
 	res, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Interrupted || len(res.Rounds) == 0 || len(res.Rounds) == 50 || res.Failed() {
+	if !res.Interrupted || len(res.Rounds) < 2 || len(res.Rounds) > 3 || res.Failed() || res.Rounds[1].Counts.Delivered != 120 {
 		t.Fatalf("interrupted %v, rounds %d, totals %+v", res.Interrupted, len(res.Rounds), res.Totals)
 	}
 }
