@@ -164,6 +164,9 @@ func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid i
 	for name, raw := range res.Raw {
 		d.files["profiles/"+name] = raw
 	}
+	if d.Findings == nil {
+		d.Findings = []analyzers.Finding{} // none found: [] in report.json, not null
+	}
 	d.Verdict = d.verdict()
 	return d
 }
