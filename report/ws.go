@@ -174,7 +174,17 @@ func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid i
 // Failed says whether an event was missing, delivered twice or to the
 // wrong room: the run fails (exit 1) as failed checks do.
 func (d *WS) Failed() bool {
-	return d.Totals.Missing > 0 || d.Totals.Duplicated > 0 || d.Totals.Misrouted > 0
+	return d.Totals.Missing > 0 || d.Totals.Duplicated > 0 || d.Totals.Misrouted > 0 || d.publishErrors() > 0
+}
+
+// publishErrors are the events the target refused to publish: a failed
+// check of the run, though no connection expects them.
+func (d *WS) publishErrors() int {
+	n := 0
+	for _, r := range d.Rounds {
+		n += r.PublishErrors
+	}
+	return n
 }
 
 func (d *WS) verdict() string {
@@ -190,6 +200,9 @@ func (d *WS) verdict() string {
 		if p.n > 0 {
 			bad = append(bad, fmt.Sprintf("%d %s", p.n, p.what))
 		}
+	}
+	if n := d.publishErrors(); n > 0 {
+		bad = append(bad, fmt.Sprintf("%d publishes refused by the target", n))
 	}
 	return fmt.Sprintf("%d of %d deliveries; %s", t.Delivered, t.Expected, strings.Join(bad, ", "))
 }

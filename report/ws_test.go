@@ -69,6 +69,11 @@ func TestWSFailsOnAnyWrongDelivery(t *testing.T) {
 			t.Errorf("%+v did not fail", c)
 		}
 	}
+	d.Totals = ws.Counts{Expected: 5, Delivered: 5}
+	d.Rounds[1].PublishErrors = 2
+	if !d.Failed() {
+		t.Error("a run whose target refused publishes did not fail")
+	}
 	files, err := d.Files()
 	if err != nil || files["profiles/mutex.pb.gz"] == nil || files["delivery.hgrm"] == nil || files["report.html"] == nil {
 		t.Fatalf("files: %v %v", err, len(files))

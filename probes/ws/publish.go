@@ -51,7 +51,15 @@ func (p *publisher) open(ctx context.Context, r *run) error {
 			}
 			return fmt.Errorf("the publisher's connection: %v", err)
 		}
-		w.CloseRead(context.Background()) // replies are not read; pings and closes are
+		// What the server sends the publisher (a ready, its own events)
+		// is read and dropped: CloseRead would close on a data message.
+		go func() {
+			for {
+				if _, _, err := w.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
 		p.ws = append(p.ws, w)
 	}
 	return nil
