@@ -92,25 +92,29 @@ func TestWSTrapServers(t *testing.T) {
 
 // TestWSFixtureModes: the fixture delivers every event once, to its room,
 // in both modes, with rooms, a drop and reconnect, and HTTP reads
-// alongside; per-request mode's fan-out is slower, and the analyzers name
-// why: its token checks under the broadcast lock.
+// alongside; in per-request mode the analyzers name its token checks in
+// the fan-out (repeated-hash), in load-time mode not.
 func TestWSFixtureModes(t *testing.T) {
-	common := []string{"--connections", "1500", "--rooms", "3", "--events", "10", "--rounds", "3", "--pause", "2s", "--notes", "200", "--profile"}
-	var p95 = map[string]float64{}
+	// 30 events a round to 1,500 connections: per-request mode makes
+	// 45,000 token checks a round under the broadcast lock, load-time none.
+	common := []string{"--connections", "1500", "--rooms", "3", "--events", "30", "--rounds", "2", "--pause", "2s", "--notes", "200", "--profile"}
+	var p50 = map[string]float64{}
 	var reports = map[string]*report.WS{}
 	for _, mode := range []string{"load-time", "per-request"} {
 		code, stderr, d := wsReport(t, append([]string{"--fixture-mode", mode}, common...)...)
-		if code != exitOK || d == nil || d.Failed() || d.Totals.Expected != 45000 || d.Ready.Refused != 0 {
+		if code != exitOK || d == nil || d.Failed() || d.Totals.Expected != 90000 || d.Ready.Refused != 0 {
 			t.Fatalf("%s: exit %d, report %+v\n%s", mode, code, d, stderr)
 		}
-		p95[mode], reports[mode] = d.Delivery.P95, d
+		p50[mode], reports[mode] = d.Delivery.P50, d
 	}
-	if p95["per-request"] <= p95["load-time"] {
-		t.Errorf("delivery p95: per-request %.1f ms, load-time %.1f ms: want per-request slower", p95["per-request"], p95["load-time"])
-	}
+	// At this size the delivery times of the two modes are within this
+	// machine's noise (either can be the faster one); at 10,000
+	// connections per-request mode's rounds are slower (BENCHMARKS.md).
+	// What holds at any size is the work, checked below by its name.
+	t.Logf("delivery p50: per-request %.1f ms, load-time %.1f ms", p50["per-request"], p50["load-time"])
 	named := false
 	for _, f := range reports["per-request"].Findings {
-		if f.Rule == "repeated-hash" || f.Rule == "contention" && strings.Contains(f.Evidence, "wsHub") {
+		if f.Rule == "repeated-hash" {
 			named = true
 		}
 	}
@@ -135,5 +139,14 @@ func TestWSFixtureModes(t *testing.T) {
 	}
 	if d.Mix == nil || d.Mix.Latency.Requests == 0 || d.Mix.Latency.Errors != 0 {
 		t.Errorf("the reads alongside: %+v", d.Mix)
+	}
+
+	// Published by message on connections of probe's own, the token as a
+	// header.
+	code, stderr, d = wsReport(t, "--connections", "200", "--rooms", "4", "--events", "3", "--rounds", "2", "--pause", "200ms",
+		"--notes", "200", "--publish", "ws", "--publish-path", "/ws?room=publishers", "--auth", "header",
+		"--publish-body", `{"type":"publish","room":"{room}","data":"{event}"}`)
+	if code != exitOK || d == nil || d.Failed() || d.Totals.Delivered != 1200 {
+		t.Fatalf("--publish ws: exit %d, %+v\n%s", code, d, stderr)
 	}
 }
