@@ -50,6 +50,7 @@ var commands = append(microloadCommands(), []command{
 		"scenarios started at an arrival rate that rises to the knee: how many users, and what gives way first", rampCommand},
 	{"agents", "[--agents N] [--projects N] [--call write=30,search=47,read=23] [flags]",
 		"many MCP agents writing, searching and reading at once; then no call failed, no write lost, the search index current", agentsCommand},
+	{"ws", "[--connections N --rooms R --events E --rounds K] [flags]", "WebSocket fan-out: N connections in rooms, events in rounds, each checked at every connection (missing, duplicated, misrouted) and timed", wsRun},
 	{"fixture serve", "[flags]", "serve the reference target (a notes site) on loopback", fixtureServeCommand},
 }...)
 

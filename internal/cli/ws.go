@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/probehq/probe/fixtures"
+	"github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/ws"
+	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/thresholds"
+)
+
+// wsCommand is `probe ws`: WebSocket fan-out with delivery checks (seed
+// 004). Every event is checked at every connection of its room: missing,
+// duplicated, misrouted and out of order, and timed from publish to
+// receipt; any missing, duplicated or misrouted event exits 1.
+type wsCommand struct {
+	target  targetFlags
+	profile profileFlags
+	output  outputFlags
+	load    loadFlags // the --mix microload's
+
+	connections, rooms, events, rounds int
+	drop, idleRound, sourceAddrs       int
+	connectRate                        float64
+	pause, idle, deliverTimeout        time.Duration
+	readyTimeout                       time.Duration
+	path, token, auth, hello, ready    string
+	publish, publishPath, publishBody  string
+	replays                            bool
+	readLimit                          byteSize
+	mix                                string
+}
+
+func wsRun(fs *flag.FlagSet) runner {
+	c := &wsCommand{}
+	c.target.register(fs, false)
+	fs.IntVar(&c.connections, "connections", 1000, "WebSocket connections, each authenticated and subscribed to one room")
+	fs.IntVar(&c.rooms, "rooms", 10, "rooms: connection i joins room i mod R (named r0, r1, …)")
+	fs.Float64Var(&c.connectRate, "connect-rate", 2000, "upgrades started a second")
+	fs.IntVar(&c.events, "events", 10, "events published to each room in each round")
+	fs.IntVar(&c.rounds, "rounds", 3, "rounds of events")
+	fs.DurationVar(&c.pause, "pause", 2*time.Second, "between rounds (profiled: the length of each round's CPU profile)")
+	fs.DurationVar(&c.idle, "idle", 0, "a quiet wait before one round (--idle-round), as idle connections meet timeouts and keep-alives")
+	fs.IntVar(&c.idleRound, "idle-round", 0, "the round --idle comes before (default: the middle one)")
+	fs.IntVar(&c.drop, "drop", 0, "close this many connections abruptly before the middle round, publish it while they are away, reconnect them: the rounds after must all arrive")
+	fs.BoolVar(&c.replays, "replays", false, "the server claims to replay what a reconnected connection missed: the report says whether it did")
+	fs.StringVar(&c.path, "ws-path", "/ws?room={room}", "where a connection upgrades ({room}, {token})")
+	fs.StringVar(&c.token, "token", "", "the token each connection authenticates with (default: --key; the fixture's key when probe starts it)")
+	fs.StringVar(&c.auth, "auth", "query", "how the token is sent: header (Authorization: Bearer), query (token= or {token} in --ws-path), message (--hello first), none")
+	fs.StringVar(&c.hello, "hello", "", `the first message of each connection ({token}, {room}), e.g. {"token":"{token}","join":"{room}"}`)
+	fs.StringVar(&c.ready, "ready", `"type":"ready"`, `what a message says when the server has subscribed a connection; "" takes the upgrade for it`)
+	fs.StringVar(&c.publish, "publish", "http", "how events are published: http (POST --publish-path) or ws (a message on a connection to --publish-path)")
+	fs.StringVar(&c.publishPath, "publish-path", "/ws/publish", "where events are published")
+	fs.StringVar(&c.publishBody, "publish-body", `{"room":"{room}","data":"{event}"}`, "the body or message of an event ({room}, {event}: probe's marker, found in whatever arrives)")
+	fs.DurationVar(&c.deliverTimeout, "deliver-timeout", 10*time.Second, "how long after a round's last publish an event may arrive before it counts as missing")
+	fs.DurationVar(&c.readyTimeout, "ready-timeout", 2*time.Minute, "how long a connection may take from its upgrade to --ready")
+	c.readLimit = 64 << 10
+	fs.Var(&c.readLimit, "read-limit", "the largest message a connection reads (a larger one closes it, as a server sending garbage)")
+	fs.IntVar(&c.sourceAddrs, "source-addrs", 4, "loopback source addresses (127.0.0.1, .2, …) the connections are spread over, so one address's ephemeral ports do not run out")
+	fs.StringVar(&c.mix, "mix", "", "a microload (page, search, …) run alongside over HTTP once the connections are ready, with its own table (--duration, --concurrency)")
+	c.load.register(fs, loadDefaults{duration: 10 * time.Second, timeout: 30 * time.Second, concurrency: 8, durationHelp: "with --mix: its measured time"})
+	c.profile.register(fs, false, "profile the target while it fans out: a CPU profile of each round, the mutex profile of the run, and the analyzers on them")
+	c.output.register(fs, "ws")
+	c.output.registerGates(fs, "p95_ms>500 (delivery), errors>0 (missing, duplicated or misrouted), target_rss_mb>2000, finding:contention")
+	return c.run
+}
+
+// options are the fan-out's options of the flags, checked.
+func (c *wsCommand) options() (ws.Options, error) {
+	o := ws.Options{Path: c.path, Token: c.token, Auth: c.auth, Hello: c.hello, Ready: c.ready,
+		Connections: c.connections, Rooms: c.rooms, ConnectRate: c.connectRate, Events: c.events, Rounds: c.rounds,
+		Pause: c.pause, Idle: c.idle, IdleBefore: c.idleRound, Drop: c.drop,
+		Publish: c.publish, PublishPath: c.publishPath, PublishBody: c.publishBody,
+		DeliverTimeout: c.deliverTimeout, ReadyTimeout: c.readyTimeout, ReadLimit: int64(c.readLimit), SourceAddrs: c.sourceAddrs}
+	if o.Token == "" {
+		o.Token = c.target.key
+		if o.Token == "" && c.target.target == "" {
+			o.Token = fixtures.DefaultKey
+		}
+	}
+	if o.IdleBefore == 0 {
+		o.IdleBefore = o.Rounds/2 + 1
+	}
+	o.Base = &url.URL{Scheme: "http", Host: "127.0.0.1:1"} // its numbers are checked here; the target comes later
+	err := o.Validate()
+	switch {
+	case err != nil:
+		return o, usageError{err.Error()}
+	case c.deliverTimeout <= 0 || c.deliverTimeout > time.Hour || c.readyTimeout <= 0 || c.readyTimeout > time.Hour:
+		return o, usageError{"--deliver-timeout and --ready-timeout: want more than 0 and at most 1h"}
+	case c.readLimit < 1<<10 || c.readLimit > 64<<20:
+		return o, usageError{fmt.Sprintf("--read-limit %v: want 1 KiB to 64 MiB", c.readLimit)}
+	case c.sourceAddrs < 1 || c.sourceAddrs > 250:
+		return o, usageError{fmt.Sprintf("--source-addrs %d: want 1 to 250", c.sourceAddrs)}
+	case c.auth != "none" && o.Token == "":
+		return o, usageError{"--auth " + c.auth + " needs --token (or --key): or --auth none"}
+	}
+	return o, nil
+}
+
+func (c *wsCommand) run(ctx context.Context, s streams, words []string) error {
+	if err := noWords("ws", words); err != nil {
+		return err
+	}
+	var o ws.Options
+	var mixLoad probes.Microload
+	sess, err := begin(ctx, s, start{
+		checks: []error{c.target.validate(), c.profile.validate(), c.load.validate()},
+		gates:  "run",
+		before: func() (err error) {
+			if o, err = c.options(); err != nil {
+				return err
+			}
+			if c.mix != "" {
+				mixLoad, err = namedMicroload(c.mix, c.target.target == "")
+			}
+			return err
+		},
+		output: &c.output, profile: &c.profile,
+	})
+	if err != nil {
+		return err
+	}
+	// Each connection is a descriptor here (and one in the target, which
+	// a started fixture inherits from this limit).
+	limit, err := ws.FDLimit(uint64(c.connections + 256))
+	if err != nil {
+		return fmt.Errorf("%d connections: %v", c.connections, err)
+	}
+	file, err := readFileFlag(ctx, &c.target, &c.profile)
+	if err != nil {
+		return err
+	}
+	target, warnings, cleanup, err := openTarget(ctx, &c.target, file, s.stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	o.Base = target.URL
+	o.Header = http.Header{}
+	for _, h := range target.Header {
+		if c.auth == "header" && strings.EqualFold(h.Name, "Authorization") {
+			continue // the token's header
+		}
+		o.Header.Add(h.Name, h.Value)
+	}
+	pid := 0
+	if target.Child != nil {
+		pid = target.Child.PID()
+	} else if l, err := probes.FindListener(target.Addr()); err == nil {
+		pid = l.PID
+	} else {
+		warnings = append(warnings, probes.Warning{Kind: "target-unseen", Message: "the target's process was not found on this machine: no memory, descriptors or CPU of it"})
+	}
+	o.PID = pid
+	if c.profile.profile {
+		po := c.profile.options(target.URL, c.pause)
+		if err := probes.CheckPprof(ctx, po.PprofURL); err != nil {
+			warnings = append(warnings, probes.Warning{Kind: "no-pprof", Message: probes.NoPprof(fmt.Sprintf("no profiles: %v (the deliveries are still checked)", err))})
+		} else {
+			o.Profile = &ws.Profile{PprofURL: po.PprofURL, MaxProfile: po.MaxProfile}
+		}
+	}
+	progress := newProgressLine(s.stderr)
+	o.Progress = func(line string) { progress.show("ws: " + line) }
+	po := pipeline.WSOptions{Load: o, Target: target.URL.String(), PID: pid, Rules: sess.rules,
+		Config: report.WSConfig{Connections: o.Connections, Rooms: o.Rooms, Events: o.Events, Rounds: o.Rounds, PauseS: o.Pause.Seconds(),
+			IdleS: o.Idle.Seconds(), Drop: o.Drop, ConnectRate: o.ConnectRate, Auth: o.Auth, Publish: o.Publish,
+			DeliverTimeoutS: o.DeliverTimeout.Seconds(), ReplayClaimed: c.replays, FDLimit: limit, SourceAddrs: o.SourceAddrs}}
+	if c.target.target == "" {
+		po.Mode = c.target.fixtureMode
+	}
+	if mixLoad != nil {
+		lo := c.load.options()
+		po.Mix = func(ctx context.Context) (*report.RunReport, error) {
+			rep, _, err := pipelineOf(sess.rules, nil).Measure(ctx, "mix "+c.mix, mixLoad, target, lo)
+			return rep, err
+		}
+	}
+	fmt.Fprintf(s.stderr, "probe: %d WebSocket connections to %s, %d rooms, %d rounds of %d events a room…\n",
+		o.Connections, target.URL, o.Rooms, o.Rounds, o.Events)
+	doc, err := pipeline.WS(ctx, po)
+	progress.clear()
+	if err != nil {
+		var re *ws.RefusedError
+		if errors.As(err, &re) || ctx.Err() == nil {
+			return fmt.Errorf("target %s: %v", target.URL, err)
+		}
+		return err
+	}
+	doc.Warnings = append(warnings, doc.Warnings...)
+	figures := []thresholds.RunFigures{wsFigures(doc)}
+	if doc.Mix != nil {
+		figures = append(figures, runFigures(doc.Mix))
+	}
+	verdicts, lines := thresholds.JudgeRuns(sess.gates, figures)
+	doc.Thresholds = reportThresholds(verdicts)
+	sess.broken = append(sess.broken, lines...)
+	var failure error
+	if doc.Failed() {
+		failure = fmt.Errorf("%s; see %s", doc.Verdict, filepath.Join(sess.dir, "report.md"))
+	}
+	return sess.finish(doc, failure)
+}
+
+// wsFigures are what --fail-on reads of a fan-out: the delivery latency
+// as a run's, deliveries as its requests, and the wrong ones as errors.
+func wsFigures(d *report.WS) thresholds.RunFigures {
+	t := d.Totals
+	wrong := t.Missing + t.Duplicated + t.Misrouted
+	f := thresholds.RunFigures{Microload: "ws", Requests: t.Expected, Errors: wrong, Values: map[string]float64{
+		"p50_ms": d.Delivery.P50, "p95_ms": d.Delivery.P95, "p99_ms": d.Delivery.P99, "max_ms": d.Delivery.Max,
+		"requests": float64(t.Expected), "errors": 0,
+	}}
+	if t.Expected > 0 {
+		f.Values["errors"] = float64(wrong) / float64(t.Expected)
+	}
+	if d.Server.PID > 0 {
+		f.Values["target_rss_mb"] = float64(d.Server.RSSPeakBytes) / (1 << 20)
+	}
+	for _, x := range d.Findings {
+		f.Findings = append(f.Findings, thresholds.Finding{Rule: x.Rule, Class: x.Class, Endpoint: x.Endpoint, CPUShare: max(x.CPUShare, x.WaitShare)})
+	}
+	return f
+}

@@ -1,0 +1,300 @@
+package ws
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// conn is one connection's receipts: counts and a bitset of its room's
+// events, never the messages themselves.
+type conn struct {
+	i, room int
+
+	mu        sync.Mutex
+	ws        *websocket.Conn
+	away      int      // the round it was dropped for; -1: none
+	seen      []uint64 // its room's events received, by number
+	maxSeq    int
+	everReady bool
+	dup       int64
+	misrouted int64
+	ooo       int64
+	// By round, made on the first anomaly.
+	dupRound, misRound, oooRound []int64
+
+	ready    atomic.Bool
+	dead     atomic.Bool // closed by the server or the network
+	dropping atomic.Bool // closed by probe (--drop): not lost
+	readyCh  chan struct{}
+	doneCh   chan struct{} // closed when its reader ends
+}
+
+func (c *conn) close() {
+	c.mu.Lock()
+	w := c.ws
+	c.mu.Unlock()
+	if w != nil {
+		w.CloseNow()
+	}
+}
+
+// bump adds one to a per-round count, making it on first use.
+func bump(s *[]int64, round, rounds int) {
+	if *s == nil {
+		*s = make([]int64, rounds)
+	}
+	if round >= 0 && round < rounds {
+		(*s)[round]++
+	}
+}
+
+// openAll opens cs at the connect rate, at most 512 handshakes at once,
+// and waits until each is ready or refused: how many were refused and
+// the first refusal.
+func (r *run) openAll(ctx context.Context, cs []*conn) (int, string) {
+	var refused atomic.Int32
+	var first atomic.Value
+	var readyN atomic.Int32
+	sem := make(chan struct{}, 512)
+	var wg sync.WaitGroup
+	interval := time.Duration(float64(time.Second) / r.o.ConnectRate)
+	next := time.Now()
+	stopProgress := make(chan struct{})
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopProgress:
+				return
+			case <-t.C:
+				r.o.Progress(fmt.Sprintf("%d of %d connections ready", readyN.Load(), len(cs)))
+			}
+		}
+	}()
+	defer close(stopProgress)
+	for _, c := range cs {
+		if ctx.Err() != nil {
+			refused.Add(1)
+			continue
+		}
+		if d := time.Until(next); d > 0 {
+			sleep(ctx, d)
+		}
+		next = next.Add(interval)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := r.open(ctx, c); err != nil {
+				refused.Add(1)
+				first.CompareAndSwap(nil, err.Error())
+				return
+			}
+			readyN.Add(1)
+		})
+	}
+	wg.Wait()
+	s, _ := first.Load().(string)
+	return int(refused.Load()), s
+}
+
+// open upgrades c, authenticates and subscribes it, and waits for the
+// server to say it is ready (Options.Ready).
+func (r *run) open(ctx context.Context, c *conn) error {
+	o := &r.o
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	h := o.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if o.Auth == "header" && o.Token != "" {
+		h.Set("Authorization", "Bearer "+o.Token)
+	}
+	w, resp, err := websocket.Dial(dctx, r.wsURL(c.room), &websocket.DialOptions{
+		HTTPClient: r.clients[c.i%len(r.clients)], HTTPHeader: h})
+	if err != nil {
+		if resp != nil {
+			var body []byte
+			if resp.Body != nil {
+				body, _ = io.ReadAll(io.LimitReader(resp.Body, 512))
+			}
+			return &RefusedError{Status: resp.StatusCode, Body: string(body), Err: err}
+		}
+		return &RefusedError{Err: err}
+	}
+	w.SetReadLimit(o.ReadLimit)
+	c.mu.Lock()
+	c.ws = w
+	readyCh, doneCh := make(chan struct{}), make(chan struct{})
+	c.readyCh, c.doneCh = readyCh, doneCh
+	c.mu.Unlock()
+	c.dropping.Store(false)
+	c.dead.Store(false)
+	r.readers.Add(1)
+	go func() {
+		defer r.readers.Done()
+		defer close(doneCh)
+		r.read(c, w, readyCh)
+	}()
+	if o.Hello != "" {
+		hello := fill(o.Hello, "{token}", o.Token, "{room}", RoomName(c.room))
+		if err := w.Write(dctx, websocket.MessageText, []byte(hello)); err != nil {
+			w.CloseNow()
+			return fmt.Errorf("the first message: %v", err)
+		}
+	}
+	if o.Ready == "" {
+		c.markReady()
+		return nil
+	}
+	t := time.NewTimer(o.ReadyTimeout)
+	defer t.Stop()
+	select {
+	case <-readyCh:
+		return nil
+	case <-doneCh:
+		return errors.New("the server closed the connection before it was ready")
+	case <-t.C:
+		w.CloseNow()
+		return fmt.Errorf("no %q from the server in %v", o.Ready, o.ReadyTimeout)
+	case <-ctx.Done():
+		w.CloseNow()
+		return ctx.Err()
+	}
+}
+
+func (c *conn) markReady() {
+	c.mu.Lock()
+	c.everReady = true
+	c.mu.Unlock()
+	c.ready.Store(true)
+}
+
+var marker = []byte("pev-")
+
+// read is c's reader: every message is scanned for markers; memory is the
+// message (at most ReadLimit) while it is scanned. It reads without a
+// context (one that can end costs a registration on it per message, all
+// readers on one lock); closing the connection ends it.
+func (r *run) read(c *conn, w *websocket.Conn, readyCh chan struct{}) {
+	readySent := false
+	for {
+		_, msg, err := w.Read(context.Background())
+		if err != nil {
+			if !r.stopping.Load() && !c.dropping.Load() {
+				if c.ready.Load() {
+					r.lost.Add(1)
+				}
+				c.dead.Store(true)
+				c.ready.Store(false)
+			}
+			return
+		}
+		now := time.Since(r.start)
+		if !readySent && r.o.Ready != "" && bytes.Contains(msg, []byte(r.o.Ready)) {
+			readySent = true
+			c.markReady()
+			close(readyCh)
+		}
+		for {
+			k := bytes.Index(msg, marker)
+			if k < 0 {
+				break
+			}
+			msg = msg[k+len(marker):]
+			room, seq, sent, n, ok := parseMarker(msg)
+			msg = msg[n:]
+			if !ok {
+				r.garbage.Add(1)
+				continue
+			}
+			r.receive(c, room, seq, now-time.Duration(sent))
+		}
+	}
+}
+
+// receive checks one event's receipt on c.
+func (r *run) receive(c *conn, room, seq int, lat time.Duration) {
+	round := seq / r.o.Events
+	rounds := len(r.rounds)
+	if seq < 0 || seq >= r.perRoom || room < 0 || room >= r.o.Rooms {
+		r.garbage.Add(1)
+		return
+	}
+	c.mu.Lock()
+	switch {
+	case room != c.room:
+		c.misrouted++
+		bump(&c.misRound, round, rounds)
+		c.mu.Unlock()
+		return
+	case get(c.seen, seq):
+		c.dup++
+		bump(&c.dupRound, round, rounds)
+		c.mu.Unlock()
+		return
+	}
+	set(c.seen, seq)
+	if seq < c.maxSeq {
+		c.ooo++
+		bump(&c.oooRound, round, rounds)
+	}
+	c.maxSeq = max(c.maxSeq, seq)
+	expected := round != c.away
+	c.mu.Unlock()
+	if !expected {
+		return // a replay of what it missed while away
+	}
+	r.delivered.Add(1)
+	s := c.i % shards
+	r.hdrMu[s].Lock()
+	r.rounds[round].lat[s].RecordValue(max(1, lat.Microseconds()))
+	r.hdrMu[s].Unlock()
+}
+
+// parseMarker reads ROOM-SEQ-SENT after "pev-": the numbers, how many
+// bytes they took and whether they were whole.
+func parseMarker(b []byte) (room, seq int, sent int64, n int, ok bool) {
+	var nums [3]int64
+	for k := range 3 {
+		start := n
+		for n < len(b) && n-start < 19 && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+		if n == start {
+			return 0, 0, 0, n, false
+		}
+		v, err := strconv.ParseInt(string(b[start:n]), 10, 64)
+		if err != nil {
+			return 0, 0, 0, n, false
+		}
+		nums[k] = v
+		if k < 2 {
+			if n >= len(b) || b[n] != '-' {
+				return 0, 0, 0, n, false
+			}
+			n++
+		}
+	}
+	if nums[0] > 1<<30 || nums[1] > 1<<30 {
+		return 0, 0, 0, n, false
+	}
+	return int(nums[0]), int(nums[1]), nums[2], n, true
+}
+
+// Marker is the identity of event seq of room, sent at offset since the
+// run's start.
+func Marker(room, seq int, sent time.Duration) string {
+	return fmt.Sprintf("pev-%d-%d-%d", room, seq, sent.Nanoseconds())
+}

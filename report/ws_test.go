@@ -1,0 +1,81 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/probes/ws"
+)
+
+// goldenWS is a fan-out run of two rounds, the second after a drop, with
+// one event missing, one twice and one in the wrong room, profiled.
+func goldenWS() *WS {
+	hist := func(from, step int64) *hdrhistogram.Histogram {
+		h := hdrhistogram.New(1, 600_000_000, 3)
+		for i := int64(0); i < 100; i++ {
+			h.RecordValue(from + i*step)
+		}
+		return h
+	}
+	r1, r2 := hist(800, 20), hist(1500, 400)
+	all := hdrhistogram.New(1, 600_000_000, 3)
+	all.Merge(r1)
+	all.Merge(r2)
+	res := &ws.Result{Connections: 20, Rooms: 2, Ready: 1234 * time.Millisecond, ReadyCount: 20, Dropped: 2, Reconnected: 2,
+		Totals:  ws.Counts{Expected: 198, Delivered: 197, Missing: 1, Duplicated: 1, Misrouted: 1},
+		PerRoom: []ws.Counts{{Expected: 99, Delivered: 99}, {Expected: 99, Delivered: 98, Missing: 1, Duplicated: 1, Misrouted: 1}},
+		Rounds: []*ws.Round{
+			{Round: 1, Published: 10, Counts: ws.Counts{Expected: 100, Delivered: 100}, Latency: r1, Took: 2 * time.Second},
+			{Round: 2, Published: 10, Away: 2, IdleBefore: 20 * time.Second, Counts: ws.Counts{Expected: 98, Delivered: 97, Missing: 1, Duplicated: 1, Misrouted: 1},
+				Latency: r2, Took: 2100 * time.Millisecond},
+		},
+		Latency: all, ServerRSSIdle: 40 << 20, ServerRSSPeak: 60 << 20, ServerFDsPeak: 31, OwnRSSPeak: 30 << 20,
+		OwnCPU: 300 * time.Millisecond, ServerCPU: 900 * time.Millisecond, Raw: map[string][]byte{"mutex.pb.gz": []byte("x")}}
+	cfg := WSConfig{Connections: 20, Rooms: 2, Events: 5, Rounds: 2, PauseS: 2, IdleS: 20, Drop: 2, ConnectRate: 1000, Auth: "query",
+		Publish: "http", DeliverTimeoutS: 10, SourceAddrs: 4}
+	a := WSAnalysis{Tops: [][]analyzers.ShareOfWork{{{Work: "other", Share: 0.6}}, {{Work: "sha256", Share: 0.7}}},
+		Findings: []analyzers.Finding{{Rule: "contention", Class: "contention", Severity: "high", WaitShare: 0.8, OwnFrame: "site.(*wsHub).publish",
+			Evidence: "requests waited 1.2s on a lock in site.(*wsHub).publish; held by site.(*wsHub).revalidate 97%", Suggestion: "hold the lock for less"}},
+		Unexplained: []analyzers.Unexplained{{Function: "site.tokenHash", Path: []string{"site.(*wsHub).revalidate", "site.(*wsHub).valid", "site.tokenHash"}, CPUShare: 0.62}}}
+	return WSOf(res, "http://127.0.0.1:8080", "per-request", cfg, a, 4242)
+}
+
+func TestGoldenWS(t *testing.T) {
+	d := goldenWS()
+	goldenJSON(t, "ws.json", d)
+	golden(t, "ws.md", d.Markdown())
+	golden(t, "ws.table", table(d))
+	golden(t, "ws.html", d.HTML())
+}
+
+func TestWSFailsOnAnyWrongDelivery(t *testing.T) {
+	d := goldenWS()
+	if !d.Failed() || !strings.Contains(d.Verdict, "1 missing, 1 duplicated, 1 misrouted") {
+		t.Fatalf("failed %v, verdict %q", d.Failed(), d.Verdict)
+	}
+	for _, c := range []ws.Counts{{Expected: 5, Delivered: 5, OutOfOrder: 2}, {Expected: 5, Delivered: 5}} {
+		d.Totals = c
+		if d.Failed() {
+			t.Errorf("%+v failed: out of order alone is reported, not a failure", c)
+		}
+	}
+	for _, c := range []ws.Counts{{Missing: 1}, {Duplicated: 1}, {Misrouted: 1}} {
+		d.Totals = c
+		if !d.Failed() {
+			t.Errorf("%+v did not fail", c)
+		}
+	}
+	d.Totals = ws.Counts{Expected: 5, Delivered: 5}
+	d.Rounds[1].PublishErrors = 2
+	if !d.Failed() {
+		t.Error("a run whose target refused publishes did not fail")
+	}
+	files, err := d.Files()
+	if err != nil || files["profiles/mutex.pb.gz"] == nil || files["delivery.hgrm"] == nil || files["report.html"] == nil {
+		t.Fatalf("files: %v %v", err, len(files))
+	}
+}
