@@ -243,6 +243,13 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 			parts = append(parts, fmt.Sprintf("%s(%s %.0f%%)", f.Rule, f.Class, 100*max(f.CPUShare, f.AllocShare)))
 		}
 		r.got = strings.Join(parts, " ")
+		// PROBE_ZOO_EVIDENCE=1 logs each finding's evidence; =DIR also keeps
+		// each case's CPU profile there, to read with go tool pprof.
+		if os.Getenv("PROBE_ZOO_EVIDENCE") != "" {
+			for _, f := range rep.Findings {
+				t.Logf("%s %s: %s", c.name(), f.Rule, f.Evidence)
+			}
+		}
 		if rep.Latency.Errors > 0 {
 			r.got += fmt.Sprintf(" [%d errors: %v]", rep.Latency.Errors, rep.Errors)
 		}
@@ -254,6 +261,9 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 				t.Fatal(err)
 			}
 			checkSharesAgainstPprof(t, c.name(), cpu, rep.Findings)
+			if d := os.Getenv("PROBE_ZOO_EVIDENCE"); d != "" && d != "1" {
+				os.WriteFile(filepath.Join(d, strings.ReplaceAll(strings.Trim(c.path, "/"), "/", "-")+".pb.gz"), files["cpu.pb.gz"], 0o644)
+			}
 		}
 		for _, u := range rep.Unexplained {
 			r.unexplained += fmt.Sprintf(" %s %.0f%% (%s)", u.Function, 100*u.CPUShare, u.CallsInWords())

@@ -206,10 +206,13 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 	}
 	defer stream.CloseSend()
 	ask := func(req *rpb.ServerReflectionRequest) (*rpb.ServerReflectionResponse, error) {
-		if err := stream.Send(req); err != nil {
-			return nil, err
-		}
+		// A server without reflection ends the stream at once: Send may then
+		// see only io.EOF, and Recv has the status that says why.
+		sendErr := stream.Send(req)
 		resp, err := stream.Recv()
+		if err == nil && sendErr != nil {
+			err = sendErr
+		}
 		if err != nil {
 			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; register it with reflection.Register): %v", err)
 		}
