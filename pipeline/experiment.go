@@ -379,6 +379,10 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	base, n0, reqs := work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests
 	tol := minTolerance
 	var tested, movedBy, tooFew []string
+	// A control that moved is the machine's noise, measured: the input's
+	// variants must then move more than twice as far to count, and
+	// input-independence cannot be claimed at all.
+	controlMoved, noise := "", 0.0
 	for i := 1; i < len(vs); i++ {
 		v := vs[i]
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
@@ -389,7 +393,8 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
 		}
 		if change > t {
-			return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, a change that should not matter: too noisy to tell", v.Name))
+			controlMoved, noise = v.Name, math.Max(noise, change)
+			continue
 		}
 		base = (base*float64(reqs) + work.CPUPerRequestMS[i]*float64(v.Requests)) / float64(reqs+v.Requests)
 		n0, reqs = n0+work.Samples[i], reqs+v.Requests
@@ -401,6 +406,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 			continue
 		}
 		change, t := ratio(base, n0, reqs, i)
+		t = math.Max(t, 2*noise)
 		tol = math.Max(tol, t)
 		switch {
 		case change > t:
@@ -411,12 +417,19 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 			tested = append(tested, v.Name)
 		}
 	}
+	if len(movedBy) == 0 && controlMoved != "" {
+		return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, a change that should not matter: too noisy to tell", controlMoved))
+	}
 	if len(movedBy) == 0 && len(tooFew) > 0 {
 		return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", strings.Join(tooFew, ", ")))
 	}
 	if len(movedBy) > 0 {
-		return "cacheable", "moves-with-input", tol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
-			experimentName, strings.Join(movedBy, ", "), 100*tol, figures())
+		also := ""
+		if controlMoved != "" {
+			also = fmt.Sprintf(", twice the %.0f%% that %s, a change that should not matter, moved", 100*noise, controlMoved)
+		}
+		return "cacheable", "moves-with-input", tol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%%s), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
+			experimentName, strings.Join(movedBy, ", "), 100*tol, also, figures())
 	}
 	if reads != "" {
 		return inconclusive(reads)

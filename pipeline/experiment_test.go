@@ -215,6 +215,10 @@ func TestExperimentVerdictRules(t *testing.T) {
 		{"moves", work(1, 1, 2.5), vs(true, true, false), "", "moves-with-input"},
 		{"vanishes", work(1, 1, 0), vs(true, true, false), "", "moves-with-input"},
 		{"noisy control", work(1, 2, 1), vs(true, true, false), "", "inconclusive"},
+		// A control that moved 34% is the noise: an input that moves 7× is
+		// still an input that matters; one that moves 50% is not told apart.
+		{"noisy control, input far beyond it", work(5.6, 7.5, 0.78), vs(true, true, false), "", "moves-with-input"},
+		{"noisy control, input within twice it", work(5.6, 7.5, 8.4), vs(true, true, false), "", "inconclusive"},
 		{"reads the request", work(1, 1, 1), vs(true, true, false), "reads", "inconclusive"},
 		{"no other key", work(1, 1), vs(true, true), "", "inconclusive"},
 		{"same key, other reply", work(1, 1, 1), vs(false, true, false), "", "inconclusive"},
