@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,8 +20,11 @@ import (
 var sink uint64
 
 // spin burns CPU in a function of its own name, for a profile to show.
+// spinEU and spinUS burn d of this process's CPU (not of wall time: on a
+// busy machine, under the race detector, a wall-time spin can be left
+// with no CPU sample at all).
 func spinEU(d time.Duration) {
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	for end := processCPU() + d; processCPU() < end; {
 		for i := 0; i < 1e5; i++ {
 			sink += uint64(i) * 7
 		}
@@ -28,11 +32,17 @@ func spinEU(d time.Duration) {
 }
 
 func spinUS(d time.Duration) {
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	for end := processCPU() + d; processCPU() < end; {
 		for i := 0; i < 1e5; i++ {
 			sink += uint64(i) * 11
 		}
 	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cpuProfile is a real CPU profile of work.
