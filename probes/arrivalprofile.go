@@ -100,7 +100,7 @@ func (e *arrivalEngine) profileRun(ctx context.Context, run *ArrivalRun) {
 			warn("no-"+p.name+"-profile", "the target's /debug/pprof/%s could not be read at the end (%v)", p.name, err)
 			continue
 		}
-		delta, err := profileDelta(last, p.start)
+		delta, err := ProfileDelta(last, p.start)
 		if err != nil || len(delta.Sample) == 0 {
 			warn(p.name+"-profile-off", "the target records no %s events: its %s profile is off (Go's default); %s in the target's main turns it on", p.name, p.name, p.how)
 			continue
@@ -113,9 +113,9 @@ func (e *arrivalEngine) profileRun(ctx context.Context, run *ArrivalRun) {
 	}
 }
 
-// profileDelta is last minus first, samples that did not change left out:
+// ProfileDelta is last minus first, samples that did not change left out:
 // what a cumulative profile (mutex, block) counted in between.
-func profileDelta(last, first *profile.Profile) (*profile.Profile, error) {
+func ProfileDelta(last, first *profile.Profile) (*profile.Profile, error) {
 	if first == nil || len(first.Sample) == 0 {
 		return last, nil
 	}

@@ -48,7 +48,7 @@ func StartContention(ctx context.Context, o ProfileOptions) func() *Contention {
 			if err != nil {
 				continue
 			}
-			delta, err := profileDelta(last, p.start)
+			delta, err := ProfileDelta(last, p.start)
 			if err != nil || len(delta.Sample) == 0 {
 				continue // the target records none: Go's default
 			}

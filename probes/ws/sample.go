@@ -142,24 +142,9 @@ func fetch(ctx context.Context, p *Profile, name string, seconds int) (*profile.
 // delta is what a cumulative profile (mutex, block) counted between
 // first and last; nil when nothing.
 func delta(last, first *profile.Profile) (*profile.Profile, error) {
-	neg := first.Copy()
-	neg.Scale(-1)
-	d, err := profile.Merge([]*profile.Profile{last, neg})
-	if err != nil {
+	d, err := probes.ProfileDelta(last, first)
+	if err != nil || d == nil || len(d.Sample) == 0 {
 		return nil, err
-	}
-	kept := d.Sample[:0]
-	for _, s := range d.Sample {
-		for _, v := range s.Value {
-			if v > 0 {
-				kept = append(kept, s)
-				break
-			}
-		}
-	}
-	d.Sample = kept
-	if len(kept) == 0 {
-		return nil, nil
 	}
 	return d, nil
 }
