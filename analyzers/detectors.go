@@ -97,6 +97,11 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 	}
 	f.Class = "info"
 	f.Evidence += "; all of it decodes what arrives with each request (the request's body or form), which is per-request by nature"
+	if work.cpu > 0 {
+		// pprof's focus on the rule's frames counts this too: say it.
+		f.Evidence += fmt.Sprintf("; a further %s of the CPU is this work on other data than the request's, under the %s a finding of its own needs",
+			pct(share(work.cpu, s.cpuTotal)), pct(minShare))
+	}
 	f.Suggestion = "Decode each request once, into a typed struct, and only the fields you need; this work cannot move to load time."
 	return f
 }

@@ -64,7 +64,8 @@ func sharesOffPprof(t *testing.T, name, cpuProfile string, findings []analyzers.
 		// A top-level finding leaves to another the samples it holds, and
 		// says how many: pprof's focus counts them for both.
 		// Decoding the request's own input is left out of a decoding rule's
-		// share, and said too.
+		// share, and said too; so is the rest of the work when only the
+		// input's decoding reached a finding.
 		claimed := f.CPUShare
 		for _, m := range countedThere.FindAllStringSubmatch(f.Evidence, -1) {
 			v, _ := strconv.ParseFloat(m[1], 64)
@@ -94,7 +95,7 @@ func focusOf(f analyzers.Finding, r analyzers.Rule) (focus, ignore string) {
 	return "", ""
 }
 
-var countedThere = regexp.MustCompile(`a further ([0-9.]+)% of the CPU (?:is this work inside|decodes the request's own input)`)
+var countedThere = regexp.MustCompile(`a further ([0-9.]+)% of the CPU (?:is this work inside|is this work on other data|decodes the request's own input)`)
 
 var pprofAccounted = regexp.MustCompile(`Showing nodes accounting for ([0-9.]+)(ns|us|µs|ms|s|m|h)\b`)
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,7 +34,7 @@ const fleetWindows = 16
 // taken here, as an agent would have pushed them: per-request mode's
 // windows two hours to one hour ago (version="per-request"), load-time
 // mode's the last hour (version="load-time"), each window labelled
-// half="a" or "b" in turn for A/A comparisons.
+// half="a" or "b" (aaHalf) for A/A comparisons.
 type fleet struct {
 	store            *enginetest.Store
 	pyroscope, parca string // pyroscope://…, parca://…
@@ -44,6 +45,15 @@ type fleet struct {
 var fleetOnce struct {
 	sync.Once
 	f fleet
+}
+
+// aaHalf is window w's half for the A/A comparison, in the Thue–Morse
+// order (abba baab …): strict turns (abab) put every other window on one
+// side, and something periodic in the fixture (its garbage collector,
+// likely) once made all eight b windows allocate more than all eight a.
+// Thue–Morse balances a period of two or four windows and a linear trend.
+func aaHalf(w int) string {
+	return string(rune('a' + bits.OnesCount(uint(w))%2))
 }
 
 func fixtureFleet(t *testing.T) *fleet {
@@ -63,7 +73,7 @@ func fixtureFleet(t *testing.T) *fleet {
 			step := time.Hour / fleetWindows
 			for w, p := range cpus {
 				f.store.Add(enginetest.Entry{Name: "process_cpu", Time: base.Add(time.Duration(w)*step + step/2), Profile: p,
-					Labels: map[string]string{"service_name": "site", "job": "site", "version": mode, "half": string(rune('a' + w%2))}})
+					Labels: map[string]string{"service_name": "site", "job": "site", "version": mode, "half": aaHalf(w)}})
 			}
 			f.store.Add(enginetest.Entry{Name: "memory", Time: base.Add(time.Minute), Profile: allocs,
 				Labels: map[string]string{"service_name": "site", "job": "site", "version": mode}})

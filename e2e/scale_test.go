@@ -86,10 +86,14 @@ func TestScaleOnTheFixture(t *testing.T) {
 	}
 	pr, lt := reps["per-request"], reps["load-time"]
 	cpu := func(r scaleReport, i int) float64 { return r.Points[i].Microloads["page"].CPUPerReqMS }
-	if cpu(pr, 2) < 2*cpu(pr, 0) {
-		t.Errorf("per-request page CPU %.3f → %.3f ms: want it to grow with the notes (the feed walk)", cpu(pr, 0), cpu(pr, 2))
+	// Four times the notes: the walk's share grows, over a fixed part (on
+	// a quiet machine 2.7x; 1.8x with the other packages' tests beside it);
+	// load-time's stays within noise (1.07x quiet).
+	if cpu(pr, 2) < 1.5*cpu(pr, 0) || cpu(pr, 2) < 2*cpu(lt, 2) {
+		t.Errorf("per-request page CPU %.3f → %.3f ms (load-time's %.3f at the largest): want it to grow with the notes (the feed walk)",
+			cpu(pr, 0), cpu(pr, 2), cpu(lt, 2))
 	}
-	if cpu(lt, 2) > 2*cpu(lt, 0) {
+	if cpu(lt, 2) > 1.5*cpu(lt, 0) {
 		t.Errorf("load-time page CPU %.3f → %.3f ms: want it flat", cpu(lt, 0), cpu(lt, 2))
 	}
 	if pr.Points[2].WriteMS < 2*pr.Points[0].WriteMS || lt.Points[2].WriteMS*5 > pr.Points[2].WriteMS {
