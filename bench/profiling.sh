@@ -1,41 +1,89 @@
 #!/usr/bin/env bash
-# What --profile costs the target: throughput of the same microload with and
-# without continuous profiling, runs interleaved against one fixture.
-# Prints a Markdown table and puts it into docs/BENCHMARKS.md between the
-# profiling markers. Usage: bench/profiling.sh [rounds] [seconds] [microload]
+# What --profile costs the target, part by part: the same microload against
+# one load-time fixture, the fixture pinned to CPU 0 and probe to CPU 1,
+# settings taking turns in each round:
+#   off      no profiling
+#   cpu      no --profile, while CPU windows are pulled back to back from
+#            /debug/pprof/profile as --profile does (the CPU profiler alone)
+#   default  --profile (CPU windows, the allocation delta's two heap?gc=1
+#            snapshots, one goroutine profile at the end)
+#   wall     --profile --wall (fgprof's wall-clock profile as well)
+# Each setting's figures are the target's CPU per ok reply (from its
+# /proc/PID/stat) and its throughput. Prints a Markdown table and puts it
+# into docs/BENCHMARKS.md between the profiling markers.
+# Usage: bench/profiling.sh [rounds] [seconds] [microload]
 set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
-rounds=${1:-3}
+rounds=${1:-5}
 secs=${2:-10}
 load=${3:-page}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 go build -o "$tmp/probe" ./cmd/probe
-"$tmp/probe" fixture serve --addr 127.0.0.1:0 --mode load-time > "$tmp/fixture.out" 2> /dev/null &
-for _ in $(seq 300); do grep -q listening "$tmp/fixture.out" 2>/dev/null && break; sleep 0.2; done
+taskset -c 0 "$tmp/probe" fixture serve --addr 127.0.0.1:0 --mode load-time > "$tmp/fixture.out" 2> /dev/null &
+for _ in $(seq 600); do grep -q listening "$tmp/fixture.out" 2>/dev/null && break; sleep 0.5; done
 url=$(sed -n 's/listening on //p' "$tmp/fixture.out")
-rps() { sed -n 's/.*"rps": \([0-9.]*\).*/\1/p' "$1" | head -1; }
-off="" on=""
-for _ in $(seq "$rounds"); do
-  "$tmp/probe" "$load" --target "$url" --duration "${secs}s" --warmup 2s --json --out "$tmp/off" > "$tmp/off.json" 2> /dev/null || true
-  off+="$(rps "$tmp/off.json") "
-  "$tmp/probe" "$load" --target "$url" --duration "${secs}s" --warmup 2s --profile --json --out "$tmp/on" > "$tmp/on.json" 2> /dev/null || true
-  on+="$(rps "$tmp/on.json") "
+# The fixture serve process is the one listening: its pid is the job's.
+pid=$(pgrep -f "$tmp/probe fixture serve" | head -1)
+ticks=$(getconf CLK_TCK)
+cpu_s() { awk -v t="$ticks" '{ print ($14 + $15) / t }' "/proc/$pid/stat"; }
+field() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -1; }
+
+# run SETTING: one leg; appends "rps us_per_ok" to $tmp/SETTING.
+run() {
+  local setting=$1 args=() puller=""
+  case $setting in
+    default) args=(--profile --experiment=false) ;;
+    wall) args=(--profile --wall --experiment=false) ;;
+    cpu)
+      ( while :; do curl -s -o /dev/null "$url/debug/pprof/profile?seconds=5" || break; done ) &
+      puller=$!
+      ;;
+  esac
+  local before after
+  before=$(cpu_s)
+  taskset -c 1 "$tmp/probe" "$load" --target "$url" --duration "${secs}s" --warmup 2s --concurrency 32 \
+    "${args[@]}" --json --out "$tmp/out-$setting" > "$tmp/$setting.json" 2> /dev/null || true
+  after=$(cpu_s)
+  if [ -n "$puller" ]; then kill "$puller" 2>/dev/null || true; wait "$puller" 2>/dev/null || true; fi
+  local rps ok
+  rps=$(field "$tmp/$setting.json" rps)
+  if [ -z "$rps" ]; then
+    echo "profiling.sh: the $setting leg wrote no report; left out" >&2
+    return
+  fi
+  rps=$(printf '%.0f' "$rps")
+  ok=$(( $(field "$tmp/$setting.json" requests) - $(field "$tmp/$setting.json" errors) ))
+  # The target's CPU over the whole leg (warm-up included) per ok reply of
+  # the measured part: the same bias for every setting.
+  echo "$rps $(awk -v a="$before" -v b="$after" -v n="$ok" -v w="$secs" 'BEGIN { printf "%.2f", 1e6 * (b - a) / (n * (w + 2) / w) }')" >> "$tmp/$setting"
+}
+
+settings="off cpu default wall"
+for r in $(seq "$rounds"); do
+  # Rotate the order each round so no setting always follows another.
+  set -- $settings
+  for _ in $(seq $(( (r - 1) % 4 ))); do set -- "${@:2}" "$1"; done
+  for s in "$@"; do run "$s"; done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
-m_off=$(echo "$off" | median); m_on=$(echo "$on" | median)
+median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
+m_rps_off=$(cut -d' ' -f1 "$tmp/off" | median)
+m_cpu_off=$(cut -d' ' -f2 "$tmp/off" | median)
 table=$(
-  echo "| \`probe $load\` against the load-time fixture | req/s (median of $rounds) | runs |"
-  echo "|---|---:|---|"
-  echo "| without --profile | $m_off | $off|"
-  echo "| with --profile (CPU windows, allocation delta, fgprof) | $m_on | $on|"
+  echo "| \`probe $load\`, load-time fixture on CPU 0, probe on CPU 1 | req/s (median of $rounds) | vs off | target CPU µs per ok reply (median) | vs off |"
+  echo "|---|---:|---:|---:|---:|"
+  for s in $settings; do
+    m_rps=$(cut -d' ' -f1 "$tmp/$s" | median)
+    m_cpu=$(cut -d' ' -f2 "$tmp/$s" | median)
+    echo "| $s | $m_rps | $(awk -v a="$m_rps" -v b="$m_rps_off" 'BEGIN { printf "%+.1f%%", 100*(a/b-1) }') | $m_cpu | $(awk -v a="$m_cpu" -v b="$m_cpu_off" 'BEGIN { printf "%+.1f%%", 100*(a/b-1) }') |"
+  done
   echo
-  echo "Throughput with profiling: $(awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "%.3f× (%.1f%% loss)", a/b, 100*(1-a/b) }')"
+  echo "Each leg: ${secs} s measured after a 2 s warm-up, 32 connections; the settings take turns, their order rotating by round. Runs (req/s, µs):"
+  for s in $settings; do echo "- $s: $(tr '\n' ';' < "$tmp/$s" | sed 's/;$//; s/;/; /g')"; done
 )
 echo "$table"
 doc=docs/BENCHMARKS.md
 if grep -q '<!-- profiling:begin -->' "$doc" 2> /dev/null; then
-  awk -v t="$table" '/<!-- profiling:begin -->/ { print; print t; skip = 1; next } /<!-- profiling:end -->/ { skip = 0 } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
+  awk -v t="$table" '/<!-- profiling:begin -->/ { print; print t; skip = 1; next } /<!-- profiling:end -->/ { print; skip = 0; next } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
 fi
