@@ -52,7 +52,25 @@ func machineBusy() time.Duration {
 	return time.Duration(busy) * time.Second / clockTick
 }
 
-func numCPU() int { return runtime.NumCPU() }
+// MachineCPUs is the CPUs of the machine: the cpuN lines of /proc/stat,
+// whose busy time the machine's figures are read from. runtime.NumCPU is
+// this process's affinity mask, one CPU under `taskset -c 1`, against which
+// the other processes' CPU of the whole machine reads as impossible.
+func MachineCPUs() int {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if len(line) > 3 && strings.HasPrefix(line, "cpu") && line[3] >= '0' && line[3] <= '9' {
+			n++
+		}
+	}
+	return max(n, runtime.NumCPU())
+}
+
+func numCPU() int { return MachineCPUs() }
 
 // availableCPUs is how many CPUs this process may run on.
 func availableCPUs() int {

@@ -31,7 +31,7 @@ type Run struct {
 	Digests        []Digest
 	GeneratorCPU   time.Duration // probe's own CPU over the measured window
 	CPUs           int           // CPUs probe could run on
-	MachineCPUs    int           // CPUs of the machine (runtime.NumCPU): the most any figure in cores can be
+	MachineCPUs    int           // CPUs of the machine (MachineCPUs, whatever the affinity): the most any figure in cores can be
 	TargetProc     *ProcStats    // when the target is a local process (a child, or found by its socket)
 	OthersCPU      float64       // cores used by other processes of the machine
 	Warnings       []Warning

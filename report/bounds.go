@@ -3,9 +3,10 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/probehq/probe/probes"
 )
 
 // The slack a measured figure gets over its bound: /proc counts CPU in
@@ -27,7 +28,7 @@ func CheckBounds(js []byte) error {
 	if err := json.Unmarshal(js, &doc); err != nil {
 		return fmt.Errorf("probe bug: report.json does not parse: %v", err)
 	}
-	cores := runtime.NumCPU()
+	cores := probes.MachineCPUs()
 	if top, ok := doc.(map[string]any); ok {
 		if m, ok := top["machine"].(map[string]any); ok {
 			if n, ok := m["cores"].(float64); ok && n >= 1 {

@@ -163,7 +163,7 @@ type Process struct {
 
 type Machine struct {
 	OthersCPUCores float64 `json:"others_cpu_cores"`
-	Cores          int     `json:"cores,omitempty"` // runtime.NumCPU where the run ran: no figure in cores can be more
+	Cores          int     `json:"cores,omitempty"` // the machine's CPUs where the run ran (probes.MachineCPUs, not the affinity mask): no figure in cores can be more
 }
 
 // Analysis is what the pipeline's analyze step made of a run: findings, the

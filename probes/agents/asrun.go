@@ -11,7 +11,7 @@ import (
 // an operation; the failed calls by tool and outcome are its errors.
 func (r *Result) AsRun() *probes.Run {
 	run := &probes.Run{Microload: "agents", Target: r.Endpoint, Mode: "closed", Concurrency: r.Agents, Clients: r.Agents,
-		Start: r.Start, Duration: r.Duration, Errors: map[string]int64{}, Ended: r.Ended, CPUs: runtime.GOMAXPROCS(0), MachineCPUs: runtime.NumCPU()}
+		Start: r.Start, Duration: r.Duration, Errors: map[string]int64{}, Ended: r.Ended, CPUs: runtime.GOMAXPROCS(0), MachineCPUs: probes.MachineCPUs()}
 	for _, op := range r.All {
 		run.Ops = append(run.Ops, &probes.OpStats{Name: op.Name, Setup: op.Role == "", Calls: op.Calls, Errors: op.Failed(),
 			Latency: op.Latency, Service: op.Latency})

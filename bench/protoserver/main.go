@@ -1,0 +1,44 @@
+// Command protoserver is the target of bench/protocols.sh: the same
+// 100-byte reply as bench/trivialserver over HTTP/2 without TLS (h2c, prior
+// knowledge), and grpc-go's health service with reflection on a second
+// port, so that only the load generator's cost varies.
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+)
+
+func main() {
+	h2l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	body := []byte(strings.Repeat("x", 99) + "\n")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(body)
+	})}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	g := grpc.NewServer()
+	healthpb.RegisterHealthServer(g, health.NewServer())
+	reflection.Register(g)
+	fmt.Printf("h2c on http://%s\ngrpc on %s\n", h2l.Addr(), gl.Addr())
+	go g.Serve(gl)
+	srv.Serve(h2l)
+}
