@@ -48,8 +48,8 @@ for round in $(seq "$rounds"); do
     --duration "${secs}s" --warmup 0s --json --out "$tmp/h2-$round" > "$tmp/probe-h2.json" 2> "$tmp/probe-h2.err" ||
     { echo "protocols.sh: probe http --http2: $(tail -1 "$tmp/probe-h2.err")" >&2; exit 1; }
   read -r r u < <(probe_figures "$tmp/probe-h2.json"); add "probe http --http2" "$r" "$u"
-  c=$(cpu_of sh -c "$tmp/ghz --insecure --call $call -d '{}' -c $clients --connections $conns -z ${secs}s --format json $grpc > $tmp/ghz.json")
-  n=$(sed -n 's/.*"count":\([0-9]*\).*/\1/p' "$tmp/ghz.json" | head -1)
+  c=$(cpu_of sh -c "$tmp/ghz --insecure --call $call -d '{}' -c $clients --connections $conns -z ${secs}s $grpc > $tmp/ghz.txt")
+  n=$(awk '/^ *Count:/ { print $2; exit }' "$tmp/ghz.txt")
   add ghz "$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }')" "$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }')"
   taskset -c 1 "$tmp/probe" grpc --target "http://$grpc" --call $call --data '{}' --streams $streams --concurrency $clients \
     --duration "${secs}s" --warmup 0s --json --out "$tmp/grpc-$round" > "$tmp/probe-grpc.json" 2> "$tmp/probe-grpc.err" ||

@@ -84,7 +84,10 @@ func (t *Target) Protocol() string {
 	if t.URL.Scheme == "https" {
 		how = "TLS, ALPN h2"
 	}
-	return fmt.Sprintf("HTTP/2 (%s), %d streams a connection", how, max(1, h.Streams))
+	if h.Streams <= 1 {
+		return fmt.Sprintf("HTTP/2 (%s), one stream a connection", how)
+	}
+	return fmt.Sprintf("HTTP/2 (%s), %d streams a connection", how, h.Streams)
 }
 
 // CheckHTTP2 sends one GET of the target's URL over HTTP/2: a server

@@ -99,7 +99,7 @@ func TestHTTP2OverTLS(t *testing.T) {
 		t.Errorf("protocols seen: %v", protos)
 	}
 	mu.Unlock()
-	badInput(t, []string{"http", "--target", srv.URL, "--path", "/", "--http2", "--duration", "500ms"}, exitError, "certificate")
+	badInput(t, []string{"http", "--target", srv.URL, "--path", "/", "--http2", "--duration", "500ms"}, exitError, "--insecure accepts")
 }
 
 func TestHTTP2BadInput(t *testing.T) {

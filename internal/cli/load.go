@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -394,6 +395,10 @@ func openTarget(ctx context.Context, f *targetFlags, file *targetFile, stderr io
 		}
 		conn.Close()
 		if err := probes.CheckHTTP2(t, 10*time.Second); err != nil {
+			var unverified *tls.CertificateVerificationError
+			if errors.As(err, &unverified) {
+				return nil, nil, nil, fmt.Errorf("target %s does not answer over %s: %v (--insecure accepts a test server's own certificate)", u, t.Protocol(), err)
+			}
 			return nil, nil, nil, fmt.Errorf("target %s does not answer over %s: %v", u, t.Protocol(), err)
 		}
 		return t, warnings, func() {}, nil
