@@ -56,6 +56,24 @@ func listenIn(t *testing.T, addr string, reusePort bool) (int, string) {
 	return pid, got
 }
 
+// listenPairIn is two processes listening on one port: at first (an
+// address) and at 127.0.0.2. The port first got may be taken at 127.0.0.2
+// by another process (probe ws's connections come from 127.0.0.2 too):
+// then another port, a few times.
+func listenPairIn(t *testing.T, first string, reusePort bool) (pid1 int, addr1 string, pid2 int, addr2 string) {
+	t.Helper()
+	for try := 0; ; try++ {
+		pid1, addr1 = listenIn(t, first+":0", reusePort)
+		_, port, _ := net.SplitHostPort(addr1)
+		var err error
+		if pid2, addr2, err = tryListenIn(t, "127.0.0.2:"+port, reusePort); err == nil {
+			return pid1, addr1, pid2, addr2
+		} else if try == 9 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("listening on 127.0.0.2:%s: %v", port, err)
+		}
+	}
+}
+
 // tryListenIn is listenIn that says why the process could not listen.
 func tryListenIn(t *testing.T, addr string, reusePort bool) (int, string, error) {
 	t.Helper()
@@ -95,20 +113,8 @@ func tryListenIn(t *testing.T, addr string, reusePort bool) (int, string, error)
 // Two servers on one port, at 127.0.0.1 and 127.0.0.2, in two processes:
 // each address is found to be its own server's.
 func TestListenerOfTheTargetsAddress(t *testing.T) {
-	// The port 127.0.0.1 got may be taken at 127.0.0.2 by another test's
-	// process: then another port, a few times.
-	var pid1, pid2 int
-	var addr1, addr2, port string
-	for try := 0; ; try++ {
-		pid1, addr1 = listenIn(t, "127.0.0.1:0", false)
-		_, port, _ = net.SplitHostPort(addr1)
-		var err error
-		if pid2, addr2, err = tryListenIn(t, "127.0.0.2:"+port, false); err == nil {
-			break
-		} else if try == 4 || !strings.Contains(err.Error(), "address already in use") {
-			t.Fatalf("listening on 127.0.0.2:%s: %v", port, err)
-		}
-	}
+	pid1, addr1, pid2, addr2 := listenPairIn(t, "127.0.0.1", false)
+	_, port, _ := net.SplitHostPort(addr1)
 	for addr, want := range map[string]int{addr1: pid1, addr2: pid2} {
 		l, err := FindListener(addr)
 		if err != nil || l.PID != want {
@@ -127,9 +133,8 @@ func TestListenerOfTheTargetsAddress(t *testing.T) {
 // (SO_REUSEPORT): the address's own wins, and the choice is said; another
 // address goes to the wildcard one.
 func TestLocalListenerExactBeforeWildcard(t *testing.T) {
-	wild, wildAddr := listenIn(t, "0.0.0.0:0", true)
+	wild, wildAddr, exact, _ := listenPairIn(t, "0.0.0.0", true)
 	_, port, _ := net.SplitHostPort(wildAddr)
-	exact, _ := listenIn(t, "127.0.0.2:"+port, true)
 	l, err := FindListener("127.0.0.2:" + port)
 	if err != nil || l.PID != exact {
 		t.Fatalf("127.0.0.2: pid %d, %v; want %d (wildcard %d)", l.PID, err, exact, wild)
@@ -151,9 +156,7 @@ func TestLocalListenerExactBeforeWildcard(t *testing.T) {
 // The target's connections are those at its address: another server's on
 // the same port at another address are not counted.
 func TestLocalConnectionsAtTheTargetsAddress(t *testing.T) {
-	_, addr1 := listenIn(t, "127.0.0.1:0", false)
-	_, port, _ := net.SplitHostPort(addr1)
-	_, addr2 := listenIn(t, "127.0.0.2:"+port, false)
+	_, addr1, _, addr2 := listenPairIn(t, "127.0.0.1", false)
 	for addr, n := range map[string]int{addr1: 1, addr2: 3} {
 		for range n {
 			c, err := net.Dial("tcp", addr)
