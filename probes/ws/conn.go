@@ -148,7 +148,7 @@ func (r *run) open(ctx context.Context, c *conn) error {
 		r.read(c, w, readyCh)
 	}()
 	if o.Hello != "" {
-		hello := fill(o.Hello, "{token}", o.Token, "{room}", RoomName(c.room))
+		hello := fill(o.Hello, "{token}", o.Token, "{room}", o.roomName(c.room))
 		if err := w.Write(dctx, websocket.MessageText, []byte(hello)); err != nil {
 			w.CloseNow()
 			return fmt.Errorf("the first message: %v", err)

@@ -48,7 +48,9 @@ type Options struct {
 	Ready string
 
 	Connections int
-	Rooms       int     // connection i joins room i mod Rooms
+	Rooms       int // connection i joins room i mod Rooms
+	// RoomNames name the rooms ({room}), as many as Rooms; nil: r0, r1, …
+	RoomNames   []string
 	ConnectRate float64 // upgrades started a second
 	Events      int     // events per room per round
 	Rounds      int
@@ -64,9 +66,12 @@ type Options struct {
 	// Publish is "http" (POST PublishPath) or "ws" (a message on a
 	// connection of its own to PublishPath); PublishBody is the body or
 	// message, with {room} and {event}.
-	Publish     string
-	PublishPath string
-	PublishBody string
+	// PublishMethod is the HTTP publish's method (default POST);
+	// PublishPath may hold {room} and {event} there.
+	Publish       string
+	PublishPath   string
+	PublishBody   string
+	PublishMethod string
 
 	DeliverTimeout time.Duration // how long after a round's last publish an event may still arrive
 	ReadyTimeout   time.Duration // how long all connections may take to be ready
@@ -209,6 +214,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--publish-body %q: want {event} in it (the marker probe finds in what arrives)", o.PublishBody)
 	case !strings.HasPrefix(o.Path, "/") || !strings.HasPrefix(o.PublishPath, "/"):
 		return fmt.Errorf("--ws-path and --publish-path must start with /")
+	}
+	if err := o.checkPublish(); err != nil {
+		return err
 	}
 	switch o.Auth {
 	case "header", "query", "message", "none":
@@ -581,7 +589,7 @@ func (r *run) upgradeURL() func(room int) string {
 	prefix := strings.TrimSuffix(base.String(), "/")
 	token := url.QueryEscape(r.o.Token)
 	return func(room int) string {
-		return prefix + fill(path, "{room}", url.QueryEscape(RoomName(room)), "{token}", token)
+		return prefix + fill(path, "{room}", url.QueryEscape(r.o.roomName(room)), "{token}", token)
 	}
 }
 
