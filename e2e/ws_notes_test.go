@@ -31,8 +31,12 @@ func TestWSByNoteWrites(t *testing.T) {
 	if code != exitOK || d == nil || d.Failed() || d.Config.Rooms != 2 || d.Totals.Expected != 120 || d.Totals.Delivered != 120 {
 		t.Fatalf("file: exit %d, report %+v\n%s", code, d, stderr)
 	}
+	if len(d.Rooms) != 2 || d.Rooms[0].Room != "alpha" || d.Rooms[1].Room != "beta" || d.Rooms[1].Delivered != 60 {
+		t.Errorf("rooms %+v, want alpha and beta, 60 deliveries each", d.Rooms)
+	}
 
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"ws": {"auth": "cookie"}}`), 0o644)
 	badInput(t, []string{"ws", "--file", bad}, exitUsage, `ws.auth: "cookie" is no way to send the token`)
+	badInput(t, []string{"ws", "--publish-method", "GET"}, exitUsage, `--publish-method "GET": want POST, PUT or PATCH`)
 }

@@ -147,7 +147,7 @@ func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid i
 		d.Rounds = append(d.Rounds, r)
 	}
 	for i, c := range res.PerRoom {
-		d.Rooms = append(d.Rooms, WSRoom{Room: ws.RoomName(i), Counts: c})
+		d.Rooms = append(d.Rooms, WSRoom{Room: res.RoomName(i), Counts: c})
 	}
 	perConn := func(b int64) int64 {
 		if res.ReadyCount == 0 {

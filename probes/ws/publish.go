@@ -22,6 +22,14 @@ func (o *Options) roomName(i int) string {
 	return RoomName(i)
 }
 
+// RoomName is room i's name: the file's, or r0, r1, ….
+func (r *Result) RoomName(i int) string {
+	if i < len(r.RoomNames) {
+		return r.RoomNames[i]
+	}
+	return RoomName(i)
+}
+
 // checkPublish checks the publishing options and the room names.
 func (o *Options) checkPublish() error {
 	switch o.PublishMethod {

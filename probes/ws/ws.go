@@ -156,6 +156,8 @@ type Result struct {
 	PublishTime  time.Duration     `json:"publish_time_ns"` // the publish requests' time together
 	Interrupted  bool              `json:"interrupted"`
 	Warnings     []string          `json:"warnings"`
+
+	RoomNames []string `json:"room_names,omitempty"` // the file's names of the rooms; nil: r0, r1, …
 }
 
 // Failed says whether an event was missing, delivered twice or to the
@@ -303,7 +305,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		r.rounds = append(r.rounds, rd)
 	}
-	res := &Result{Connections: o.Connections, Rooms: o.Rooms, Raw: map[string][]byte{}}
+	res := &Result{Connections: o.Connections, Rooms: o.Rooms, RoomNames: o.RoomNames, Raw: map[string][]byte{}}
 
 	// The first upgrade alone: a target that refuses is one line, not
 	// N refusals.
