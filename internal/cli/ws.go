@@ -52,7 +52,7 @@ func newWSCommand(fs *flag.FlagSet) *wsCommand {
 	c := &wsCommand{fs: fs}
 	c.target.register(fs, false)
 	fs.IntVar(&c.connections, "connections", 1000, "WebSocket connections, each authenticated and subscribed to one room")
-	fs.IntVar(&c.rooms, "rooms", 10, "rooms: connection i joins room i mod R (named r0, r1, …)")
+	fs.IntVar(&c.rooms, "rooms", 10, "rooms: connection i joins room i mod R (named r0, r1, …; default the target file's ws.rooms, by their names)")
 	fs.Float64Var(&c.connectRate, "connect-rate", 2000, "upgrades started a second")
 	fs.IntVar(&c.events, "events", 10, "events published to each room in each round")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds of events")
