@@ -26,6 +26,7 @@ type Plan struct {
 	Scenarios  []Scenario         `json:"scenarios,omitempty" jsonschema:"users' sequences of requests, for probe ramp"`
 	Mix        map[string]float64 `json:"mix,omitempty" jsonschema:"probe ramp's mix: names of scenarios and microloads, and their weights (above 0)"`
 	Agents     *Agents            `json:"agents,omitempty" jsonschema:"probe agents: the MCP server's write, search and read tools"`
+	WS         *WS                `json:"ws,omitempty" jsonschema:"probe ws: the real-time path's upgrade, authentication, rooms and publishing"`
 
 	File   string     `json:"-"` // the file it was read from
 	Header []h1.Field `json:"-"` // Headers, checked, in name order

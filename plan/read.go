@@ -26,7 +26,7 @@ func Parse(name string, src []byte) (*Plan, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	root, err := w.object(doc, "", "$schema", "target", "pprof", "headers", "microloads", "scenarios", "mix", "agents")
+	root, err := w.object(doc, "", "$schema", "target", "pprof", "headers", "microloads", "scenarios", "mix", "agents", "ws")
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func Parse(name string, src []byte) (*Plan, error) {
 		return nil, err
 	}
 	list, ok := root["microloads"].([]any)
-	if _, has := root["microloads"]; (has || root["scenarios"] == nil && root["agents"] == nil) && (!ok || len(list) == 0) {
+	if _, has := root["microloads"]; (has || root["scenarios"] == nil && root["agents"] == nil && root["ws"] == nil) && (!ok || len(list) == 0) {
 		return nil, w.fail("microloads", "want a list of at least one microload")
 	}
 	names := map[string]bool{}
@@ -80,6 +80,11 @@ func Parse(name string, src []byte) (*Plan, error) {
 	}
 	if v, ok := root["agents"]; ok {
 		if p.Agents, err = w.agents(v, "agents"); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := root["ws"]; ok {
+		if p.WS, err = w.ws(v, "ws"); err != nil {
 			return nil, err
 		}
 	}

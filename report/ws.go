@@ -112,7 +112,7 @@ type WSFaults struct {
 	Reconnected int   `json:"reconnected"` // of those, ready again
 	Lost        int   `json:"lost"`        // closed by the server or the network
 	Replayed    int64 `json:"replayed"`    // events of the round they were away for, received after
-	Garbage     int64 `json:"garbage"`     // broken event markers
+	Garbage     int64 `json:"garbage"`     // messages after ready without an event or with a broken marker, and invalid frames
 }
 
 // WSProcess is a process's cost.
@@ -147,7 +147,7 @@ func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid i
 		d.Rounds = append(d.Rounds, r)
 	}
 	for i, c := range res.PerRoom {
-		d.Rooms = append(d.Rooms, WSRoom{Room: ws.RoomName(i), Counts: c})
+		d.Rooms = append(d.Rooms, WSRoom{Room: res.RoomName(i), Counts: c})
 	}
 	perConn := func(b int64) int64 {
 		if res.ReadyCount == 0 {
@@ -203,6 +203,13 @@ func (d *WS) verdict() string {
 	}
 	if n := d.publishErrors(); n > 0 {
 		bad = append(bad, fmt.Sprintf("%d publishes refused by the target", n))
+	}
+	if f := d.Faults; f.Lost > 0 { // why events went missing: the connections the server broke
+		why := fmt.Sprintf("%d connections closed by the server or the network", f.Lost)
+		if f.Garbage > 0 {
+			why += fmt.Sprintf(" (%d garbage messages or frames)", f.Garbage)
+		}
+		bad = append(bad, why)
 	}
 	return fmt.Sprintf("%d of %d deliveries; %s", t.Delivered, t.Expected, strings.Join(bad, ", "))
 }
@@ -300,7 +307,7 @@ func (d *WS) summaryLines() []string {
 		if c.ReplayClaimed && f.Replayed == 0 {
 			replay += ", though it claims to"
 		}
-		lines = append(lines, fmt.Sprintf("faults: %d dropped on purpose, %d reconnected (%s); %d lost to the server; %d broken markers",
+		lines = append(lines, fmt.Sprintf("faults: %d dropped on purpose, %d reconnected (%s); %d lost to the server; %d garbage messages or frames",
 			f.Dropped, f.Reconnected, replay, f.Lost, f.Garbage))
 	}
 	s, p := d.Server, d.Probe

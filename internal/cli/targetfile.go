@@ -24,6 +24,7 @@ type targetFile struct {
 	scenarios  []*probes.Scenario
 	mix        map[string]float64 // name of a scenario or microload → weight; nil: each scenario once
 	agents     *plan.Agents       // probe agents' tools; nil: the fixture's
+	ws         *plan.WS           // probe ws's real-time path; nil: the flags alone
 }
 
 // fileMicroload is one entry of the file's microloads.
@@ -54,7 +55,7 @@ func parseTargetFile(name string, src []byte) (*targetFile, error) {
 }
 
 func viewOf(p *plan.Plan) *targetFile {
-	f := &targetFile{path: p.File, target: p.Target, pprof: p.Pprof, headers: p.Header, mix: p.Mix, agents: p.Agents}
+	f := &targetFile{path: p.File, target: p.Target, pprof: p.Pprof, headers: p.Header, mix: p.Mix, agents: p.Agents, ws: p.WS}
 	for i := range p.Microloads {
 		m := &p.Microloads[i]
 		f.microloads = append(f.microloads, fileMicroload{name: m.Name, use: m.Use, entry: m})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -36,16 +37,22 @@ type wsCommand struct {
 	readyTimeout                       time.Duration
 	path, token, auth, hello, ready    string
 	publish, publishPath, publishBody  string
+	publishMethod                      string
+	roomNames                          []string // the target file's rooms, unless --rooms is given
+	fs                                 *flag.FlagSet
 	replays                            bool
 	readLimit                          byteSize
 	mix                                string
 }
 
-func wsRun(fs *flag.FlagSet) runner {
-	c := &wsCommand{}
+func wsRun(fs *flag.FlagSet) runner { return newWSCommand(fs).run }
+
+// newWSCommand registers probe ws's flags on fs.
+func newWSCommand(fs *flag.FlagSet) *wsCommand {
+	c := &wsCommand{fs: fs}
 	c.target.register(fs, false)
 	fs.IntVar(&c.connections, "connections", 1000, "WebSocket connections, each authenticated and subscribed to one room")
-	fs.IntVar(&c.rooms, "rooms", 10, "rooms: connection i joins room i mod R (named r0, r1, …)")
+	fs.IntVar(&c.rooms, "rooms", 10, "rooms: connection i joins room i mod R (named r0, r1, …; default the target file's ws.rooms, by their names)")
 	fs.Float64Var(&c.connectRate, "connect-rate", 2000, "upgrades started a second")
 	fs.IntVar(&c.events, "events", 10, "events published to each room in each round")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds of events")
@@ -59,8 +66,9 @@ func wsRun(fs *flag.FlagSet) runner {
 	fs.StringVar(&c.auth, "auth", "query", "how the token is sent: header (Authorization: Bearer), query (token= or {token} in --ws-path), message (--hello first), none")
 	fs.StringVar(&c.hello, "hello", "", `the first message of each connection ({token}, {room}), e.g. {"token":"{token}","join":"{room}"}`)
 	fs.StringVar(&c.ready, "ready", `"type":"ready"`, `what a message says when the server has subscribed a connection; "" takes the upgrade for it`)
-	fs.StringVar(&c.publish, "publish", "http", "how events are published: http (POST --publish-path) or ws (a message on a connection to --publish-path)")
-	fs.StringVar(&c.publishPath, "publish-path", "/ws/publish", "where events are published")
+	fs.StringVar(&c.publish, "publish", "http", "how events are published: http (a request to --publish-path) or ws (a message on a connection to --publish-path)")
+	fs.StringVar(&c.publishPath, "publish-path", "/ws/publish", "where events are published (http: {room} and {event} are filled in)")
+	fs.StringVar(&c.publishMethod, "publish-method", "POST", "the HTTP publish's method: POST, PUT (a note's write, say) or PATCH")
 	fs.StringVar(&c.publishBody, "publish-body", `{"room":"{room}","data":"{event}"}`, "the body or message of an event ({room}, {event}: probe's marker, found in whatever arrives)")
 	fs.DurationVar(&c.deliverTimeout, "deliver-timeout", 10*time.Second, "how long after a round's last publish an event may arrive before it counts as missing")
 	fs.DurationVar(&c.readyTimeout, "ready-timeout", 2*time.Minute, "how long a connection may take from its upgrade to --ready")
@@ -72,15 +80,15 @@ func wsRun(fs *flag.FlagSet) runner {
 	c.profile.register(fs, false, "profile the target while it fans out: a CPU profile of each round, the mutex profile of the run, and the analyzers on them")
 	c.output.register(fs, "ws")
 	c.output.registerGates(fs, "p95_ms>500 (delivery), errors>0 (missing, duplicated or misrouted), target_rss_mb>2000, finding:contention")
-	return c.run
+	return c
 }
 
 // options are the fan-out's options of the flags, checked.
 func (c *wsCommand) options() (ws.Options, error) {
 	o := ws.Options{Path: c.path, Token: c.token, Auth: c.auth, Hello: c.hello, Ready: c.ready,
-		Connections: c.connections, Rooms: c.rooms, ConnectRate: c.connectRate, Events: c.events, Rounds: c.rounds,
+		Connections: c.connections, Rooms: c.rooms, RoomNames: c.roomNames, ConnectRate: c.connectRate, Events: c.events, Rounds: c.rounds,
 		Pause: c.pause, Idle: c.idle, IdleBefore: c.idleRound, Drop: c.drop,
-		Publish: c.publish, PublishPath: c.publishPath, PublishBody: c.publishBody,
+		Publish: c.publish, PublishPath: c.publishPath, PublishBody: c.publishBody, PublishMethod: strings.ToUpper(c.publishMethod),
 		DeliverTimeout: c.deliverTimeout, ReadyTimeout: c.readyTimeout, ReadLimit: int64(c.readLimit), SourceAddrs: c.sourceAddrs}
 	if o.Token == "" {
 		o.Token = c.target.key
@@ -108,16 +116,56 @@ func (c *wsCommand) options() (ws.Options, error) {
 	return o, nil
 }
 
+// fromFile takes the target file's ws settings for the flags not given.
+func (c *wsCommand) fromFile(file *targetFile) error {
+	if file == nil || file.ws == nil {
+		return nil
+	}
+	x := file.ws
+	given := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, f := range []struct {
+		flag string
+		to   *string
+		from string
+	}{{"ws-path", &c.path, x.Path}, {"auth", &c.auth, x.Auth}, {"token", &c.token, x.Token}, {"hello", &c.hello, x.Hello},
+		{"publish", &c.publish, x.Publish}, {"publish-path", &c.publishPath, x.PublishPath},
+		{"publish-body", &c.publishBody, x.PublishBody}, {"publish-method", &c.publishMethod, x.PublishMethod}} {
+		if !given[f.flag] && f.from != "" {
+			*f.to = f.from
+		}
+	}
+	if !given["ready"] && x.Ready != nil {
+		c.ready = *x.Ready
+	}
+	if !given["token"] && x.TokenEnv != "" {
+		if c.token = os.Getenv(x.TokenEnv); c.token == "" {
+			return usageError{fmt.Sprintf("--file %s: ws.tokenEnv: $%s is empty or not set", file.path, x.TokenEnv)}
+		}
+	}
+	if !given["rooms"] && len(x.Rooms) > 0 {
+		c.roomNames, c.rooms = x.Rooms, len(x.Rooms)
+	}
+	return nil
+}
+
 func (c *wsCommand) run(ctx context.Context, s streams, words []string) error {
 	if err := noWords("ws", words); err != nil {
 		return err
 	}
 	var o ws.Options
 	var mixLoad probes.Microload
+	var file *targetFile
 	sess, err := begin(ctx, s, start{
 		checks: []error{c.target.validate(), c.profile.validate(), c.load.validate()},
 		gates:  "run",
 		before: func() (err error) {
+			if file, err = readFileFlag(ctx, &c.target, &c.profile); err != nil {
+				return err
+			}
+			if err = c.fromFile(file); err != nil {
+				return err
+			}
 			if o, err = c.options(); err != nil {
 				return err
 			}
@@ -136,10 +184,6 @@ func (c *wsCommand) run(ctx context.Context, s streams, words []string) error {
 	limit, err := ws.FDLimit(uint64(c.connections + 256))
 	if err != nil {
 		return fmt.Errorf("%d connections: %v", c.connections, err)
-	}
-	file, err := readFileFlag(ctx, &c.target, &c.profile)
-	if err != nil {
-		return err
 	}
 	target, warnings, cleanup, err := openTarget(ctx, &c.target, file, s.stderr)
 	if err != nil {

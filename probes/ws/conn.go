@@ -148,7 +148,7 @@ func (r *run) open(ctx context.Context, c *conn) error {
 		r.read(c, w, readyCh)
 	}()
 	if o.Hello != "" {
-		hello := fill(o.Hello, "{token}", o.Token, "{room}", RoomName(c.room))
+		hello := fill(o.Hello, "{token}", o.Token, "{room}", o.roomName(c.room))
 		if err := w.Write(dctx, websocket.MessageText, []byte(hello)); err != nil {
 			w.CloseNow()
 			return fmt.Errorf("the first message: %v", err)
@@ -193,6 +193,9 @@ func (r *run) read(c *conn, w *websocket.Conn, readyCh chan struct{}) {
 		_, msg, err := w.Read(context.Background())
 		if err != nil {
 			if !r.stopping.Load() && !c.dropping.Load() {
+				if brokeProtocol(err) { // garbage.go
+					r.garbage.Add(1)
+				}
 				if c.ready.Load() {
 					r.lost.Add(1)
 				}
@@ -202,10 +205,13 @@ func (r *run) read(c *conn, w *websocket.Conn, readyCh chan struct{}) {
 			return
 		}
 		now := time.Since(r.start)
-		if !readySent && r.o.Ready != "" && bytes.Contains(msg, []byte(r.o.Ready)) {
+		saysReady := !readySent && r.o.Ready != "" && bytes.Contains(msg, []byte(r.o.Ready))
+		if saysReady {
 			readySent = true
 			c.markReady()
 			close(readyCh)
+		} else if c.ready.Load() && !bytes.Contains(msg, marker) {
+			r.garbage.Add(1) // after ready, a message without an event (random bytes, say)
 		}
 		for {
 			k := bytes.Index(msg, marker)

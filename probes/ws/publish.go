@@ -1,11 +1,12 @@
 package ws
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -13,19 +14,55 @@ import (
 	"github.com/coder/websocket"
 )
 
+// roomName is room i's name ({room}): the file's, or r0, r1, ….
+func (o *Options) roomName(i int) string {
+	if i < len(o.RoomNames) {
+		return o.RoomNames[i]
+	}
+	return RoomName(i)
+}
+
+// RoomName is room i's name: the file's, or r0, r1, ….
+func (r *Result) RoomName(i int) string {
+	if i < len(r.RoomNames) {
+		return r.RoomNames[i]
+	}
+	return RoomName(i)
+}
+
+// checkPublish checks the publishing options and the room names.
+func (o *Options) checkPublish() error {
+	switch o.PublishMethod {
+	case "", http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return fmt.Errorf("--publish-method %q: want POST, PUT or PATCH", o.PublishMethod)
+	}
+	if o.RoomNames != nil && len(o.RoomNames) != o.Rooms {
+		return fmt.Errorf("%d room names for %d rooms", len(o.RoomNames), o.Rooms)
+	}
+	seen := map[string]bool{}
+	for _, n := range o.RoomNames {
+		if n == "" || len(n) > 200 || seen[n] {
+			return fmt.Errorf("room name %q: want a name of 1 to 200 bytes, each once", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
 // publisher sends the events: a few workers, each owning some rooms, so
 // that a room's events leave in order.
 type publisher struct {
 	workers int
 	http    *http.Client
-	url     string
+	base    string            // the target's URL without a trailing slash
 	ws      []*websocket.Conn // one per worker with Publish "ws"
 }
 
 func (p *publisher) open(ctx context.Context, r *run) error {
 	p.workers = min(r.o.Rooms, 8)
 	base := strings.TrimSuffix(r.o.Base.String(), "/")
-	p.url = base + r.o.PublishPath
+	p.base = base
 	p.http = &http.Client{Timeout: 30 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: p.workers, MaxConnsPerHost: p.workers}}
 	if r.o.Publish != "ws" {
@@ -92,8 +129,10 @@ func (p *publisher) round(ctx context.Context, r *run, i int) (published, failed
 					}
 					seq := i*r.o.Events + k
 					sent := time.Since(r.start)
-					body := fill(r.o.PublishBody, "{room}", RoomName(room), "{event}", Marker(room, seq, sent))
-					err := p.send(ctx, r, w, body)
+					name, event := r.o.roomName(room), Marker(room, seq, sent)
+					body := fill(r.o.PublishBody, "{room}", name, "{event}", event)
+					path := fill(r.o.PublishPath, "{room}", url.PathEscape(name), "{event}", event)
+					err := p.send(ctx, r, w, path, body)
 					took += time.Since(r.start) - sent
 					if err != nil {
 						bad++
@@ -116,13 +155,16 @@ func (p *publisher) round(ctx context.Context, r *run, i int) (published, failed
 	return published, failed
 }
 
-func (p *publisher) send(ctx context.Context, r *run, w int, body string) error {
+// send publishes one event: body as a message on worker w's connection,
+// or as an HTTP request to path.
+func (p *publisher) send(ctx context.Context, r *run, w int, path, body string) error {
 	if p.ws != nil {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		return p.ws[w].Write(wctx, websocket.MessageText, []byte(body))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader([]byte(body)))
+	method := cmp.Or(r.o.PublishMethod, http.MethodPost)
+	req, err := http.NewRequestWithContext(ctx, method, p.base+path, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -132,7 +174,11 @@ func (p *publisher) send(ctx context.Context, r *run, w int, body string) error 
 	if r.o.Token != "" && r.o.Auth != "none" {
 		req.Header.Set("Authorization", "Bearer "+r.o.Token)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	ctype := "text/plain; charset=utf-8" // a note's Markdown, say
+	if b := strings.TrimSpace(body); strings.HasPrefix(b, "{") || strings.HasPrefix(b, "[") {
+		ctype = "application/json"
+	}
+	req.Header.Set("Content-Type", ctype)
 	resp, err := p.http.Do(req)
 	if err != nil {
 		return err

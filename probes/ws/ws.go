@@ -48,7 +48,9 @@ type Options struct {
 	Ready string
 
 	Connections int
-	Rooms       int     // connection i joins room i mod Rooms
+	Rooms       int // connection i joins room i mod Rooms
+	// RoomNames name the rooms ({room}), as many as Rooms; nil: r0, r1, …
+	RoomNames   []string
 	ConnectRate float64 // upgrades started a second
 	Events      int     // events per room per round
 	Rounds      int
@@ -64,9 +66,12 @@ type Options struct {
 	// Publish is "http" (POST PublishPath) or "ws" (a message on a
 	// connection of its own to PublishPath); PublishBody is the body or
 	// message, with {room} and {event}.
-	Publish     string
-	PublishPath string
-	PublishBody string
+	// PublishMethod is the HTTP publish's method (default POST);
+	// PublishPath may hold {room} and {event} there.
+	Publish       string
+	PublishPath   string
+	PublishBody   string
+	PublishMethod string
 
 	DeliverTimeout time.Duration // how long after a round's last publish an event may still arrive
 	ReadyTimeout   time.Duration // how long all connections may take to be ready
@@ -151,6 +156,8 @@ type Result struct {
 	PublishTime  time.Duration     `json:"publish_time_ns"` // the publish requests' time together
 	Interrupted  bool              `json:"interrupted"`
 	Warnings     []string          `json:"warnings"`
+
+	RoomNames []string `json:"room_names,omitempty"` // the file's names of the rooms; nil: r0, r1, …
 }
 
 // Failed says whether an event was missing, delivered twice or to the
@@ -209,6 +216,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--publish-body %q: want {event} in it (the marker probe finds in what arrives)", o.PublishBody)
 	case !strings.HasPrefix(o.Path, "/") || !strings.HasPrefix(o.PublishPath, "/"):
 		return fmt.Errorf("--ws-path and --publish-path must start with /")
+	}
+	if err := o.checkPublish(); err != nil {
+		return err
 	}
 	switch o.Auth {
 	case "header", "query", "message", "none":
@@ -295,7 +305,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		r.rounds = append(r.rounds, rd)
 	}
-	res := &Result{Connections: o.Connections, Rooms: o.Rooms, Raw: map[string][]byte{}}
+	res := &Result{Connections: o.Connections, Rooms: o.Rooms, RoomNames: o.RoomNames, Raw: map[string][]byte{}}
 
 	// The first upgrade alone: a target that refuses is one line, not
 	// N refusals.
@@ -581,7 +591,7 @@ func (r *run) upgradeURL() func(room int) string {
 	prefix := strings.TrimSuffix(base.String(), "/")
 	token := url.QueryEscape(r.o.Token)
 	return func(room int) string {
-		return prefix + fill(path, "{room}", url.QueryEscape(RoomName(room)), "{token}", token)
+		return prefix + fill(path, "{room}", url.QueryEscape(r.o.roomName(room)), "{token}", token)
 	}
 }
 

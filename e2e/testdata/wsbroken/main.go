@@ -6,6 +6,7 @@
 //	-fault dup       the fifth event is sent twice to one subscriber
 //	-fault misroute  the fifth event is sent also to a subscriber of another room
 //	-fault refuse    every upgrade is refused: 403 and a body
+//	-fault garbage   garbage frames and messages to some connections (garbage.go)
 //	-fault none      every event once, to its room
 //
 // GET /ws?room=NAME&token=T subscribes (token "t0k"; a wrong one is 401)
@@ -129,17 +130,21 @@ func (h *hub) publish(w http.ResponseWriter, r *http.Request) {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
-	fault := flag.String("fault", "none", "drop, dup, misroute, refuse or none")
+	fault := flag.String("fault", "none", "drop, dup, misroute, refuse, garbage or none")
 	flag.Parse()
 	switch *fault {
-	case "drop", "dup", "misroute", "refuse", "none":
+	case "drop", "dup", "misroute", "refuse", "garbage", "none":
 	default:
 		fmt.Fprintf(os.Stderr, "wsbroken: unknown -fault %q\n", *fault)
 		os.Exit(2)
 	}
 	h := &hub{fault: *fault, rooms: map[string][]*sub{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /ws", h.serveWS)
+	if *fault == "garbage" {
+		mux.HandleFunc("GET /ws", h.serveGarbage)
+	} else {
+		mux.HandleFunc("GET /ws", h.serveWS)
+	}
 	mux.HandleFunc("POST /publish", h.publish)
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probehq/probe/probes"
+)
+
+// TestWSGarbageFrames: a server that sends garbage (random binary, a
+// broken marker, a message far over --read-limit, a reserved bit, a
+// reserved opcode) to some connections: probe stays up, counts each
+// garbage message or frame and each connection closed for it exactly,
+// does not read the huge message into memory, and exits 1 with a verdict
+// that says the events were missing on the connections the server broke.
+func TestWSGarbageFrames(t *testing.T) {
+	bin := buildBinary(t, t.TempDir(), "./e2e/testdata/wsbroken")
+	srv, err := probes.Start(context.Background(), probes.ChildSpec{Argv: []string{bin, "-fault", "garbage"}, Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	code, stderr, d := wsReport(t, "--target", srv.URL, "--token", "t0k", "--publish-path", "/publish", "--connections", "60",
+		"--rooms", "3", "--events", "4", "--rounds", "2", "--pause", "100ms", "--deliver-timeout", "1s")
+	if d == nil {
+		t.Fatalf("no report; exit %d: %s", code, stderr)
+	}
+	// 60 connections, arrival n mod 10 in 1…5 a fault each: 6 of each
+	// kind; 3 kinds (huge, RSV2, opcode 3) close the connection, whose
+	// 4 × 2 events all go missing.
+	const lost, garbage, missing = 18, 30, 18 * 8
+	f := d.Faults
+	if code != exitError || f.Lost != lost || f.Garbage != garbage || d.Totals.Missing != missing ||
+		d.Totals.Expected != 480 || d.Totals.Delivered != 480-missing || d.Totals.Duplicated != 0 || d.Totals.Misrouted != 0 {
+		t.Fatalf("exit %d (want %d), lost %d (want %d), garbage %d (want %d), totals %+v (want %d missing)\n%s",
+			code, exitError, f.Lost, lost, f.Garbage, garbage, d.Totals, missing, stderr)
+	}
+	for _, want := range []string{"144 missing", "18 connections closed by the server", "30 garbage"} {
+		if !strings.Contains(d.Verdict, want) {
+			t.Errorf("verdict %q, want %q in it", d.Verdict, want)
+		}
+	}
+	// Six messages of 256 MiB each were announced: read whole, they
+	// would be 1.5 GiB; the read limit (64 KiB) keeps probe far below.
+	if d.Probe.RSSPeakBytes > 256<<20 {
+		t.Errorf("probe's RSS peak %d MiB: the huge messages were read past the limit", d.Probe.RSSPeakBytes>>20)
+	}
+}
