@@ -168,7 +168,7 @@ func (c *wsCommand) run(ctx context.Context, s streams, words []string) error {
 		if err := probes.CheckPprof(ctx, po.PprofURL); err != nil {
 			warnings = append(warnings, probes.Warning{Kind: "no-pprof", Message: probes.NoPprof(fmt.Sprintf("no profiles: %v (the deliveries are still checked)", err))})
 		} else {
-			o.Profile = &ws.Profile{PprofURL: po.PprofURL, MaxProfile: po.MaxProfile}
+			o.Profile = &ws.Profile{PprofURL: po.PprofURL, FgprofURL: po.FgprofURL, MaxProfile: po.MaxProfile}
 		}
 	}
 	progress := newProgressLine(s.stderr)
