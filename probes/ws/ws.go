@@ -88,7 +88,7 @@ type Options struct {
 
 // Profile is where and how the target is profiled while it fans out.
 type Profile struct {
-	PprofURL   *url.URL // the target's /debug/pprof/ (trailing slash)
+	PprofURL *url.URL // the target's /debug/pprof/ (trailing slash)
 	// FgprofURL is the target's /debug/fgprof (--wall): a wall-clock
 	// profile of each round; nil: none (fgprof walks every goroutine's
 	// stack 100 times a second, a cost at 20,000 connections).
@@ -131,7 +131,7 @@ type Round struct {
 	// Goroutines its goroutines as the round began (profiled; 0: unknown).
 	ServerCPU  time.Duration `json:"server_cpu_ns"`
 	Goroutines int           `json:"goroutines"`
-	lat           [shards]*hdrhistogram.Histogram
+	lat        [shards]*hdrhistogram.Histogram
 }
 
 // Result is what a run measured.
