@@ -71,6 +71,7 @@ func WS(ctx context.Context, o WSOptions) (*report.WS, error) {
 	if res.Experiment != nil {
 		var found []analyzers.Finding
 		a.Experiment, found = wsExperiment(res.Experiment, o.Rules)
+		crossReference(a.Findings, found)
 		a.Findings = append(a.Findings, found...)
 	}
 	doc := report.WSOf(res, o.Target, o.Mode, o.Config, a, o.PID)

@@ -42,3 +42,17 @@ func wsExperiment(e *ws.Experiment, rules []Rule) (*report.WSExperiment, []analy
 	}
 	return out, found
 }
+
+// crossReference tells a finding of the profiles alone whose own frame
+// the experiment found done per delivery where its repetition comes
+// from: the subscribers, not the requests.
+func crossReference(findings, perDelivery []analyzers.Finding) {
+	for i := range findings {
+		f := &findings[i]
+		for _, p := range perDelivery {
+			if f.OwnFrame != "" && f.OwnFrame == p.OwnFrame {
+				f.Evidence += "; the per-delivery experiment found " + p.OwnFrame + " done once for every subscriber of every event (" + p.Rule + ")"
+			}
+		}
+	}
+}
