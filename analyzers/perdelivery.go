@@ -100,6 +100,12 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 		}
 		events[part] += s.Events
 		sts, total := stacks(s.CPU, "cpu", code)
+		// A profile holds each distinct stack once, with its count: the
+		// samples are its CPU over the sampling period.
+		period := int64(10_000_000)
+		if s.CPU != nil && s.CPU.Period > 0 {
+			period = s.CPU.Period
+		}
 		if s.Subscribed {
 			fanout += total
 		}
@@ -114,7 +120,7 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 				works[fn] = a
 			}
 			a.nanos[part] += st.value
-			a.samples[part]++
+			a.samples[part] += int(max(1, (st.value+period/2)/period))
 			if part < 2 {
 				a.kinds[kindOf(st, rules)] += st.value
 			}
@@ -257,14 +263,23 @@ func perDeliveryFinding(w DeliveryWork, perDelivery float64, rules []Rule) Findi
 		Suggestion: "It repeats per subscriber, not per event: " + fix + "."}
 }
 
+// SocketWrites is OwnTop's name for the samples that write to a socket
+// (or frame a WebSocket message), whichever own code called it.
+const SocketWrites = "(writing to sockets)"
+
 // OwnTop is what a CPU profile's time went to by the innermost own
 // function of each sample, the n largest with their shares of all of it
-// (the rest is the runtime's and libraries' with no own code above).
+// (the rest is the runtime's and libraries' with no own code above);
+// socket writes are SocketWrites.
 func OwnTop(p *profile.Profile, n int) []ShareOfWork {
 	code := frames.Code{MainModule: frames.MainModule(p)}
 	sts, total := stacks(p, "cpu", code)
 	parts := map[string]int64{}
 	for _, st := range sts {
+		if slices.ContainsFunc(st.funcs, deliveryPlumbing.MatchString) {
+			parts[SocketWrites] += st.value
+			continue
+		}
 		for i, k := range st.kinds {
 			if k == frames.Own {
 				parts[frames.DisplayName(st.funcs[i])] += st.value
