@@ -16,13 +16,12 @@ func wsExperiment(e *ws.Experiment, rules []Rule) (*report.WSExperiment, []analy
 	var deliveries int64
 	for _, s := range e.Slots {
 		out.Slots = append(out.Slots, report.WSExperimentSlot{Kind: s.Kind, Events: s.Events, Failed: s.Failed, Deliveries: s.Deliveries})
-		if s.CPU == nil {
-			continue
-		}
-		slots = append(slots, analyzers.FanoutSlot{CPU: s.CPU, Subscribed: s.Kind == "rooms", Events: s.Events, Deliveries: s.Deliveries})
 		if s.Kind == "rooms" {
 			events += s.Events
 			deliveries += s.Deliveries
+		}
+		if s.CPU != nil {
+			slots = append(slots, analyzers.FanoutSlot{CPU: s.CPU, Subscribed: s.Kind == "rooms", Events: s.Events, Deliveries: s.Deliveries})
 		}
 	}
 	if events > 0 {
