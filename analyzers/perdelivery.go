@@ -30,6 +30,8 @@ type FanoutSlot struct {
 // DeliveryWork is one function's figures in the experiment.
 type DeliveryWork struct {
 	Function string `json:"function"` // the innermost own function over the work
+	// Calls is the call of Function the figures are of ("": all of it).
+	Calls string `json:"calls,omitempty"`
 	// Kind is the catalog's rule whose frames do most of it ("" none).
 	Kind string `json:"kind,omitempty"`
 	// CPU per event, µs, with subscribers (and in the two halves of those
@@ -86,7 +88,7 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 		samples [3]int
 		kinds   map[string]int64
 	}
-	works := map[string]*acc{}
+	works := map[workKey]*acc{}
 	var events [3]int
 	var deliveries int64
 	var fanout int64 // all CPU of the slots with subscribers
@@ -110,19 +112,32 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 			fanout += total
 		}
 		for _, st := range sts {
-			fn, ok := ownWork(st)
+			fn, callee, ok := ownWork(st)
 			if !ok {
 				continue
 			}
-			a := works[fn]
-			if a == nil {
-				a = &acc{kinds: map[string]int64{}}
-				works[fn] = a
+			// Each sample counts for its own function, and for the call
+			// it made there: an own function that does per-event work and
+			// calls a library once per subscriber shows the call apart.
+			keys := []workKey{{fn, ""}}
+			if callee != "" {
+				keys = append(keys, workKey{fn, callee})
 			}
-			a.nanos[part] += st.value
-			a.samples[part] += int(max(1, (st.value+period/2)/period))
+			kind := ""
 			if part < 2 {
-				a.kinds[kindOf(st, rules)] += st.value
+				kind = kindOf(st, rules)
+			}
+			for _, k := range keys {
+				a := works[k]
+				if a == nil {
+					a = &acc{kinds: map[string]int64{}}
+					works[k] = a
+				}
+				a.nanos[part] += st.value
+				a.samples[part] += int(max(1, (st.value+period/2)/period))
+				if part < 2 {
+					a.kinds[kind] += st.value
+				}
 			}
 		}
 	}
@@ -138,9 +153,9 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 		return float64(n) / 1e3 / float64(e)
 	}
 	var out []DeliveryWork
-	for fn, a := range works {
+	for key, a := range works {
 		with := a.nanos[0] + a.nanos[1]
-		w := DeliveryWork{Function: frames.DisplayName(fn), PerEventUS: us(with, subscribed),
+		w := DeliveryWork{Function: frames.DisplayName(key.own), Calls: frames.DisplayName(key.callee), PerEventUS: us(with, subscribed),
 			HalvesUS:        [2]float64{us(a.nanos[0], events[0]), us(a.nanos[1], events[1])},
 			EmptyPerEventUS: us(a.nanos[2], events[2]), Samples: a.samples[0] + a.samples[1], EmptySamples: a.samples[2],
 			Share: float64(with) / float64(fanout)}
@@ -175,13 +190,30 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 		out = append(out, w)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		return out[i].Share > out[j].Share || out[i].Share == out[j].Share && out[i].Function < out[j].Function
+		a, b := out[i], out[j]
+		if a.Share != b.Share {
+			return a.Share > b.Share
+		}
+		return a.Function < b.Function || a.Function == b.Function && a.Calls < b.Calls
 	})
+	// A function found per delivery is one finding; a call of it is one
+	// only when the function as a whole was not (its per-event work hid
+	// the call's).
+	claimed := map[string]bool{}
+	for _, w := range out {
+		if w.Calls == "" && w.Verdict == "per-delivery" && w.Share >= perDeliveryMinShare {
+			claimed[w.Function] = true
+		}
+	}
 	var findings []Finding
 	for _, w := range out {
-		if w.Verdict == "per-delivery" && w.Share >= perDeliveryMinShare {
-			findings = append(findings, perDeliveryFinding(w, perDelivery, rules))
+		if w.Verdict != "per-delivery" || w.Share < perDeliveryMinShare || w.Calls != "" && claimed[w.Function] {
+			continue
 		}
+		if w.Calls != "" {
+			claimed[w.Function] = true // one finding a function, its largest call's
+		}
+		findings = append(findings, perDeliveryFinding(w, perDelivery, rules))
 	}
 	return findings, out
 }
@@ -190,7 +222,18 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 // is the delivery itself: a socket write (or WebSocket framing) below
 // it, or only the runtime (channels, the scheduler, timers) and small
 // standard helpers (context, time, sync) under it.
-func ownWork(st stack) (string, bool) {
+func ownWork(st stack) (own, callee string, ok bool) {
+	fn, at, ok := deliveryWorkAt(st)
+	if ok && at > 0 {
+		callee = st.funcs[at-1]
+	}
+	return fn, callee, ok
+}
+
+// workKey is a function and, when set, the call it made.
+type workKey struct{ own, callee string }
+
+func deliveryWorkAt(st stack) (string, int, bool) {
 	own := -1
 	for i, k := range st.kinds {
 		if k == frames.Own {
@@ -199,21 +242,21 @@ func ownWork(st stack) (string, bool) {
 		}
 	}
 	if own < 0 {
-		return "", false
+		return "", 0, false
 	}
 	plumbing := true
 	for i, fn := range st.funcs {
 		if deliveryPlumbing.MatchString(fn) {
-			return "", false
+			return "", 0, false
 		}
 		if i < own && !scheduling(fn, st.kinds[i]) {
 			plumbing = false
 		}
 	}
 	if plumbing && own > 0 {
-		return "", false
+		return "", 0, false
 	}
-	return st.funcs[own], true
+	return st.funcs[own], own, true
 }
 
 // scheduling says whether a frame is the machinery of handing a message
@@ -252,14 +295,18 @@ func perDeliveryFinding(w DeliveryWork, perDelivery float64, rules []Rule) Findi
 			what = " (" + r.What + ", as " + r.ID + " names it)"
 		}
 	}
+	subject, fr := w.Function, []string{w.Function}
+	if w.Calls != "" {
+		subject, fr = w.Calls+" called from "+w.Function, []string{w.Calls, w.Function}
+	}
 	ev := fmt.Sprintf("%s%s runs once for every subscriber of every event (%.0f deliveries per event): "+
 		"the experiment published events to the rooms and to a room no connection joined, and its CPU per event fell from %.1f µs "+
 		"(halves %.1f and %.1f µs, %d samples) to %.1f µs without subscribers (%d samples): %.2f µs per delivery, "+
 		"%.0f%% of the fan-out's CPU",
-		w.Function, what, perDelivery, w.PerEventUS, w.HalvesUS[0], w.HalvesUS[1], w.Samples, w.EmptyPerEventUS, w.EmptySamples,
+		subject, what, perDelivery, w.PerEventUS, w.HalvesUS[0], w.HalvesUS[1], w.Samples, w.EmptyPerEventUS, w.EmptySamples,
 		w.PerDeliveryUS, 100*w.Share)
 	return Finding{Rule: PerDeliveryRule, Class: class, Severity: severity(w.Share), CPUShare: w.Share,
-		Frames: slices.Clip([]string{w.Function}), OwnFrame: w.Function, Evidence: ev,
+		Frames: slices.Clip(fr), OwnFrame: w.Function, Evidence: ev,
 		Suggestion: "It repeats per subscriber, not per event: " + fix + "."}
 }
 

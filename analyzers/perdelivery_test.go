@@ -1,6 +1,7 @@
 package analyzers
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -59,5 +60,31 @@ func TestPerDeliveryLeavesTheSocketWriteOut(t *testing.T) {
 	}
 	if top := OwnTop(with, 3); len(top) == 0 || top[0].Work != SocketWrites {
 		t.Errorf("own top %+v, want the socket writes first", top)
+	}
+}
+
+// An own function that sorts once per event and hashes once per
+// subscriber, both directly: the function as a whole does not fall to
+// near nothing without subscribers, its hashing call does.
+func TestPerDeliveryFindsTheCallInsideAMixedFunction(t *testing.T) {
+	stacks := map[string][]string{
+		"hash": {"crypto/sha256.Sum256", "example.com/hub.publish"},
+		"sort": {"slices.Sort", "example.com/hub.publish"},
+	}
+	with := cpuProfile(stacks, map[string]int{"hash": 60, "sort": 60})
+	without := cpuProfile(stacks, map[string]int{"hash": 0, "sort": 60})
+	var slots []FanoutSlot
+	for range 2 {
+		slots = append(slots, FanoutSlot{CPU: with, Subscribed: true, Events: 100, Deliveries: 1000},
+			FanoutSlot{CPU: without, Events: 100})
+	}
+	found, work := PerDelivery(slots, DefaultRules())
+	if len(found) != 1 || !strings.HasPrefix(found[0].Evidence, "crypto/sha256.Sum256 called from example.com/hub.publish") {
+		t.Fatalf("findings %+v, work %+v", found, work)
+	}
+	for _, w := range work {
+		if w.Calls == "" && w.Verdict == "per-delivery" || w.Calls == "slices.Sort" && w.Verdict != "per-event" {
+			t.Errorf("%+v", w)
+		}
 	}
 }

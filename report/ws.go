@@ -354,7 +354,11 @@ func (d *WS) experimentTable() *Table {
 		return t
 	}
 	for _, w := range d.Experiment.Work {
-		t.AddRow(w.Function, fmt.Sprintf("%.1f", w.PerEventUS), fmt.Sprintf("%.1f / %.1f", w.HalvesUS[0], w.HalvesUS[1]),
+		fn := w.Function
+		if w.Calls != "" {
+			fn += " → " + w.Calls
+		}
+		t.AddRow(fn, fmt.Sprintf("%.1f", w.PerEventUS), fmt.Sprintf("%.1f / %.1f", w.HalvesUS[0], w.HalvesUS[1]),
 			fmt.Sprintf("%.1f", w.EmptyPerEventUS), fmt.Sprintf("%.2f", w.PerDeliveryUS), fmt.Sprintf("%.0f%%", 100*w.Share), w.Verdict)
 	}
 	return t

@@ -217,8 +217,8 @@ func experiment(t *testing.T, kind string) (*ws.Result, []analyzers.Finding, []a
 	}
 	found, work := analyzers.PerDelivery(slots, analyzers.DefaultRules())
 	for _, w := range work {
-		t.Logf("%s: %.1f µs/event (halves %.1f, %.1f), %.1f without subscribers, %d/%d samples, %.0f%%: %s",
-			w.Function, w.PerEventUS, w.HalvesUS[0], w.HalvesUS[1], w.EmptyPerEventUS, w.Samples, w.EmptySamples, 100*w.Share, w.Verdict)
+		t.Logf("%s → %s: %.1f µs/event (halves %.1f, %.1f), %.1f without subscribers, %d/%d samples, %.0f%%: %s",
+			w.Function, w.Calls, w.PerEventUS, w.HalvesUS[0], w.HalvesUS[1], w.EmptyPerEventUS, w.Samples, w.EmptySamples, 100*w.Share, w.Verdict)
 	}
 	return res, found, work
 }
