@@ -196,6 +196,15 @@ func PerDelivery(slots []FanoutSlot, rules []Rule) ([]Finding, []DeliveryWork) {
 		}
 		return a.Function < b.Function || a.Function == b.Function && a.Calls < b.Calls
 	})
+	// A call that is (nearly) all of its function's work says nothing
+	// the function's figures do not.
+	whole := map[string]float64{}
+	for _, w := range out {
+		if w.Calls == "" {
+			whole[w.Function] = w.Share
+		}
+	}
+	out = slices.DeleteFunc(out, func(w DeliveryWork) bool { return w.Calls != "" && w.Share >= 0.95*whole[w.Function] })
 	// A function found per delivery is one finding; a call of it is one
 	// only when the function as a whole was not (its per-event work hid
 	// the call's).

@@ -381,8 +381,22 @@ func (d *WS) experimentLine() string {
 			empty += s.Events
 		}
 	}
-	return fmt.Sprintf("per-delivery experiment: %d events to the rooms (%.0f deliveries each) and %d to %s, which no connection joined, a CPU profile a second in turn",
-		rooms, e.DeliveriesPerEvent, empty, e.EmptyRoom)
+	found := "no own function's CPU per event fell to near nothing without subscribers (writing to the sockets aside)"
+	var per []string
+	for _, w := range e.Work {
+		if w.Verdict == "per-delivery" {
+			fn := shortFunc(w.Function)
+			if w.Calls != "" {
+				fn += " → " + shortFunc(w.Calls)
+			}
+			per = append(per, fmt.Sprintf("%s (%.0f%%)", fn, 100*w.Share))
+		}
+	}
+	if len(per) > 0 {
+		found = "done once per delivery: " + strings.Join(per, ", ")
+	}
+	return fmt.Sprintf("per-delivery experiment: %d events to the rooms (%.0f deliveries each) and %d to %s, which no connection joined, a CPU profile a second in turn; %s",
+		rooms, e.DeliveriesPerEvent, empty, e.EmptyRoom, found)
 }
 
 // badRooms is the rooms with a wrong delivery, at most 20: where to look.
