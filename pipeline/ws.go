@@ -23,6 +23,9 @@ type WSOptions struct {
 	// Mix, when set, is a load run alongside once the connections are
 	// ready (probe ws --mix): its own report, in the fan-out's.
 	Mix func(ctx context.Context) (*report.RunReport, error)
+	// NoExperiment skips the per-delivery experiment a profiled run
+	// ends with (ws_experiment.go).
+	NoExperiment bool
 }
 
 // WS runs the fan-out, the mix beside it, and the analyzers on what the
@@ -38,6 +41,7 @@ func WS(ctx context.Context, o WSOptions) (*report.WS, error) {
 			wg.Go(func() { mix, mixErr = o.Mix(ctx) })
 		}
 	}
+	o.Load.Experiment = o.Load.Profile != nil && !o.NoExperiment
 	res, err := ws.Run(ctx, o.Load)
 	wg.Wait()
 	if err != nil {
@@ -46,14 +50,16 @@ func WS(ctx context.Context, o WSOptions) (*report.WS, error) {
 	var a report.WSAnalysis
 	var cpus []*profile.Profile
 	for _, rd := range res.Rounds {
-		var top []analyzers.ShareOfWork
+		var top, own []analyzers.ShareOfWork
 		if rd.CPU != nil {
 			cpus = append(cpus, rd.CPU)
 			if tl := analyzers.Timeline([]*profile.Profile{rd.CPU}, o.Rules); len(tl) > 0 {
 				top = tl[0].Top
 			}
+			own = analyzers.OwnTop(rd.CPU, 3)
 		}
 		a.Tops = append(a.Tops, top)
+		a.OwnTops = append(a.OwnTops, own)
 	}
 	if len(cpus) > 0 {
 		if merged, err := profile.Merge(cpus); err == nil {
@@ -62,6 +68,12 @@ func WS(ctx context.Context, o WSOptions) (*report.WS, error) {
 		}
 	}
 	a.Findings = append(a.Findings, analyzers.Contention(res.Mutex, res.Block, res.PublishTime)...)
+	if res.Experiment != nil {
+		var found []analyzers.Finding
+		a.Experiment, found = wsExperiment(res.Experiment, o.Rules)
+		crossReference(a.Findings, found)
+		a.Findings = append(a.Findings, found...)
+	}
 	doc := report.WSOf(res, o.Target, o.Mode, o.Config, a, o.PID)
 	doc.Mix = mix
 	if mixErr != nil {

@@ -32,6 +32,9 @@ type WS struct {
 	Server      WSProcess           `json:"server"`
 	Probe       WSProcess           `json:"probe"`
 	Findings    []analyzers.Finding `json:"findings"`
+	// Experiment is the per-delivery experiment (profiled): which work
+	// the target does once for every subscriber of an event.
+	Experiment *WSExperiment `json:"experiment,omitempty"`
 	// Unexplained is the target's own code that took CPU while it fanned
 	// out and no finding explains, largest first.
 	Unexplained []analyzers.Unexplained `json:"unexplained,omitempty"`
@@ -98,6 +101,33 @@ type WSRound struct {
 	Delivery      WSLatency               `json:"delivery"`
 	TookS         float64                 `json:"took_s"`
 	Top           []analyzers.ShareOfWork `json:"cpu_top,omitempty"` // the round's CPU by work, profiled
+	// OwnTop is the round's CPU by the innermost own function, profiled.
+	OwnTop []analyzers.ShareOfWork `json:"cpu_own_top,omitempty"`
+	// ServerCPUS is the target's CPU over the round (local targets);
+	// Goroutines its goroutines as the round began (profiled).
+	ServerCPUS float64 `json:"server_cpu_s,omitempty"`
+	Goroutines int     `json:"goroutines,omitempty"`
+	// WallProfile is the round's fgprof profile in the run's folder (--wall).
+	WallProfile string `json:"wall_profile,omitempty"`
+}
+
+// WSExperiment is the per-delivery experiment: slots of a CPU profile
+// each, events published to the rooms and to a room no connection joined
+// in turn, and each function's CPU per event in both.
+type WSExperiment struct {
+	EmptyRoom          string                   `json:"empty_room"`
+	Skipped            string                   `json:"skipped,omitempty"`
+	Slots              []WSExperimentSlot       `json:"slots"`
+	DeliveriesPerEvent float64                  `json:"deliveries_per_event"`
+	Work               []analyzers.DeliveryWork `json:"work"`
+}
+
+// WSExperimentSlot is one slot of the experiment.
+type WSExperimentSlot struct {
+	Kind       string `json:"kind"` // "rooms" or "empty"
+	Events     int    `json:"events"`
+	Failed     int    `json:"failed,omitempty"`
+	Deliveries int64  `json:"deliveries"`
 }
 
 // WSRoom is one room's counts.
@@ -123,11 +153,16 @@ type WSProcess struct {
 	RSSPerConnBytes int64   `json:"rss_per_connection_bytes"`
 	FDsPeak         int     `json:"fds_peak,omitempty"`
 	CPUSeconds      float64 `json:"cpu_s"`
+	// Timeline is the target about once a second: CPU, memory,
+	// descriptors, threads, and goroutines once a round (local targets).
+	Timeline []ws.Sample `json:"timeline,omitempty"`
 }
 
 // WSAnalysis is what the pipeline's analyzers made of the profiles.
 type WSAnalysis struct {
 	Tops        [][]analyzers.ShareOfWork // by round
+	OwnTops     [][]analyzers.ShareOfWork // by round
+	Experiment  *WSExperiment
 	Findings    []analyzers.Finding
 	Unexplained []analyzers.Unexplained
 }
@@ -144,6 +179,13 @@ func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid i
 		if i < len(a.Tops) {
 			r.Top = a.Tops[i]
 		}
+		if i < len(a.OwnTops) {
+			r.OwnTop = a.OwnTops[i]
+		}
+		r.ServerCPUS, r.Goroutines = rd.ServerCPU.Seconds(), rd.Goroutines
+		if name := fmt.Sprintf("wall-round-%02d.pb.gz", rd.Round); res.Raw[name] != nil {
+			r.WallProfile = "profiles/" + name
+		}
 		d.Rounds = append(d.Rounds, r)
 	}
 	for i, c := range res.PerRoom {
@@ -156,7 +198,9 @@ func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid i
 		return b / int64(res.ReadyCount)
 	}
 	d.Server = WSProcess{PID: pid, RSSBeforeBytes: res.ServerRSSIdle, RSSPeakBytes: res.ServerRSSPeak,
-		RSSPerConnBytes: perConn(res.ServerRSSPeak - res.ServerRSSIdle), FDsPeak: res.ServerFDsPeak, CPUSeconds: res.ServerCPU.Seconds()}
+		RSSPerConnBytes: perConn(res.ServerRSSPeak - res.ServerRSSIdle), FDsPeak: res.ServerFDsPeak, CPUSeconds: res.ServerCPU.Seconds(),
+		Timeline: res.Timeline}
+	d.Experiment = a.Experiment
 	d.Probe = WSProcess{RSSPeakBytes: res.OwnRSSPeak, RSSPerConnBytes: perConn(res.OwnRSSPeak), CPUSeconds: res.OwnCPU.Seconds()}
 	for _, w := range res.Warnings {
 		d.Warnings = append(d.Warnings, probes.Warning{Kind: "ws", Message: w})
@@ -245,7 +289,8 @@ func (d *WS) Files() (map[string][]byte, error) {
 func (d *WS) roundsTable() *Table {
 	t := &Table{Columns: []Column{{Title: "round"}, {Title: "expected", Right: true}, {Title: "delivered", Right: true},
 		{Title: "missing", Right: true}, {Title: "dup", Right: true}, {Title: "misrouted", Right: true}, {Title: "out of order", Right: true},
-		{Title: "p50", Right: true}, {Title: "p95", Right: true}, {Title: "p99", Right: true}, {Title: "max", Right: true}, {Title: "note"}}}
+		{Title: "p50", Right: true}, {Title: "p95", Right: true}, {Title: "p99", Right: true}, {Title: "max", Right: true},
+		{Title: "goroutines", Right: true}, {Title: "target CPU", Right: true}, {Title: "note"}}}
 	for _, r := range d.Rounds {
 		var note []string
 		if r.IdleBeforeS > 0 {
@@ -257,18 +302,108 @@ func (d *WS) roundsTable() *Table {
 		if r.PublishErrors > 0 {
 			note = append(note, fmt.Sprintf("%d publishes failed", r.PublishErrors))
 		}
-		if len(r.Top) > 0 {
-			note = append(note, fmt.Sprintf("CPU: %s %.0f%%", r.Top[0].Work, 100*r.Top[0].Share))
+		if w := r.cpuWords(); w != "" {
+			note = append(note, "CPU: "+w)
 		}
 		c := r.Counts
+		gor, cpu := "", ""
+		if r.Goroutines > 0 {
+			gor = fmt.Sprint(r.Goroutines)
+		}
+		if r.ServerCPUS > 0 {
+			cpu = fmt.Sprintf("%.2fs", r.ServerCPUS)
+			if r.TookS > 0 {
+				cpu += fmt.Sprintf(" (%.1f cores)", r.ServerCPUS/r.TookS)
+			}
+		}
 		t.AddRow(fmt.Sprint(r.Round), fmt.Sprint(c.Expected), fmt.Sprint(c.Delivered), fmt.Sprint(c.Missing), fmt.Sprint(c.Duplicated),
 			fmt.Sprint(c.Misrouted), fmt.Sprint(c.OutOfOrder), fmtMS(r.Delivery.P50), fmtMS(r.Delivery.P95), fmtMS(r.Delivery.P99),
-			fmtMS(r.Delivery.Max), strings.Join(note, "; "))
+			fmtMS(r.Delivery.Max), gor, cpu, strings.Join(note, "; "))
 	}
 	c, l := d.Totals, d.Delivery
 	t.AddRow("all", fmt.Sprint(c.Expected), fmt.Sprint(c.Delivered), fmt.Sprint(c.Missing), fmt.Sprint(c.Duplicated),
-		fmt.Sprint(c.Misrouted), fmt.Sprint(c.OutOfOrder), fmtMS(l.P50), fmtMS(l.P95), fmtMS(l.P99), fmtMS(l.Max), "")
+		fmt.Sprint(c.Misrouted), fmt.Sprint(c.OutOfOrder), fmtMS(l.P50), fmtMS(l.P95), fmtMS(l.P99), fmtMS(l.Max), "", "", "")
 	return t
+}
+
+// cpuWords is what the round's profiled CPU went to: its largest own
+// functions and the catalog's largest named work, with their shares
+// ("other", work no rule names, is left out: the functions say it).
+func (r WSRound) cpuWords() string {
+	var parts []string
+	for _, w := range r.OwnTop {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", shortFunc(w.Work), 100*w.Share))
+	}
+	for _, w := range r.Top {
+		if w.Work != "other" && w.Share >= 0.05 {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", w.Work, 100*w.Share))
+			break
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shortFunc is a function's name without its package's path:
+// site.tokenHash for github.com/…/fixtures/site.tokenHash.
+func shortFunc(fn string) string {
+	if i := strings.IndexAny(fn, "(["); i >= 0 {
+		return fn[strings.LastIndexByte(fn[:i], '/')+1:]
+	}
+	return fn[strings.LastIndexByte(fn, '/')+1:]
+}
+
+// experimentTable is the per-delivery experiment's figures of each
+// function it measured.
+func (d *WS) experimentTable() *Table {
+	t := &Table{Columns: []Column{{Title: "function"}, {Title: "µs/event", Right: true}, {Title: "halves", Right: true},
+		{Title: "no subscribers", Right: true}, {Title: "µs/delivery", Right: true}, {Title: "share", Right: true}, {Title: "verdict"}}}
+	if d.Experiment == nil {
+		return t
+	}
+	for _, w := range d.Experiment.Work {
+		fn := w.Function
+		if w.Calls != "" {
+			fn += " → " + w.Calls
+		}
+		t.AddRow(fn, fmt.Sprintf("%.1f", w.PerEventUS), fmt.Sprintf("%.1f / %.1f", w.HalvesUS[0], w.HalvesUS[1]),
+			fmt.Sprintf("%.1f", w.EmptyPerEventUS), fmt.Sprintf("%.2f", w.PerDeliveryUS), fmt.Sprintf("%.0f%%", 100*w.Share), w.Verdict)
+	}
+	return t
+}
+
+// experimentLine says what the experiment did, in one line.
+func (d *WS) experimentLine() string {
+	e := d.Experiment
+	if e == nil {
+		return ""
+	}
+	if e.Skipped != "" {
+		return "per-delivery experiment skipped: " + e.Skipped
+	}
+	var rooms, empty int
+	for _, s := range e.Slots {
+		if s.Kind == "rooms" {
+			rooms += s.Events
+		} else {
+			empty += s.Events
+		}
+	}
+	found := "no own function's CPU per event fell to near nothing without subscribers (writing to the sockets aside)"
+	var per []string
+	for _, w := range e.Work {
+		if w.Verdict == "per-delivery" {
+			fn := shortFunc(w.Function)
+			if w.Calls != "" {
+				fn += " → " + shortFunc(w.Calls)
+			}
+			per = append(per, fmt.Sprintf("%s (%.0f%%)", fn, 100*w.Share))
+		}
+	}
+	if len(per) > 0 {
+		found = "done once per delivery: " + strings.Join(per, ", ")
+	}
+	return fmt.Sprintf("per-delivery experiment: %d events to the rooms (%.0f deliveries each) and %d to %s, which no connection joined, a CPU profile a second in turn; %s",
+		rooms, e.DeliveriesPerEvent, empty, e.EmptyRoom, found)
 }
 
 // badRooms is the rooms with a wrong delivery, at most 20: where to look.
@@ -317,10 +452,35 @@ func (d *WS) summaryLines() []string {
 			fmtBytes(s.RSSPeakBytes), fmtBytes(s.RSSPerConnBytes), fmtBytes(s.RSSBeforeBytes), s.FDsPeak, s.CPUSeconds)
 	}
 	lines = append(lines, fmt.Sprintf("%s; probe: %s RSS (%s a connection), %.2f CPU s", srv, fmtBytes(p.RSSPeakBytes), fmtBytes(p.RSSPerConnBytes), p.CPUSeconds))
+	if l := d.timelineLine(); l != "" {
+		lines = append(lines, l)
+	}
+	if l := d.experimentLine(); l != "" {
+		lines = append(lines, l)
+	}
 	if d.Interrupted {
 		lines = append(lines, "interrupted: what was measured until then")
 	}
 	return lines
+}
+
+// timelineLine sums up the target's timeline: its busiest second and
+// its most threads (the samples are in report.json).
+func (d *WS) timelineLine() string {
+	tl := d.Server.Timeline
+	if len(tl) < 2 {
+		return ""
+	}
+	var peak ws.Sample
+	threads := 0
+	for _, s := range tl {
+		if s.CPUCores > peak.CPUCores {
+			peak = s
+		}
+		threads = max(threads, s.Threads)
+	}
+	return fmt.Sprintf("target timeline: %d samples over %.0fs (server.timeline); busiest second at %.0fs: %.1f cores, %s RSS, %d fds; %d threads at most",
+		len(tl), tl[len(tl)-1].AtS-tl[0].AtS, peak.AtS, peak.CPUCores, fmtBytes(peak.RSSBytes), peak.FDs, threads)
 }
 
 func (d *WS) WriteTable(w io.Writer) {
@@ -362,6 +522,10 @@ func (d *WS) Markdown() string {
 		b.WriteString("\n## Rooms with a wrong delivery\n\n")
 		b.WriteString(t.Markdown())
 	}
+	if t := d.experimentTable(); len(t.Rows) > 0 {
+		b.WriteString("\n## Per-delivery experiment\n\n" + d.experimentLine() + ".\n\n")
+		b.WriteString(t.Markdown())
+	}
 	if len(d.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
 		for _, f := range d.Findings {
@@ -400,6 +564,9 @@ func (d *WS) HTML() string {
 	}
 	if d.latency != nil && d.latency.TotalCount() > 0 {
 		b.WriteString(latencyCurve("delivery by percentile (ms)", d.latency))
+	}
+	if t := d.experimentTable(); len(t.Rows) > 0 {
+		fmt.Fprintf(&b, "<h2>Per-delivery experiment</h2><p>%s.</p>%s", esc(d.experimentLine()), t.HTML())
 	}
 	if len(d.Findings) > 0 {
 		b.WriteString("<h2>Findings</h2><ol>")

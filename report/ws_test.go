@@ -29,17 +29,31 @@ func goldenWS() *WS {
 		Totals:  ws.Counts{Expected: 198, Delivered: 197, Missing: 1, Duplicated: 1, Misrouted: 1},
 		PerRoom: []ws.Counts{{Expected: 99, Delivered: 99}, {Expected: 99, Delivered: 98, Missing: 1, Duplicated: 1, Misrouted: 1}},
 		Rounds: []*ws.Round{
-			{Round: 1, Published: 10, Counts: ws.Counts{Expected: 100, Delivered: 100}, Latency: r1, Took: 2 * time.Second},
+			{Round: 1, Published: 10, Counts: ws.Counts{Expected: 100, Delivered: 100}, Latency: r1, Took: 2 * time.Second,
+				ServerCPU: 400 * time.Millisecond, Goroutines: 43},
 			{Round: 2, Published: 10, Away: 2, IdleBefore: 20 * time.Second, Counts: ws.Counts{Expected: 98, Delivered: 97, Missing: 1, Duplicated: 1, Misrouted: 1},
-				Latency: r2, Took: 2100 * time.Millisecond},
+				Latency: r2, Took: 2100 * time.Millisecond, ServerCPU: 500 * time.Millisecond, Goroutines: 39},
 		},
 		Latency: all, ServerRSSIdle: 40 << 20, ServerRSSPeak: 60 << 20, ServerFDsPeak: 31, OwnRSSPeak: 30 << 20,
-		OwnCPU: 300 * time.Millisecond, ServerCPU: 900 * time.Millisecond, Raw: map[string][]byte{"mutex.pb.gz": []byte("x")}}
+		OwnCPU: 300 * time.Millisecond, ServerCPU: 900 * time.Millisecond, Raw: map[string][]byte{"mutex.pb.gz": []byte("x"), "wall-round-02.pb.gz": []byte("w")},
+		Timeline: []ws.Sample{{AtS: 0, RSSBytes: 40 << 20, FDs: 11, Threads: 6}, {AtS: 1, CPUCores: 0.2, RSSBytes: 52 << 20, FDs: 31, Threads: 7, Goroutines: 43},
+			{AtS: 2, CPUCores: 0.45, RSSBytes: 60 << 20, FDs: 31, Threads: 8}}}
 	cfg := WSConfig{Connections: 20, Rooms: 2, Events: 5, Rounds: 2, PauseS: 2, IdleS: 20, Drop: 2, ConnectRate: 1000, Auth: "query",
 		Publish: "http", DeliverTimeoutS: 10, SourceAddrs: 4}
-	a := WSAnalysis{Tops: [][]analyzers.ShareOfWork{{{Work: "other", Share: 0.6}}, {{Work: "sha256", Share: 0.7}}},
+	perDelivery := analyzers.Finding{Rule: analyzers.PerDeliveryRule, Class: "cacheable", Severity: "high", CPUShare: 0.55,
+		Frames: []string{"site.tokenHash"}, OwnFrame: "site.tokenHash",
+		Evidence:   "site.tokenHash (hashing, as repeated-hash names it) runs once for every subscriber of every event (10 deliveries per event): …",
+		Suggestion: "It repeats per subscriber, not per event: authorise (or hash) once per subscription, when it joins, not once per delivery."}
+	a := WSAnalysis{Tops: [][]analyzers.ShareOfWork{{{Work: "other", Share: 0.6}}, {{Work: "other", Share: 0.3}, {Work: "repeated-hash", Share: 0.7}}},
+		OwnTops: [][]analyzers.ShareOfWork{{{Work: "github.com/probehq/probe/fixtures/site.(*wsHub).serveWS", Share: 0.5}},
+			{{Work: "github.com/probehq/probe/fixtures/site.tokenHash", Share: 0.6}, {Work: "github.com/probehq/probe/fixtures/site.(*wsHub).publish", Share: 0.1}}},
+		Experiment: &WSExperiment{EmptyRoom: "probe-experiment-1", DeliveriesPerEvent: 10,
+			Slots: []WSExperimentSlot{{Kind: "rooms", Events: 40, Deliveries: 400}, {Kind: "empty", Events: 40}},
+			Work: []analyzers.DeliveryWork{{Function: "site.tokenHash", Kind: "repeated-hash", PerEventUS: 250, HalvesUS: [2]float64{240, 260},
+				EmptyPerEventUS: 2, PerDeliveryUS: 24.8, Samples: 100, EmptySamples: 1, Share: 0.55, Verdict: "per-delivery"}}},
 		Findings: []analyzers.Finding{{Rule: "contention", Class: "contention", Severity: "high", WaitShare: 0.8, OwnFrame: "site.(*wsHub).publish",
-			Evidence: "requests waited 1.2s on a lock in site.(*wsHub).publish; held by site.(*wsHub).revalidate 97%", Suggestion: "hold the lock for less"}},
+			Evidence: "requests waited 1.2s on a lock in site.(*wsHub).publish; held by site.(*wsHub).revalidate 97%", Suggestion: "hold the lock for less"},
+			perDelivery},
 		Unexplained: []analyzers.Unexplained{{Function: "site.tokenHash", Path: []string{"site.(*wsHub).revalidate", "site.(*wsHub).valid", "site.tokenHash"}, CPUShare: 0.62}}}
 	return WSOf(res, "http://127.0.0.1:8080", "per-request", cfg, a, 4242)
 }

@@ -77,7 +77,8 @@ func newWSCommand(fs *flag.FlagSet) *wsCommand {
 	fs.IntVar(&c.sourceAddrs, "source-addrs", 4, "loopback source addresses (127.0.0.1, .2, …) the connections are spread over, so one address's ephemeral ports do not run out")
 	fs.StringVar(&c.mix, "mix", "", "a microload (page, search, …) run alongside over HTTP once the connections are ready, with its own table (--duration, --concurrency)")
 	c.load.register(fs, loadDefaults{duration: 10 * time.Second, timeout: 30 * time.Second, concurrency: 8, durationHelp: "with --mix: its measured time"})
-	c.profile.register(fs, false, "profile the target while it fans out: a CPU profile of each round, the mutex profile of the run, and the analyzers on them")
+	c.profile.register(fs, false, "profile the target while it fans out: a CPU profile of each round, the mutex profile of the run, the analyzers on them, "+
+		"and the per-delivery experiment after the rounds (--experiment=false: none)")
 	c.output.register(fs, "ws")
 	c.output.registerGates(fs, "p95_ms>500 (delivery), errors>0 (missing, duplicated or misrouted), target_rss_mb>2000, finding:contention")
 	return c
@@ -212,12 +213,12 @@ func (c *wsCommand) run(ctx context.Context, s streams, words []string) error {
 		if err := probes.CheckPprof(ctx, po.PprofURL); err != nil {
 			warnings = append(warnings, probes.Warning{Kind: "no-pprof", Message: probes.NoPprof(fmt.Sprintf("no profiles: %v (the deliveries are still checked)", err))})
 		} else {
-			o.Profile = &ws.Profile{PprofURL: po.PprofURL, MaxProfile: po.MaxProfile}
+			o.Profile = &ws.Profile{PprofURL: po.PprofURL, FgprofURL: po.FgprofURL, MaxProfile: po.MaxProfile}
 		}
 	}
 	progress := newProgressLine(s.stderr)
 	o.Progress = func(line string) { progress.show("ws: " + line) }
-	po := pipeline.WSOptions{Load: o, Target: target.URL.String(), PID: pid, Rules: sess.rules,
+	po := pipeline.WSOptions{Load: o, Target: target.URL.String(), PID: pid, Rules: sess.rules, NoExperiment: !c.profile.experiment,
 		Config: report.WSConfig{Connections: o.Connections, Rooms: o.Rooms, Events: o.Events, Rounds: o.Rounds, PauseS: o.Pause.Seconds(),
 			IdleS: o.Idle.Seconds(), Drop: o.Drop, ConnectRate: o.ConnectRate, Auth: o.Auth, Publish: o.Publish,
 			DeliverTimeoutS: o.DeliverTimeout.Seconds(), ReplayClaimed: c.replays, FDLimit: limit, SourceAddrs: o.SourceAddrs}}

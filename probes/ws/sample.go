@@ -1,8 +1,10 @@
 package ws
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,6 +22,7 @@ import (
 
 // sampler watches the target's resident memory, descriptors and CPU, and
 // probe's own memory, every 200 ms: the peaks are what a fan-out costs.
+// Every second it also keeps a sample of the target for the timeline.
 type sampler struct {
 	pid      int
 	mu       sync.Mutex
@@ -29,17 +32,41 @@ type sampler struct {
 	own      int64
 	cpu0     time.Duration
 	cpu      time.Duration
+	start    time.Time
+	last     Sample        // the timeline's last sample, for the next one's CPU
+	lastCPU  time.Duration // the target's CPU at it
+	timeline []Sample
+	ticks    int
 	stopOnce sync.Once
 	done     chan struct{}
 }
 
+// Sample is the target at one moment of the run (the timeline).
+type Sample struct {
+	AtS      float64 `json:"at_s"`      // since the connections started opening
+	CPUCores float64 `json:"cpu_cores"` // the target's CPU since the sample before, in cores
+	RSSBytes int64   `json:"rss_bytes"`
+	FDs      int     `json:"fds"`
+	Threads  int     `json:"threads"`
+	// Goroutines is the target's count from /debug/pprof/goroutine, taken
+	// once a round (a goroutine profile stops the world): 0 when not.
+	Goroutines int `json:"goroutines,omitempty"`
+}
+
+const (
+	sampleEvery   = 200 * time.Millisecond
+	timelineEvery = 5           // samples of sampleEvery: one a second
+	timelineMax   = 2 * 60 * 60 // two hours of seconds; later ones are not kept
+)
+
 func startSampler(pid int) *sampler {
-	s := &sampler{pid: pid, done: make(chan struct{})}
+	s := &sampler{pid: pid, done: make(chan struct{}), start: time.Now()}
 	s.cpu0 = procCPU(pid)
+	s.lastCPU = s.cpu0
 	s.sample()
 	s.rss0 = s.rss
 	go func() {
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(sampleEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -57,13 +84,27 @@ func (s *sampler) sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pid > 0 {
+		now := time.Now()
+		pt := Sample{AtS: now.Sub(s.start).Seconds()}
 		if v, err := probes.RSS(s.pid); err == nil {
 			s.rss = max(s.rss, v)
+			pt.RSSBytes = v
 		}
 		if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", s.pid)); err == nil {
 			s.fds = max(s.fds, len(ents))
+			pt.FDs = len(ents)
 		}
-		s.cpu = procCPU(s.pid) - s.cpu0
+		cpu := procCPU(s.pid)
+		s.cpu = cpu - s.cpu0
+		pt.Threads = procThreads(s.pid)
+		if s.ticks%timelineEvery == 0 && len(s.timeline) < timelineMax {
+			if dt := pt.AtS - s.last.AtS; len(s.timeline) > 0 && dt > 0 {
+				pt.CPUCores = (cpu - s.lastCPU).Seconds() / dt
+			}
+			s.timeline = append(s.timeline, pt)
+			s.last, s.lastCPU = pt, cpu
+		}
+		s.ticks++
 	}
 	if v, err := probes.RSS(os.Getpid()); err == nil {
 		s.own = max(s.own, v)
@@ -71,6 +112,22 @@ func (s *sampler) sample() {
 }
 
 func (s *sampler) first() int64 { s.mu.Lock(); defer s.mu.Unlock(); return s.rss0 }
+
+// goroutines puts a goroutine count into the timeline's last sample.
+func (s *sampler) goroutines(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := len(s.timeline); k > 0 && n > 0 {
+		s.timeline[k-1].Goroutines = n
+	}
+}
+
+// samples is the timeline so far.
+func (s *sampler) samples() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Sample(nil), s.timeline...)
+}
 
 func (s *sampler) stop() {
 	s.stopOnce.Do(func() { close(s.done); s.sample() })
@@ -103,6 +160,62 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(u+st) * (time.Second / 100) // USER_HZ is 100 on Linux
 }
 
+// procThreads is the number of threads of process pid (0 when it cannot
+// be read).
+func procThreads(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 18 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[17])
+	return n
+}
+
+// goroutineCount is the target's number of goroutines: the first line of
+// /debug/pprof/goroutine?debug=1 ("goroutine profile: total N"). The
+// profile stops the world while it walks every goroutine, so a run takes
+// it once a round, not once a second.
+func goroutineCount(ctx context.Context, p *Profile) (int, error) {
+	u := p.PprofURL.JoinPath("goroutine")
+	u.RawQuery = "debug=1"
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: HTTP %d", u.Path, resp.StatusCode)
+	}
+	line, err := bufio.NewReader(io.LimitReader(resp.Body, 4096)).ReadString('\n')
+	const head = "goroutine profile: total "
+	if !strings.HasPrefix(line, head) {
+		return 0, fmt.Errorf("%s: not a goroutine profile (%v)", u.Path, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, head)))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a count", u.Path, strings.TrimSpace(line))
+	}
+	return n, nil
+}
+
+// fetchWall reads fgprof's wall-clock profile of the next seconds.
+func fetchWall(ctx context.Context, p *Profile, seconds int) (*profile.Profile, []byte, error) {
+	u := *p.FgprofURL
+	u.RawQuery = url.Values{"seconds": {strconv.Itoa(seconds)}, "format": {"pprof"}}.Encode()
+	return fetchURL(ctx, p, &u, seconds)
+}
+
 func ownCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
@@ -118,6 +231,11 @@ func fetch(ctx context.Context, p *Profile, name string, seconds int) (*profile.
 	if seconds > 0 {
 		u.RawQuery = url.Values{"seconds": {strconv.Itoa(seconds)}}.Encode()
 	}
+	return fetchURL(ctx, p, u, seconds)
+}
+
+// fetchURL reads the profile at u, which takes seconds to make.
+func fetchURL(ctx context.Context, p *Profile, u *url.URL, seconds int) (*profile.Profile, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second+20*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)

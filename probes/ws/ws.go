@@ -80,6 +80,10 @@ type Options struct {
 
 	PID     int      // the target's process, for its memory and descriptors; 0: unseen
 	Profile *Profile // nil: no profiles
+	// Experiment, with Profile, publishes after the rounds to the rooms
+	// and to a room no connection joined, a CPU profile each
+	// (experiment.go): which work runs once per delivery.
+	Experiment bool
 	// Progress is told what the run is doing; nil: nothing.
 	Progress func(string)
 	// OnReady is called once every connection is ready (or refused),
@@ -89,7 +93,11 @@ type Options struct {
 
 // Profile is where and how the target is profiled while it fans out.
 type Profile struct {
-	PprofURL   *url.URL // the target's /debug/pprof/ (trailing slash)
+	PprofURL *url.URL // the target's /debug/pprof/ (trailing slash)
+	// FgprofURL is the target's /debug/fgprof (--wall): a wall-clock
+	// profile of each round; nil: none (fgprof walks every goroutine's
+	// stack 100 times a second, a cost at 20,000 connections).
+	FgprofURL  *url.URL
 	MaxProfile int64
 }
 
@@ -122,8 +130,13 @@ type Round struct {
 	Counts        Counts                  `json:"counts"`
 	Latency       *hdrhistogram.Histogram `json:"-"` // µs from publish to receipt
 	CPU           *profile.Profile        `json:"-"`
+	Wall          *profile.Profile        `json:"-"` // fgprof's, with Profile.FgprofURL
 	Took          time.Duration           `json:"took_ns"`
-	lat           [shards]*hdrhistogram.Histogram
+	// ServerCPU is the target's CPU over the round (from /proc), and
+	// Goroutines its goroutines as the round began (profiled; 0: unknown).
+	ServerCPU  time.Duration `json:"server_cpu_ns"`
+	Goroutines int           `json:"goroutines"`
+	lat        [shards]*hdrhistogram.Histogram
 }
 
 // Result is what a run measured.
@@ -150,6 +163,11 @@ type Result struct {
 	OwnRSSPeak    int64         `json:"own_rss_peak_bytes"`
 	OwnCPU        time.Duration `json:"own_cpu_ns"`
 	ServerCPU     time.Duration `json:"server_cpu_ns"`
+	// Timeline is the target about once a second (local targets).
+	Timeline []Sample `json:"timeline"`
+	// Experiment is what the per-delivery experiment measured; nil when
+	// it did not run.
+	Experiment *Experiment `json:"experiment,omitempty"`
 
 	Mutex, Block *profile.Profile  `json:"-"`
 	Raw          map[string][]byte `json:"-"`
@@ -380,7 +398,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Dropped = len(away)
 		}
 		o.Progress(fmt.Sprintf("round %d of %d", i+1, o.Rounds))
+		if o.Profile != nil {
+			if n, err := goroutineCount(ctx, o.Profile); err == nil {
+				rd.Goroutines = n
+				sampler.goroutines(n)
+			} else if i == 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("no goroutine count: %v", err))
+			}
+		}
+		cpu0 := procCPU(o.PID)
 		r.round(ctx, &pub, rd, i, res)
+		if o.PID > 0 {
+			rd.ServerCPU = procCPU(o.PID) - cpu0
+		}
 		if away != nil {
 			o.Progress(fmt.Sprintf("reconnecting %d connections", len(away)))
 			refused, _ := r.openAll(ctx, away)
@@ -391,6 +421,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	res.Interrupted = ctx.Err() != nil
+	// What the experiment's events do to the connections is not the
+	// rounds': their counts are taken before it.
+	lost, garbage := r.lost.Load(), r.garbage.Load()
+	if o.Profile != nil && o.Experiment && ctx.Err() == nil {
+		o.Progress("the per-delivery experiment")
+		res.Experiment = r.experiment(ctx, &pub, res)
+	}
 	end := context.WithoutCancel(ctx)
 	if o.Profile != nil {
 		if last, raw, err := fetch(end, o.Profile, "mutex", 0); err == nil && mutex0 != nil {
@@ -409,9 +446,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r.readers.Wait()
 	sampler.stop()
 	res.ServerRSSPeak, res.ServerFDsPeak, res.OwnRSSPeak, res.ServerCPU = sampler.peaks()
+	res.Timeline = sampler.samples()
 	res.OwnCPU = ownCPU()
-	res.Lost = int(r.lost.Load())
-	res.Garbage = r.garbage.Load()
+	res.Lost = int(lost)
+	res.Garbage = garbage
 	res.PublishTime = time.Duration(r.publishDur.Load())
 	r.tally(res)
 	return res, nil
@@ -422,10 +460,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 func (r *run) round(ctx context.Context, pub *publisher, rd *Round, i int, res *Result) {
 	began := time.Now()
 	r.current.Store(int32(i))
-	var cpu chan *profile.Profile
+	var cpu, wall chan *profile.Profile
 	if r.o.Profile != nil {
 		cpu = make(chan *profile.Profile, 1)
 		secs := max(1, int(r.o.Pause.Round(time.Second)/time.Second))
+		if r.o.Profile.FgprofURL != nil {
+			wall = make(chan *profile.Profile, 1)
+			go func() {
+				p, raw, err := fetchWall(ctx, r.o.Profile, secs)
+				r.pubMu.Lock()
+				if err == nil {
+					res.Raw[fmt.Sprintf("wall-round-%02d.pb.gz", i+1)] = raw
+				} else if i == 0 {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("no wall-clock profile (fgprof): %v", err))
+				}
+				r.pubMu.Unlock()
+				wall <- p
+			}()
+		}
 		go func() {
 			p, raw, err := fetch(ctx, r.o.Profile, "profile", secs)
 			if err == nil {
@@ -469,6 +521,12 @@ func (r *run) round(ctx context.Context, pub *publisher, rd *Round, i int, res *
 	if cpu != nil {
 		select {
 		case rd.CPU = <-cpu:
+		case <-ctx.Done():
+		}
+	}
+	if wall != nil {
+		select {
+		case rd.Wall = <-wall:
 		case <-ctx.Done():
 		}
 	}

@@ -1,0 +1,152 @@
+package ws
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// The per-delivery experiment: a CPU profile cannot tell work done once
+// per event from work done once per subscriber of it. After the rounds,
+// probe publishes events in slots of a CPU profile each, in turn to the
+// rooms as the rounds did ("rooms") and to a room no connection joined
+// ("empty"): work whose CPU per event stays put without subscribers is
+// per-event; work whose CPU per event falls to near nothing is done per
+// delivery. The analysis is analyzers.PerDelivery.
+
+// ExperimentSlots is the order of the slots: the two kinds in Thue–Morse
+// order, so that a drift of the machine's speed over the experiment
+// weighs on both alike; the rooms' slots split into two halves (odd and
+// even) that are the control.
+var ExperimentSlots = []string{"rooms", "empty", "empty", "rooms", "empty", "rooms", "rooms", "empty"}
+
+const (
+	slotSeconds  = 1                      // each slot's CPU profile
+	slotLead     = 100 * time.Millisecond // the profile starts before the events
+	slotPublish  = 650 * time.Millisecond // events are sent for this long…
+	slotDrain    = slotSeconds*time.Second - slotLead - slotPublish
+	emptyRoomFmt = "probe-experiment-%d" // a room no connection joined
+)
+
+// Experiment is what the per-delivery experiment measured.
+type Experiment struct {
+	EmptyRoom string            `json:"empty_room"`
+	Slots     []*ExperimentSlot `json:"slots"`
+	// Skipped says why it did not run (or stopped); "" when it ran.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// ExperimentSlot is one slot: its kind, the events the target accepted
+// in it, the deliveries they meant (events times the subscribers of their
+// rooms) and its CPU profile.
+type ExperimentSlot struct {
+	Kind       string           `json:"kind"` // "rooms" or "empty"
+	Events     int              `json:"events"`
+	Failed     int              `json:"failed"`
+	Deliveries int64            `json:"deliveries"`
+	CPU        *profile.Profile `json:"-"`
+}
+
+// experiment runs the slots; nil when there is nothing to publish to.
+func (r *run) experiment(ctx context.Context, pub *publisher, res *Result) *Experiment {
+	e := &Experiment{EmptyRoom: fmt.Sprintf(emptyRoomFmt, time.Now().UnixNano()%1_000_000)}
+	// The subscribers of each room now: what one event to it delivers.
+	subs := make([]int64, r.o.Rooms)
+	for room, m := range r.members {
+		for _, c := range m {
+			if c.ready.Load() && !c.dead.Load() {
+				subs[room]++
+			}
+		}
+	}
+	// The empty room first, once: a server that refuses it skips the
+	// experiment, with a note.
+	if err := pub.sendTo(ctx, r, 0, e.EmptyRoom, 0); err != nil {
+		e.Skipped = fmt.Sprintf("the target refused an event to a room no connection joined (%s): %v", e.EmptyRoom, err)
+		return e
+	}
+	var roomEvents, roomSlots int
+	for k, kind := range ExperimentSlots {
+		if ctx.Err() != nil {
+			e.Skipped = "interrupted"
+			return e
+		}
+		slot := &ExperimentSlot{Kind: kind}
+		cpu := make(chan error, 1)
+		go func() {
+			p, raw, err := fetch(ctx, r.o.Profile, "profile", slotSeconds)
+			if err == nil {
+				slot.CPU = p
+				r.pubMu.Lock()
+				res.Raw[fmt.Sprintf("cpu-experiment-%02d-%s.pb.gz", k+1, kind)] = raw
+				r.pubMu.Unlock()
+			}
+			cpu <- err
+		}()
+		sleep(ctx, slotLead)
+		// The empty room gets as many events as a slot of the rooms did:
+		// the same work per event, without its deliveries.
+		limit := 0
+		if kind == "empty" && roomSlots > 0 {
+			limit = max(1, roomEvents/roomSlots)
+		}
+		r.burst(ctx, pub, slot, e.EmptyRoom, subs, k, limit)
+		if kind == "rooms" {
+			roomEvents += slot.Events
+			roomSlots++
+		}
+		sleep(ctx, slotDrain)
+		if err := <-cpu; err != nil {
+			e.Skipped = fmt.Sprintf("the CPU profile of slot %d: %v", k+1, err)
+			return e
+		}
+		e.Slots = append(e.Slots, slot)
+	}
+	return e
+}
+
+// burst publishes for slotPublish on the publisher's workers: to every
+// room in turn (kind "rooms") or to the empty room; at most limit events
+// (0: no limit).
+func (r *run) burst(ctx context.Context, pub *publisher, slot *ExperimentSlot, empty string, subs []int64, k, limit int) {
+	var events, failed, deliveries, taken atomic.Int64
+	stop := time.Now().Add(slotPublish)
+	var wg sync.WaitGroup
+	for w := range pub.workers {
+		wg.Go(func() {
+			for n := 0; time.Now().Before(stop) && ctx.Err() == nil; n++ {
+				if limit > 0 && taken.Add(1) > int64(limit) {
+					return
+				}
+				room, name := -1, empty
+				if slot.Kind == "rooms" {
+					room = (w + n*pub.workers) % r.o.Rooms
+					name = RoomName(room)
+				}
+				if err := pub.sendTo(ctx, r, w, name, k*1_000_000+w*100_000+n); err != nil {
+					failed.Add(1)
+					continue
+				}
+				events.Add(1)
+				if room >= 0 {
+					deliveries.Add(subs[room])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	slot.Events, slot.Failed, slot.Deliveries = int(events.Load()), int(failed.Load()), deliveries.Load()
+}
+
+// sendTo publishes one experiment event to room: no event marker in it
+// (the connections expect none of these), the same size as a round's.
+func (p *publisher) sendTo(ctx context.Context, r *run, w int, room string, n int) error {
+	id := fmt.Sprintf("pex-%d-%d-%d", n, n, time.Since(r.start).Nanoseconds())
+	path := fill(r.o.PublishPath, "{room}", url.PathEscape(room), "{event}", id)
+	return p.send(ctx, r, w, path, fill(r.o.PublishBody, "{room}", room, "{event}", id))
+}
