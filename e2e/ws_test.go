@@ -121,8 +121,21 @@ func TestWSFixtureModes(t *testing.T) {
 	if !named {
 		t.Errorf("per-request mode: no finding names the fan-out's token checks: %+v", reports["per-request"].Findings)
 	}
+	// The experiment says which: once per subscriber of every event (500
+	// a room here), not once per event.
+	perDelivery := false
+	for _, f := range reports["per-request"].Findings {
+		if f.Rule == "per-delivery-work" && strings.Contains(f.Evidence, "tokenHash") && strings.Contains(f.Evidence, "500 deliveries per event") &&
+			f.Class != "load-time" && f.CPUShare > 0.05 {
+			perDelivery = true
+		}
+	}
+	if !perDelivery {
+		t.Errorf("per-request mode: the token check is not named as once per delivery: %+v (experiment %+v)",
+			reports["per-request"].Findings, reports["per-request"].Experiment)
+	}
 	for _, f := range reports["load-time"].Findings {
-		if f.Rule == "repeated-hash" {
+		if f.Rule == "repeated-hash" || f.Rule == "per-delivery-work" {
 			t.Errorf("load-time mode: %s: %s", f.Rule, f.Evidence)
 		}
 	}
