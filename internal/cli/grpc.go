@@ -26,10 +26,30 @@ func (f *grpcFlags) register(fs *flag.FlagSet) {
 	})
 }
 
+// Without --target probe starts the fixture, whose notes service
+// (fixtures/notespb) is the default: its search, for words of the
+// generated vault.
+const (
+	fixtureGRPCCall  = "probe.fixture.Notes/Search"
+	fixtureGRPCData  = `{"query": "{q}"}`
+	fixtureGRPCParam = "q=gzip,cache,kubernetes,certificate,sourdough"
+)
+
+// forFixture fills in the fixture's search when no --call is given and
+// probe starts the fixture.
+func (f *grpcFlags) forFixture(fixture bool) {
+	if fixture && f.call == "" {
+		f.call = fixtureGRPCCall
+		if f.data == "{}" && f.param == "" {
+			f.data, f.param = fixtureGRPCData, fixtureGRPCParam
+		}
+	}
+}
+
 // microload is the gRPC microload of the flags.
 func (f *grpcFlags) microload() (*probes.GRPC, error) {
 	if f.call == "" {
-		return nil, usageError{"grpc: --call package.Service/Method is required"}
+		return nil, usageError{"grpc: --call package.Service/Method is required with --target"}
 	}
 	if svc, m, ok := strings.Cut(strings.TrimPrefix(f.call, "/"), "/"); !ok || svc == "" || m == "" || strings.Contains(m, "/") {
 		return nil, usageError{fmt.Sprintf("--call %q: want package.Service/Method", f.call)}

@@ -113,16 +113,85 @@ func TestGRPCFailuresAndBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"grpc", "--call", "a.B/C"}, exitUsage, "--target URL is required"},
-		{[]string{"grpc", "--target", url}, exitUsage, "--call package.Service/Method is required"},
+		{[]string{"grpc", "--target", url}, exitUsage, "--call package.Service/Method is required with --target"},
 		{[]string{"grpc", "--target", url, "--call", "nomethod"}, exitUsage, "want package.Service/Method"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--param", "x=1,2"}, exitUsage, "--data has no {x}"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Chek"}, exitError, "has no method Chek; it has Check, List, Watch"},
 		{[]string{"grpc", "--target", url, "--call", "no.Such/Call"}, exitError, "has no service no.Such; it has grpc.health.v1.Health, grpc.reflection.v1.ServerReflection"},
-		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Watch"}, exitError, "streams; probe grpc loads unary methods"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--data", `{"servce": 1}`}, exitError, "is not a grpc.health.v1.HealthCheckRequest"},
 		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check"}, exitError, "reflection"},
 	} {
 		badInput(t, tc.args, tc.code, tc.want)
 	}
+}
+
+// grpcReport is what the fixture tests read of report.json.
+type grpcReport struct {
+	Operations []struct {
+		Name   string `json:"op"`
+		Calls  int64  `json:"calls"`
+		Errors int64  `json:"errors"`
+	} `json:"operations"`
+	Digests []struct {
+		Key      string `json:"key"`
+		Distinct int    `json:"distinct"`
+	} `json:"reply_digests"`
+	Warnings []struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"warnings"`
+}
+
+func runGRPC(t *testing.T, args ...string) grpcReport {
+	t.Helper()
+	args = append([]string{"grpc", "--notes", "60", "--concurrency", "2", "--duration", "1s", "--warmup", "0s",
+		"--json", "--out", t.TempDir()}, args...)
+	code, stdout, stderr := runProbe(t, context.Background(), args...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	var rep grpcReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %.300s", err, stdout)
+	}
+	if len(rep.Operations) != 1 || rep.Operations[0].Calls < 5 || rep.Operations[0].Errors != 0 {
+		t.Fatalf("%v: operations %+v", args, rep.Operations)
+	}
+	return rep
+}
+
+// Without --target probe grpc starts the fixture and loads its notes
+// search, one request key per word; a server-streaming method (List) is
+// loaded too, each reply's messages counted and decoded.
+func TestGRPCOnTheFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture three times")
+	}
+	rep := runGRPC(t)
+	if rep.Operations[0].Name != "grpc "+fixtureGRPCCall || len(rep.Digests) != 5 {
+		t.Errorf("operations %+v, digests %+v: want the fixture's search, a key per word", rep.Operations, rep.Digests)
+	}
+	for _, w := range rep.Warnings {
+		if w.Kind == "grpc-stream" {
+			t.Errorf("a unary method got a stream note: %s", w.Message)
+		}
+	}
+
+	rep = runGRPC(t, "--call", "probe.fixture.Notes/List", "--data", `{"limit": {n}}`, "--param", "n=3,7")
+	var note string
+	for _, w := range rep.Warnings {
+		if w.Kind == "grpc-stream" {
+			note = w.Message
+		}
+	}
+	if !strings.Contains(note, "probe.fixture.Notes/List streams its reply: 3 to 7 messages a call") ||
+		!strings.Contains(note, "latency is to the last message") {
+		t.Errorf("stream note %q, want 3 to 7 messages and what the latency measures", note)
+	}
+	if len(rep.Digests) != 2 {
+		t.Errorf("digests %+v: want one key per limit", rep.Digests)
+	}
+
+	badInput(t, []string{"grpc", "--notes", "20", "--call", "no.Such/Call"}, exitError,
+		"the server has no service no.Such; it has grpc.reflection.v1.ServerReflection, grpc.reflection.v1alpha.ServerReflection, probe.fixture.Notes")
 }

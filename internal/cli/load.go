@@ -87,9 +87,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	if c.name == "grpc" {
-		if c.target.target == "" && c.target.file == "" {
-			return usageError{"grpc: --target URL is required (the fixture serves no gRPC)"}
-		}
+		c.grpc.forFixture(c.target.target == "" && c.target.file == "")
 		c.target.http2 = true // gRPC is HTTP/2's
 	}
 	var fleet *fleetProfile
@@ -204,6 +202,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			rep.Warn(w.Kind, w.Message)
 		}
 		rep.Settle, rep.AutoClients = settle, chose
+		if g, ok := ml.(*probes.GRPC); ok && g.StreamNote() != "" {
+			rep.Warn("grpc-stream", g.StreamNote())
+		}
 		if w, ok := pipeline.SettleWarning(settle); ok {
 			rep.Warn(w.Kind, w.Message)
 		}
