@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -194,4 +196,39 @@ func TestGRPCOnTheFixture(t *testing.T) {
 
 	badInput(t, []string{"grpc", "--notes", "20", "--call", "no.Such/Call"}, exitError,
 		"the server has no service no.Such; it has grpc.reflection.v1.ServerReflection, grpc.reflection.v1alpha.ServerReflection, probe.fixture.Notes")
+}
+
+// A gRPC server over TLS whose certificate does not verify is one line
+// that names --insecure; with it the load runs. A server that answers
+// HTTP/1 only (gRPC needs HTTP/2) is one line too.
+func TestGRPCOverTLSAndHTTP1(t *testing.T) {
+	srv := grpc.NewServer()
+	h := &countingHealth{Server: health.NewServer(), asked: map[string]int{}}
+	healthpb.RegisterHealthServer(srv, h)
+	reflection.Register(srv)
+	tlsSrv := httptest.NewUnstartedServer(srv) // grpc-go's ServeHTTP on net/http's HTTP/2
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	args := []string{"grpc", "--target", tlsSrv.URL, "--call", "grpc.health.v1.Health/Check", "--concurrency", "2",
+		"--duration", "500ms", "--warmup", "0s", "--json"}
+	badInput(t, args, exitError, "certificate")
+	_, _, stderr := runProbe(t, context.Background(), append(args, "--out", t.TempDir())...)
+	if !strings.Contains(stderr, "--insecure") {
+		t.Errorf("a certificate that does not verify: %q, want a word on --insecure", stderr)
+	}
+	code, stdout, stderr := runProbe(t, context.Background(), append(args, "--insecure", "--out", t.TempDir())...)
+	if code != exitOK || !strings.Contains(stdout, `"calls"`) {
+		t.Errorf("with --insecure: exit %d: %s", code, stderr)
+	}
+	h.mu.Lock()
+	if h.asked[""] == 0 {
+		t.Errorf("with --insecure the server saw no Check")
+	}
+	h.mu.Unlock()
+
+	h1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
+	t.Cleanup(h1.Close)
+	badInput(t, []string{"grpc", "--target", h1.URL, "--call", "grpc.health.v1.Health/Check"}, exitError,
+		"answers HTTP/1.1, not HTTP/2 with prior knowledge (h2c): --http2 and gRPC need a server that speaks h2c")
 }
