@@ -8,15 +8,21 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/bufbuild/protocompile"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -41,6 +47,9 @@ type GRPC struct {
 	Data   string // the request message as JSON; {name} is filled from Params
 	Params []Param
 	Header []h1.Field
+	// Proto are .proto files that define the method, for a server without
+	// reflection; their folders are the import paths.
+	Proto []string
 
 	path      string
 	in        []grpcMessage
@@ -68,7 +77,13 @@ func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
 	if t.HTTP2 == nil {
 		return errors.New("gRPC runs over HTTP/2: the target needs --http2")
 	}
-	md, err := reflectMethod(ctx, t, svc, method)
+	var md protoreflect.MethodDescriptor
+	var err error
+	if len(l.Proto) > 0 {
+		md, err = protoMethod(ctx, l.Proto, svc, method)
+	} else {
+		md, err = reflectMethod(ctx, t, svc, method)
+	}
 	if err != nil {
 		return err
 	}
@@ -271,8 +286,12 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 		if err == nil && sendErr != nil {
 			err = sendErr
 		}
+		if status.Code(err) == codes.Unimplemented {
+			return nil, errors.New("the server has no reflection service (grpc.reflection.v1): " +
+				"give the method's .proto files with --proto, or register reflection on the server (reflection.Register)")
+		}
 		if err != nil {
-			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; register it with reflection.Register): %v", err)
+			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; or give --proto files): %v", err)
 		}
 		if e := resp.GetErrorResponse(); e != nil {
 			return resp, fmt.Errorf("reflection: %s", e.GetErrorMessage())
@@ -337,6 +356,44 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 	if err != nil {
 		return nil, fmt.Errorf("the server has no service %s: %v", svc, err)
 	}
+	return findMethod(d, svc, method)
+}
+
+// protoMethod compiles .proto files (bufbuild/protocompile; the standard
+// imports built in) and finds the method there.
+func protoMethod(ctx context.Context, files []string, svc, method string) (protoreflect.MethodDescriptor, error) {
+	var dirs, names []string
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("--proto %s: %v", f, err)
+		}
+		if d := filepath.Dir(f); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+		names = append(names, filepath.Base(f))
+	}
+	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: dirs})}
+	compiled, err := c.Compile(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("--proto: %v", err)
+	}
+	d, err := compiled.AsResolver().FindDescriptorByName(protoreflect.FullName(svc))
+	if err != nil {
+		var have []string
+		for _, f := range compiled {
+			for i := range f.Services().Len() {
+				have = append(have, string(f.Services().Get(i).FullName()))
+			}
+		}
+		sort.Strings(have)
+		return nil, fmt.Errorf("the --proto files define no service %s; they define %s", svc, strings.Join(have, ", "))
+	}
+	return findMethod(d, svc, method)
+}
+
+// findMethod is method of service descriptor d, or an error naming the
+// methods it has.
+func findMethod(d protoreflect.Descriptor, svc, method string) (protoreflect.MethodDescriptor, error) {
 	sd, ok := d.(protoreflect.ServiceDescriptor)
 	if !ok {
 		return nil, fmt.Errorf("%s is not a service", svc)

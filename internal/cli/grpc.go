@@ -10,16 +10,22 @@ import (
 
 func grpcCommand(fs *flag.FlagSet) runner { return newLoadCommand(fs, "grpc") }
 
-// grpcFlags say which unary method of a gRPC server to call, with what.
+// grpcFlags say which unary or server-streaming method of a gRPC server
+// to call, with what.
 type grpcFlags struct {
 	call, data, param string
+	proto             []string     // .proto files, for a server without reflection
 	headers           requestFlags // --header only
 }
 
 func (f *grpcFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.call, "call", "", "the unary method to load: package.Service/Method (the server's reflection service describes it)")
+	fs.StringVar(&f.call, "call", "", "the unary or server-streaming method to load: package.Service/Method (the server's reflection, or --proto, describes it)")
 	fs.StringVar(&f.data, "data", "{}", `the request message as JSON, e.g. {"id": "{id}"}; {name} is filled from --param`)
 	fs.StringVar(&f.param, "param", "", "vary a {name} of --data: name=v1,v2,… (each request the next value; one request key each)")
+	fs.Func("proto", "a .proto file that defines the method (repeatable; its folder is an import path), for a server without reflection", func(s string) error {
+		f.proto = append(f.proto, s)
+		return nil
+	})
 	fs.Func("header", "request metadata Name:value (repeatable), e.g. authorization:Bearer KEY", func(s string) error {
 		f.headers.headers = append(f.headers.headers, s)
 		return nil
@@ -54,7 +60,7 @@ func (f *grpcFlags) microload() (*probes.GRPC, error) {
 	if svc, m, ok := strings.Cut(strings.TrimPrefix(f.call, "/"), "/"); !ok || svc == "" || m == "" || strings.Contains(m, "/") {
 		return nil, usageError{fmt.Sprintf("--call %q: want package.Service/Method", f.call)}
 	}
-	l := &probes.GRPC{Method: f.call, Data: f.data}
+	l := &probes.GRPC{Method: f.call, Data: f.data, Proto: f.proto}
 	var err error
 	if l.Header, err = f.headers.headerFields(); err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -121,7 +123,11 @@ func TestGRPCFailuresAndBadInput(t *testing.T) {
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Chek"}, exitError, "has no method Chek; it has Check, List, Watch"},
 		{[]string{"grpc", "--target", url, "--call", "no.Such/Call"}, exitError, "has no service no.Such; it has grpc.health.v1.Health, grpc.reflection.v1.ServerReflection"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--data", `{"servce": 1}`}, exitError, "is not a grpc.health.v1.HealthCheckRequest"},
-		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check"}, exitError, "reflection"},
+		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check"}, exitError,
+			"the server has no reflection service (grpc.reflection.v1): give the method's .proto files with --proto"},
+		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check", "--proto", "nosuch.proto"}, exitError, "--proto nosuch.proto: stat"},
+		{[]string{"grpc", "--target", bare, "--call", "no.Such/Call", "--proto", healthProto(t)}, exitError,
+			"the --proto files define no service no.Such; they define grpc.health.v1.Health"},
 	} {
 		badInput(t, tc.args, tc.code, tc.want)
 	}
@@ -231,4 +237,42 @@ func TestGRPCOverTLSAndHTTP1(t *testing.T) {
 	t.Cleanup(h1.Close)
 	badInput(t, []string{"grpc", "--target", h1.URL, "--call", "grpc.health.v1.Health/Check"}, exitError,
 		"answers HTTP/1.1, not HTTP/2 with prior knowledge (h2c): --http2 and gRPC need a server that speaks h2c")
+}
+
+// healthProto writes grpc-go's health service as a .proto file.
+func healthProto(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "health.proto")
+	src := `syntax = "proto3";
+package grpc.health.v1;
+message HealthCheckRequest { string service = 1; }
+message HealthCheckResponse {
+  enum ServingStatus { UNKNOWN = 0; SERVING = 1; NOT_SERVING = 2; SERVICE_UNKNOWN = 3; }
+  ServingStatus status = 1;
+}
+service Health {
+  rpc Check(HealthCheckRequest) returns (HealthCheckResponse);
+  rpc Watch(HealthCheckRequest) returns (stream HealthCheckResponse);
+}
+`
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A server without reflection is loaded from --proto files.
+func TestGRPCWithProtoFiles(t *testing.T) {
+	bare, h := grpcServer(t, false)
+	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check",
+		"--proto", healthProto(t), "--data", `{"service": "x"}`, "--concurrency", "2", "--duration", "500ms", "--warmup", "0s",
+		"--json", "--out", t.TempDir())
+	if code != exitOK || !strings.Contains(stdout, `"op": "grpc grpc.health.v1.Health/Check"`) {
+		t.Fatalf("exit %d: %s %.300s", code, stderr, stdout)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.asked["x"] == 0 {
+		t.Errorf("the server saw no Check of x: %v", h.asked)
+	}
 }
