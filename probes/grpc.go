@@ -50,6 +50,7 @@ type GRPC struct {
 	// Proto are .proto files that define the method, for a server without
 	// reflection; their folders are the import paths.
 	Proto []string
+	Label string // the microload's name (a target file's entry); empty: grpc
 
 	path      string
 	in        []grpcMessage
@@ -67,7 +68,12 @@ type grpcMessage struct {
 // maxGRPCData bounds a request message's JSON.
 const maxGRPCData = 1 << 20
 
-func (l *GRPC) Name() string { return "grpc" }
+func (l *GRPC) Name() string {
+	if l.Label != "" {
+		return l.Label
+	}
+	return "grpc"
+}
 
 func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
 	svc, method, ok := strings.Cut(strings.TrimPrefix(l.Method, "/"), "/")

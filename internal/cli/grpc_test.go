@@ -276,3 +276,54 @@ func TestGRPCWithProtoFiles(t *testing.T) {
 		t.Errorf("the server saw no Check of x: %v", h.asked)
 	}
 }
+
+// A target file's grpc entries run as probe grpc does, under their names,
+// with --http2; without it each is skipped with one reason.
+func TestGRPCInATargetFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture")
+	}
+	file := filepath.Join(t.TempDir(), "t.json")
+	src := `{"microloads": [
+	  {"name": "notes-search", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{q}\"}", "params": {"q": ["gzip", "cache"]}},
+	  {"name": "notes-list", "grpc": "probe.fixture.Notes/List", "data": "{\"limit\": 5}"}]}`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runProbe(t, context.Background(), "all", "--file", file, "--http2", "--notes", "40", "--concurrency", "2",
+		"--duration", "700ms", "--warmup", "0s", "--json", "--out", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var suite struct {
+		Runs []struct {
+			Microload string `json:"microload"`
+			grpcReport
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &suite); err != nil {
+		t.Fatalf("%v: %.300s", err, stdout)
+	}
+	if len(suite.Runs) != 2 {
+		t.Fatalf("%d runs, want the file's two", len(suite.Runs))
+	}
+	for i, want := range []string{"Search", "List"} {
+		r := suite.Runs[i]
+		if len(r.Operations) != 1 || r.Operations[0].Name != "grpc probe.fixture.Notes/"+want || r.Operations[0].Calls == 0 || r.Operations[0].Errors != 0 {
+			t.Errorf("run %s: operations %+v", r.Microload, r.Operations)
+		}
+	}
+	note := ""
+	for _, w := range suite.Runs[1].Warnings {
+		if w.Kind == "grpc-stream" {
+			note = w.Message
+		}
+	}
+	if !strings.Contains(note, "5 messages a call") {
+		t.Errorf("notes-list: stream note %q, want 5 messages a call", note)
+	}
+	_, _, stderr = runProbe(t, context.Background(), "all", "--file", file, "--notes", "40", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+	if !strings.Contains(stderr, "skipping notes-search: notes-search: gRPC runs over HTTP/2: the target needs --http2") {
+		t.Errorf("without --http2: %q", stderr)
+	}
+}
