@@ -184,6 +184,9 @@ func (m *Microload) Build(o BuildOptions) (probes.Microload, error) {
 		r := *m.request
 		return &r, nil
 	}
+	if m.grpc {
+		return m.grpcMicroload(), nil
+	}
 	use := m.Use
 	if use == "" {
 		use = m.Name

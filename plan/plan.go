@@ -53,7 +53,15 @@ type Microload struct {
 	Body    string            `json:"body,omitempty" jsonschema:"a request's body"`
 	Checks  *Checks           `json:"checks,omitempty" jsonschema:"what a reply must be (default: a status below 400)"`
 
-	request *probes.HTTP // a request of its own, as read and checked
+	// A gRPC call of its own (plan/grpc.go): probe grpc's --call, --data
+	// and --proto.
+	GRPC  string `json:"grpc,omitempty" jsonschema:"a gRPC call of its own: package.Service/Method (the target needs --http2)"`
+	Data  string `json:"data,omitempty" jsonschema:"a gRPC call's request message as JSON; params fill its {holes}"`
+	Proto Values `json:"proto,omitempty" jsonschema:"a gRPC call's .proto files, for a server without reflection"`
+
+	request    *probes.HTTP // a request of its own, as read and checked
+	grpc       bool         // a gRPC call of its own
+	grpcHeader []h1.Field
 }
 
 // Checks are what a reply must be.

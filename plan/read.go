@@ -151,6 +151,10 @@ func (w walker) microload(v any, at string) (Microload, error) {
 			m.Params = ps
 			m.Param = ps[0].Name + "=" + strings.Join(ps[0].Values, ",")
 		}
+	} else if _, ok := raw["grpc"]; ok {
+		if m, err = w.grpcEntry(raw, at); err != nil {
+			return m, err
+		}
 	} else {
 		if _, err := w.object(raw, at, "name", "method", "path", "params", "headers", "body", "checks"); err != nil {
 			return m, err
@@ -197,6 +201,9 @@ func (w walker) microload(v any, at string) (Microload, error) {
 	}
 	if m.Name == "" {
 		m.Name = use
+	}
+	if m.Name == "" && m.grpc {
+		m.Name = "grpc"
 	}
 	if m.Name == "" || strings.ContainsAny(m.Name, " /\\") {
 		return m, w.fail(at+".name", "want a name without spaces or slashes (it names the report's folder)")

@@ -6,15 +6,23 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/bufbuild/protocompile"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -25,9 +33,10 @@ import (
 	"github.com/probehq/probe/lib/h1"
 )
 
-// GRPC loads one unary method of a gRPC server: its request messages are
-// written from JSON (Data, {name} holes filled from Params) against the
-// method's descriptor, which the server's reflection service gives
+// GRPC loads one unary or server-streaming method of a gRPC server: its
+// request messages are written from JSON (Data, {name} holes filled from
+// Params) against the method's descriptor, which the server's reflection
+// service gives
 // (grpc-go's client, once, in Prepare). The calls themselves are gRPC's
 // wire format on probe's own HTTP/2 engine (lib/h2): POST
 // /package.Service/Method, a length-prefixed message, the status in the
@@ -38,10 +47,17 @@ type GRPC struct {
 	Data   string // the request message as JSON; {name} is filled from Params
 	Params []Param
 	Header []h1.Field
+	// Proto are .proto files that define the method, for a server without
+	// reflection; their folders are the import paths.
+	Proto []string
+	Label string // the microload's name (a target file's entry); empty: grpc
 
-	path   string
-	in     []grpcMessage
-	output protoreflect.MessageDescriptor
+	path      string
+	in        []grpcMessage
+	output    protoreflect.MessageDescriptor
+	streaming bool // a server stream: a reply is any number of messages
+	// The fewest and most messages of a checked stream reply.
+	fewest, most atomic.Int64
 }
 
 type grpcMessage struct {
@@ -52,7 +68,12 @@ type grpcMessage struct {
 // maxGRPCData bounds a request message's JSON.
 const maxGRPCData = 1 << 20
 
-func (l *GRPC) Name() string { return "grpc" }
+func (l *GRPC) Name() string {
+	if l.Label != "" {
+		return l.Label
+	}
+	return "grpc"
+}
 
 func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
 	svc, method, ok := strings.Cut(strings.TrimPrefix(l.Method, "/"), "/")
@@ -62,14 +83,22 @@ func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
 	if t.HTTP2 == nil {
 		return errors.New("gRPC runs over HTTP/2: the target needs --http2")
 	}
-	md, err := reflectMethod(ctx, t, svc, method)
+	var md protoreflect.MethodDescriptor
+	var err error
+	if len(l.Proto) > 0 {
+		md, err = protoMethod(ctx, l.Proto, svc, method)
+	} else {
+		md, err = reflectMethod(ctx, t, svc, method)
+	}
 	if err != nil {
 		return err
 	}
-	if md.IsStreamingClient() || md.IsStreamingServer() {
-		return fmt.Errorf("%s/%s streams; probe grpc loads unary methods", svc, method)
+	if md.IsStreamingClient() {
+		return fmt.Errorf("%s/%s takes a client stream; probe grpc loads unary and server-streaming methods", svc, method)
 	}
-	l.path, l.output = "/"+svc+"/"+method, md.Output()
+	l.path, l.output, l.streaming = "/"+svc+"/"+method, md.Output(), md.IsStreamingServer()
+	l.fewest.Store(math.MaxInt64)
+	l.most.Store(0)
 	data := l.Data
 	if data == "" {
 		data = "{}"
@@ -166,21 +195,71 @@ func (l *GRPC) check(r *Reply) error {
 		}
 		return fmt.Errorf("grpc-status %s: %s", st, msg)
 	}
-	b := r.Body
-	if len(b) < 5 {
-		return fmt.Errorf("reply of %d bytes: no gRPC message", len(b))
+	if !l.streaming {
+		b := r.Body
+		if len(b) < 5 {
+			return fmt.Errorf("reply of %d bytes: no gRPC message", len(b))
+		}
+		if n := binary.BigEndian.Uint32(b[1:5]); int(n) != len(b)-5 {
+			return fmt.Errorf("a reply message of %d bytes in %d bytes after its prefix (one message expected)", n, len(b)-5)
+		}
 	}
-	if b[0] != 0 {
-		return errors.New("a compressed reply message, which probe did not ask for")
+	n, err := l.decodeMessages(r.Body)
+	if err != nil {
+		return err
 	}
-	n := binary.BigEndian.Uint32(b[1:5])
-	if int(n) != len(b)-5 {
-		return fmt.Errorf("a reply message of %d bytes in %d bytes after its prefix (one message expected)", n, len(b)-5)
-	}
-	if err := proto.Unmarshal(b[5:], dynamicpb.NewMessage(l.output)); err != nil {
-		return fmt.Errorf("the reply is not a %s: %v", l.output.FullName(), err)
+	if l.streaming {
+		for f := l.fewest.Load(); int64(n) < f && !l.fewest.CompareAndSwap(f, int64(n)); f = l.fewest.Load() {
+		}
+		for m := l.most.Load(); int64(n) > m && !l.most.CompareAndSwap(m, int64(n)); m = l.most.Load() {
+		}
 	}
 	return nil
+}
+
+// decodeMessages decodes each length-prefixed message of a reply as the
+// method's output type, and counts them.
+func (l *GRPC) decodeMessages(b []byte) (int, error) {
+	msg := dynamicpb.NewMessage(l.output)
+	n := 0
+	for len(b) > 0 {
+		if len(b) < 5 {
+			return n, fmt.Errorf("reply message %d: %d bytes, not a gRPC message prefix", n+1, len(b))
+		}
+		if b[0] != 0 {
+			return n, errors.New("a compressed reply message, which probe did not ask for")
+		}
+		size := binary.BigEndian.Uint32(b[1:5])
+		if uint64(size) > uint64(len(b)-5) {
+			return n, fmt.Errorf("reply message %d: %d bytes announced, %d there", n+1, size, len(b)-5)
+		}
+		msg.Reset()
+		if err := proto.Unmarshal(b[5:5+size], msg); err != nil {
+			return n, fmt.Errorf("reply message %d is not a %s: %v", n+1, l.output.FullName(), err)
+		}
+		b = b[5+size:]
+		n++
+	}
+	return n, nil
+}
+
+// StreamNote says, for a server-streaming method, how many messages its
+// checked replies held and what its latency measures; empty for a unary
+// method or before any reply was checked.
+func (l *GRPC) StreamNote() string {
+	if !l.streaming {
+		return ""
+	}
+	fewest, most := l.fewest.Load(), l.most.Load()
+	if fewest > most {
+		return ""
+	}
+	count := fmt.Sprint(most)
+	if fewest != most {
+		count = fmt.Sprintf("%d to %d", fewest, most)
+	}
+	return fmt.Sprintf("%s streams its reply: %s messages a call, each decoded, grpc-status 0 checked; "+
+		"its latency is to the last message and the trailers", strings.TrimPrefix(l.path, "/"), count)
 }
 
 // reflectMethod asks the server's reflection service (grpc.reflection.v1)
@@ -213,8 +292,12 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 		if err == nil && sendErr != nil {
 			err = sendErr
 		}
+		if status.Code(err) == codes.Unimplemented {
+			return nil, errors.New("the server has no reflection service (grpc.reflection.v1): " +
+				"give the method's .proto files with --proto, or register reflection on the server (reflection.Register)")
+		}
 		if err != nil {
-			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; register it with reflection.Register): %v", err)
+			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; or give --proto files): %v", err)
 		}
 		if e := resp.GetErrorResponse(); e != nil {
 			return resp, fmt.Errorf("reflection: %s", e.GetErrorMessage())
@@ -279,6 +362,44 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 	if err != nil {
 		return nil, fmt.Errorf("the server has no service %s: %v", svc, err)
 	}
+	return findMethod(d, svc, method)
+}
+
+// protoMethod compiles .proto files (bufbuild/protocompile; the standard
+// imports built in) and finds the method there.
+func protoMethod(ctx context.Context, files []string, svc, method string) (protoreflect.MethodDescriptor, error) {
+	var dirs, names []string
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("--proto %s: %v", f, err)
+		}
+		if d := filepath.Dir(f); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+		names = append(names, filepath.Base(f))
+	}
+	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: dirs})}
+	compiled, err := c.Compile(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("--proto: %v", err)
+	}
+	d, err := compiled.AsResolver().FindDescriptorByName(protoreflect.FullName(svc))
+	if err != nil {
+		var have []string
+		for _, f := range compiled {
+			for i := range f.Services().Len() {
+				have = append(have, string(f.Services().Get(i).FullName()))
+			}
+		}
+		sort.Strings(have)
+		return nil, fmt.Errorf("the --proto files define no service %s; they define %s", svc, strings.Join(have, ", "))
+	}
+	return findMethod(d, svc, method)
+}
+
+// findMethod is method of service descriptor d, or an error naming the
+// methods it has.
+func findMethod(d protoreflect.Descriptor, svc, method string) (protoreflect.MethodDescriptor, error) {
 	sd, ok := d.(protoreflect.ServiceDescriptor)
 	if !ok {
 		return nil, fmt.Errorf("%s is not a service", svc)

@@ -35,7 +35,7 @@ type command struct {
 var commands = append(microloadCommands(), []command{
 	{"all", "[flags]", "every microload in turn against one target, one combined report", allCommand},
 	{"http", "--path P [flags]", "any endpoint of any server; --param name=v1,v2,… varies a query parameter", httpCommand},
-	{"grpc", "--target URL --call pkg.Service/Method [--data JSON] [flags]", "a unary method of any gRPC server (its reflection describes it), over probe's HTTP/2", grpcCommand},
+	{"grpc", "[--target URL --call pkg.Service/Method] [--data JSON] [flags]", "a unary or server-streaming gRPC method (reflection or --proto describes it) over probe's HTTP/2; the fixture's search without --target", grpcCommand},
 	{"init", "--target URL [--out probe.jsonnet]", "write a target file of what the server announces (sitemap, pages, feeds, search, MCP), to edit and run with --file", initCommand},
 	{"analyze", "[flags] PROFILE… | --from pyroscope://HOST:PORT|parca://HOST:PORT --service NAME", "the analyzers on pprof profiles taken elsewhere", analyzeCommand},
 	{"flame", "PROFILE -o FILE.html|FILE.svg [flags]", "a flame graph of any profile (differential with --base)", flameCommand},

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -113,16 +117,213 @@ func TestGRPCFailuresAndBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"grpc", "--call", "a.B/C"}, exitUsage, "--target URL is required"},
-		{[]string{"grpc", "--target", url}, exitUsage, "--call package.Service/Method is required"},
+		{[]string{"grpc", "--target", url}, exitUsage, "--call package.Service/Method is required with --target"},
 		{[]string{"grpc", "--target", url, "--call", "nomethod"}, exitUsage, "want package.Service/Method"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--param", "x=1,2"}, exitUsage, "--data has no {x}"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Chek"}, exitError, "has no method Chek; it has Check, List, Watch"},
 		{[]string{"grpc", "--target", url, "--call", "no.Such/Call"}, exitError, "has no service no.Such; it has grpc.health.v1.Health, grpc.reflection.v1.ServerReflection"},
-		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Watch"}, exitError, "streams; probe grpc loads unary methods"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--data", `{"servce": 1}`}, exitError, "is not a grpc.health.v1.HealthCheckRequest"},
-		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check"}, exitError, "reflection"},
+		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check"}, exitError,
+			"the server has no reflection service (grpc.reflection.v1): give the method's .proto files with --proto"},
+		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check", "--proto", "nosuch.proto"}, exitError, "--proto nosuch.proto: stat"},
+		{[]string{"grpc", "--target", bare, "--call", "no.Such/Call", "--proto", healthProto(t)}, exitError,
+			"the --proto files define no service no.Such; they define grpc.health.v1.Health"},
 	} {
 		badInput(t, tc.args, tc.code, tc.want)
+	}
+}
+
+// grpcReport is what the fixture tests read of report.json.
+type grpcReport struct {
+	Operations []struct {
+		Name   string `json:"op"`
+		Calls  int64  `json:"calls"`
+		Errors int64  `json:"errors"`
+	} `json:"operations"`
+	Digests []struct {
+		Key      string `json:"key"`
+		Distinct int    `json:"distinct"`
+	} `json:"reply_digests"`
+	Warnings []struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"warnings"`
+}
+
+func runGRPC(t *testing.T, args ...string) grpcReport {
+	t.Helper()
+	args = append([]string{"grpc", "--notes", "60", "--concurrency", "2", "--duration", "1s", "--warmup", "0s",
+		"--json", "--out", t.TempDir()}, args...)
+	code, stdout, stderr := runProbe(t, context.Background(), args...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	var rep grpcReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %.300s", err, stdout)
+	}
+	if len(rep.Operations) != 1 || rep.Operations[0].Calls < 5 || rep.Operations[0].Errors != 0 {
+		t.Fatalf("%v: operations %+v", args, rep.Operations)
+	}
+	return rep
+}
+
+// Without --target probe grpc starts the fixture and loads its notes
+// search, one request key per word; a server-streaming method (List) is
+// loaded too, each reply's messages counted and decoded.
+func TestGRPCOnTheFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture three times")
+	}
+	rep := runGRPC(t)
+	if rep.Operations[0].Name != "grpc "+fixtureGRPCCall || len(rep.Digests) != 5 {
+		t.Errorf("operations %+v, digests %+v: want the fixture's search, a key per word", rep.Operations, rep.Digests)
+	}
+	for _, w := range rep.Warnings {
+		if w.Kind == "grpc-stream" {
+			t.Errorf("a unary method got a stream note: %s", w.Message)
+		}
+	}
+
+	rep = runGRPC(t, "--call", "probe.fixture.Notes/List", "--data", `{"limit": {n}}`, "--param", "n=3,7")
+	var note string
+	for _, w := range rep.Warnings {
+		if w.Kind == "grpc-stream" {
+			note = w.Message
+		}
+	}
+	if !strings.Contains(note, "probe.fixture.Notes/List streams its reply: 3 to 7 messages a call") ||
+		!strings.Contains(note, "latency is to the last message") {
+		t.Errorf("stream note %q, want 3 to 7 messages and what the latency measures", note)
+	}
+	if len(rep.Digests) != 2 {
+		t.Errorf("digests %+v: want one key per limit", rep.Digests)
+	}
+
+	badInput(t, []string{"grpc", "--notes", "20", "--call", "no.Such/Call"}, exitError,
+		"the server has no service no.Such; it has grpc.reflection.v1.ServerReflection, grpc.reflection.v1alpha.ServerReflection, probe.fixture.Notes")
+}
+
+// A gRPC server over TLS whose certificate does not verify is one line
+// that names --insecure; with it the load runs. A server that answers
+// HTTP/1 only (gRPC needs HTTP/2) is one line too.
+func TestGRPCOverTLSAndHTTP1(t *testing.T) {
+	srv := grpc.NewServer()
+	h := &countingHealth{Server: health.NewServer(), asked: map[string]int{}}
+	healthpb.RegisterHealthServer(srv, h)
+	reflection.Register(srv)
+	tlsSrv := httptest.NewUnstartedServer(srv) // grpc-go's ServeHTTP on net/http's HTTP/2
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	args := []string{"grpc", "--target", tlsSrv.URL, "--call", "grpc.health.v1.Health/Check", "--concurrency", "2",
+		"--duration", "500ms", "--warmup", "0s", "--json"}
+	badInput(t, args, exitError, "certificate")
+	_, _, stderr := runProbe(t, context.Background(), append(args, "--out", t.TempDir())...)
+	if !strings.Contains(stderr, "--insecure") {
+		t.Errorf("a certificate that does not verify: %q, want a word on --insecure", stderr)
+	}
+	code, stdout, stderr := runProbe(t, context.Background(), append(args, "--insecure", "--out", t.TempDir())...)
+	if code != exitOK || !strings.Contains(stdout, `"calls"`) {
+		t.Errorf("with --insecure: exit %d: %s", code, stderr)
+	}
+	h.mu.Lock()
+	if h.asked[""] == 0 {
+		t.Errorf("with --insecure the server saw no Check")
+	}
+	h.mu.Unlock()
+
+	h1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
+	t.Cleanup(h1.Close)
+	badInput(t, []string{"grpc", "--target", h1.URL, "--call", "grpc.health.v1.Health/Check"}, exitError,
+		"answers HTTP/1.1, not HTTP/2 with prior knowledge (h2c): --http2 and gRPC need a server that speaks h2c")
+}
+
+// healthProto writes grpc-go's health service as a .proto file.
+func healthProto(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "health.proto")
+	src := `syntax = "proto3";
+package grpc.health.v1;
+message HealthCheckRequest { string service = 1; }
+message HealthCheckResponse {
+  enum ServingStatus { UNKNOWN = 0; SERVING = 1; NOT_SERVING = 2; SERVICE_UNKNOWN = 3; }
+  ServingStatus status = 1;
+}
+service Health {
+  rpc Check(HealthCheckRequest) returns (HealthCheckResponse);
+  rpc Watch(HealthCheckRequest) returns (stream HealthCheckResponse);
+}
+`
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A server without reflection is loaded from --proto files.
+func TestGRPCWithProtoFiles(t *testing.T) {
+	bare, h := grpcServer(t, false)
+	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check",
+		"--proto", healthProto(t), "--data", `{"service": "x"}`, "--concurrency", "2", "--duration", "500ms", "--warmup", "0s",
+		"--json", "--out", t.TempDir())
+	if code != exitOK || !strings.Contains(stdout, `"op": "grpc grpc.health.v1.Health/Check"`) {
+		t.Fatalf("exit %d: %s %.300s", code, stderr, stdout)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.asked["x"] == 0 {
+		t.Errorf("the server saw no Check of x: %v", h.asked)
+	}
+}
+
+// A target file's grpc entries run as probe grpc does, under their names,
+// with --http2; without it each is skipped with one reason.
+func TestGRPCInATargetFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture")
+	}
+	file := filepath.Join(t.TempDir(), "t.json")
+	src := `{"microloads": [
+	  {"name": "notes-search", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{q}\"}", "params": {"q": ["gzip", "cache"]}},
+	  {"name": "notes-list", "grpc": "probe.fixture.Notes/List", "data": "{\"limit\": 5}"}]}`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runProbe(t, context.Background(), "all", "--file", file, "--http2", "--notes", "40", "--concurrency", "2",
+		"--duration", "700ms", "--warmup", "0s", "--json", "--out", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var suite struct {
+		Runs []struct {
+			Microload string `json:"microload"`
+			grpcReport
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &suite); err != nil {
+		t.Fatalf("%v: %.300s", err, stdout)
+	}
+	if len(suite.Runs) != 2 {
+		t.Fatalf("%d runs, want the file's two", len(suite.Runs))
+	}
+	for i, want := range []string{"Search", "List"} {
+		r := suite.Runs[i]
+		if len(r.Operations) != 1 || r.Operations[0].Name != "grpc probe.fixture.Notes/"+want || r.Operations[0].Calls == 0 || r.Operations[0].Errors != 0 {
+			t.Errorf("run %s: operations %+v", r.Microload, r.Operations)
+		}
+	}
+	note := ""
+	for _, w := range suite.Runs[1].Warnings {
+		if w.Kind == "grpc-stream" {
+			note = w.Message
+		}
+	}
+	if !strings.Contains(note, "5 messages a call") {
+		t.Errorf("notes-list: stream note %q, want 5 messages a call", note)
+	}
+	_, _, stderr = runProbe(t, context.Background(), "all", "--file", file, "--notes", "40", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+	if !strings.Contains(stderr, "skipping notes-search: notes-search: gRPC runs over HTTP/2: the target needs --http2") {
+		t.Errorf("without --http2: %q", stderr)
 	}
 }

@@ -110,7 +110,7 @@ func TestHTTP2BadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"http", "--target", h1only.URL, "--path", "/", "--http2"}, exitError, "does not answer over HTTP/2 (h2c, prior knowledge)"},
+		{[]string{"http", "--target", h1only.URL, "--path", "/", "--http2"}, exitError, "answers HTTP/1.1, not HTTP/2 with prior knowledge (h2c)"},
 		{[]string{"http", "--target", h1only.URL, "--path", "/", "--streams", "4"}, exitUsage, "--streams needs --http2"},
 		{[]string{"http", "--target", h1only.URL, "--path", "/", "--http2", "--streams", "0"}, exitUsage, "--streams 0"},
 		{[]string{"http", "--target", "https://127.0.0.1:1", "--path", "/"}, exitUsage, "add --http2"},

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/probehq/probe/pipeline"
@@ -88,9 +89,7 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 		return err
 	}
 	if c.name == "grpc" {
-		if c.target.target == "" && c.target.file == "" {
-			return usageError{"grpc: --target URL is required (the fixture serves no gRPC)"}
-		}
+		c.grpc.forFixture(c.target.target == "" && c.target.file == "")
 		c.target.http2 = true // gRPC is HTTP/2's
 	}
 	var fleet *fleetProfile
@@ -205,6 +204,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 			rep.Warn(w.Kind, w.Message)
 		}
 		rep.Settle, rep.AutoClients = settle, chose
+		if g, ok := ml.(*probes.GRPC); ok && g.StreamNote() != "" {
+			rep.Warn("grpc-stream", g.StreamNote())
+		}
 		if w, ok := pipeline.SettleWarning(settle); ok {
 			rep.Warn(w.Kind, w.Message)
 		}
@@ -371,6 +373,32 @@ func readFileFlag(ctx context.Context, t *targetFlags, p *profileFlags) (*target
 	return file, nil
 }
 
+// answersHTTP1 says whether the server at addr answers an HTTP/1.1
+// request (after it refused HTTP/2 with prior knowledge).
+func answersHTTP1(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(conn, "HEAD / HTTP/1.1\r\nHost: "+addr+"\r\nConnection: close\r\n\r\n"); err != nil {
+		return false
+	}
+	head := make([]byte, 7)
+	_, err = io.ReadFull(conn, head)
+	return err == nil && string(head) == "HTTP/1."
+}
+
+// insecureHint names --insecure when a TLS certificate did not verify.
+func insecureHint(err error) string {
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &cv) || strings.Contains(err.Error(), "failed to verify certificate") {
+		return " (--insecure accepts a certificate that does not verify)"
+	}
+	return ""
+}
+
 // openTarget parses --target, or starts the fixture as a child process;
 // the headers of file (nil: none) go before --header's.
 func openTarget(ctx context.Context, f *targetFlags, file *targetFile, stderr io.Writer) (*probes.Target, []probes.Warning, func(), error) {
@@ -395,11 +423,11 @@ func openTarget(ctx context.Context, f *targetFlags, file *targetFile, stderr io
 		}
 		conn.Close()
 		if err := probes.CheckHTTP2(t, 10*time.Second); err != nil {
-			var unverified *tls.CertificateVerificationError
-			if errors.As(err, &unverified) {
-				return nil, nil, nil, fmt.Errorf("target %s does not answer over %s: %v (--insecure accepts a test server's own certificate)", u, t.Protocol(), err)
+			if u.Scheme == "http" && answersHTTP1(t.Addr()) {
+				return nil, nil, nil, fmt.Errorf("target %s answers HTTP/1.1, not HTTP/2 with prior knowledge (h2c): "+
+					"--http2 and gRPC need a server that speaks h2c", u)
 			}
-			return nil, nil, nil, fmt.Errorf("target %s does not answer over %s: %v", u, t.Protocol(), err)
+			return nil, nil, nil, fmt.Errorf("target %s does not answer over %s: %v%s", u, t.Protocol(), err, insecureHint(err))
 		}
 		return t, warnings, func() {}, nil
 	}
