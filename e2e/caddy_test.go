@@ -31,20 +31,28 @@ const caddyModule = "github.com/caddyserver/caddy/v2/cmd/caddy@v2.11.9"
 // cannot be built here.
 func buildCaddy(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(os.TempDir(), "probe-caddy-v2.11.9")
-	bin := filepath.Join(dir, "caddy")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
+	return buildFromProxy(t, caddyModule, "caddy")
+}
+
+// buildFromProxy builds module@version's command bin into a folder of the
+// temporary directory named for it, once per machine; the test is
+// skipped, with the reason, when it cannot be built here.
+func buildFromProxy(t testing.TB, module, bin string) string {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), "probe-"+strings.NewReplacer("/", "-", "@", "-").Replace(module))
+	path := filepath.Join(dir, bin)
+	if _, err := os.Stat(path); err == nil {
+		return path
 	}
-	cmd := exec.Command("go", "install", caddyModule)
+	cmd := exec.Command("go", "install", module)
 	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod")
 	if os.Getenv("GOTOOLCHAIN") == "" {
 		cmd.Env = append(cmd.Env, "GOTOOLCHAIN=go1.27.3")
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("Caddy cannot be built here (go install %s: %v): %s", caddyModule, err, lastLines(string(out), 3))
+		t.Skipf("%s cannot be built here (go install %s: %v): %s", bin, module, err, lastLines(string(out), 3))
 	}
-	return bin
+	return path
 }
 
 func lastLines(s string, n int) string {

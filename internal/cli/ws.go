@@ -43,6 +43,7 @@ type wsCommand struct {
 	replays                            bool
 	readLimit                          byteSize
 	mix                                string
+	headers                            []string
 }
 
 func wsRun(fs *flag.FlagSet) runner { return newWSCommand(fs).run }
@@ -75,6 +76,13 @@ func newWSCommand(fs *flag.FlagSet) *wsCommand {
 	c.readLimit = 64 << 10
 	fs.Var(&c.readLimit, "read-limit", "the largest message a connection reads (a larger one closes it, as a server sending garbage)")
 	fs.IntVar(&c.sourceAddrs, "source-addrs", 4, "loopback source addresses (127.0.0.1, .2, …) the connections are spread over, so one address's ephemeral ports do not run out")
+	fs.Func("header", "a header Name:value with every upgrade and publish (repeatable), e.g. 'X-API-Key: …' for the server's publish API", func(v string) error {
+		if _, err := probes.ParseHeader(v); err != nil {
+			return fmt.Errorf("--header %v", err)
+		}
+		c.headers = append(c.headers, v)
+		return nil
+	})
 	fs.StringVar(&c.mix, "mix", "", "a microload (page, search, …) run alongside over HTTP once the connections are ready, with its own table (--duration, --concurrency)")
 	c.load.register(fs, loadDefaults{duration: 10 * time.Second, timeout: 30 * time.Second, concurrency: 8, durationHelp: "with --mix: its measured time"})
 	c.profile.register(fs, false, "profile the target while it fans out: a CPU profile of each round, the mutex profile of the run, the analyzers on them, "+
@@ -197,6 +205,10 @@ func (c *wsCommand) run(ctx context.Context, s streams, words []string) error {
 		if c.auth == "header" && strings.EqualFold(h.Name, "Authorization") {
 			continue // the token's header
 		}
+		o.Header.Add(h.Name, h.Value)
+	}
+	for _, v := range c.headers {
+		h, _ := probes.ParseHeader(v) // checked as the flag was read
 		o.Header.Add(h.Name, h.Value)
 	}
 	pid := 0
