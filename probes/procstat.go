@@ -235,10 +235,24 @@ func setAffinityAllThreads(pid int, set *unix.CPUSet) error {
 	return nil
 }
 
-// RSS is the resident memory of process pid, in bytes.
+// RSS is the resident memory of process pid, in bytes. It reads statm
+// alone: readProc also lists the process's descriptors and every process
+// for its children, which at 2,000 connections sampled every 200 ms was a
+// third of probe ws's own CPU.
 func RSS(pid int) (int64, error) {
-	s, err := readProc(pid)
-	return s.rss, err
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return 0, err
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/statm: unexpected format", pid)
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/statm: %v", pid, err)
+	}
+	return pages * int64(os.Getpagesize()), nil
 }
 
 // CPUsOf is how many CPUs process pid may run on (this machine's when it

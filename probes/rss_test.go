@@ -1,0 +1,34 @@
+package probes
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// RSS agrees with the kernel's own VmRSS line for this process, to within
+// what a test's allocations move it between the two reads.
+func TestRSSIsTheResidentSet(t *testing.T) {
+	got, err := RSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	var want int64
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			want = kb << 10
+		}
+	}
+	if want == 0 || got < want*9/10 || got > want*11/10 {
+		t.Fatalf("RSS %d bytes, VmRSS %d", got, want)
+	}
+	if _, err := RSS(1 << 30); err == nil {
+		t.Error("a process that does not exist has an RSS")
+	}
+}
