@@ -52,7 +52,23 @@ func machineBusy() time.Duration {
 	return time.Duration(busy) * time.Second / clockTick
 }
 
-func numCPU() int { return runtime.NumCPU() }
+// numCPU is how many CPUs the machine has: the cpuN lines of /proc/stat,
+// the CPUs machineBusy sums over. runtime.NumCPU is this process's
+// affinity, 1 under `taskset -c 1`, and the others' cores measured over the
+// whole machine would exceed it.
+func numCPU() int {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		if len(line) > 3 && bytes.HasPrefix(line, []byte("cpu")) && line[3] >= '0' && line[3] <= '9' {
+			n++
+		}
+	}
+	return max(n, runtime.NumCPU())
+}
 
 // availableCPUs is how many CPUs this process may run on.
 func availableCPUs() int {

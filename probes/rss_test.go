@@ -32,3 +32,21 @@ func TestRSSIsTheResidentSet(t *testing.T) {
 		t.Error("a process that does not exist has an RSS")
 	}
 }
+
+// The machine's CPUs are all of them, not the ones this process may use:
+// the others' share is measured over all of /proc/stat.
+func TestNumCPUIsTheMachines(t *testing.T) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Skip(err)
+	}
+	want := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "cpu") && f[0] != "cpu" {
+			want++
+		}
+	}
+	if got := numCPU(); got != want || got < availableCPUs() {
+		t.Fatalf("numCPU %d, /proc/stat lists %d CPUs, this process may use %d", got, want, availableCPUs())
+	}
+}
