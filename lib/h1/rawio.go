@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // rawIO reads and writes a TCP connection's non-blocking socket with
@@ -39,19 +38,19 @@ func newRawIO(nc net.Conn) *rawIO {
 	}
 	r := &rawIO{rc: rc, local: nc.LocalAddr(), peer: nc.RemoteAddr()}
 	r.readFn = func(fd uintptr) bool {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.buf))), uintptr(len(r.buf)))
+		n, e := readFD(fd, r.buf)
 		if e == syscall.EAGAIN {
 			return false // park until readable
 		}
 		if e == syscall.EINTR {
 			return r.readFn(fd)
 		}
-		r.n, r.err = int(n), e
+		r.n, r.err = n, e
 		return true
 	}
 	r.writeFn = func(fd uintptr) bool {
 		for len(r.buf) > 0 {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.buf))), uintptr(len(r.buf)))
+			n, e := writeFD(fd, r.buf)
 			switch e {
 			case 0:
 				r.n += int(n)
