@@ -4,6 +4,9 @@
 # CPU 1, 32 connections, runs interleaved. Prints a Markdown table and puts
 # it into docs/BENCHMARKS.md between the loadgen markers.
 # Usage: bench/loadgen.sh [rounds] [seconds]   (default 3 rounds of 10 s)
+#   VEGETA=0: leave vegeta out (no install from the module proxy).
+#   PROBE_BEFORE=BINARY: also an earlier probe build, in the same rounds
+#   ("probe-before"), for a before/after on the same busy machine.
 set -euo pipefail
 # Go 1.27.3, as the module asks: a machine starts on its own Go.
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
@@ -15,7 +18,12 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 command -v wrk > /dev/null || { apt-get update -qq && apt-get install -y -qq wrk > /dev/null; }
-GOBIN="$tmp" go install github.com/tsenart/vegeta/v12@v12.13.0
+vegeta=${VEGETA:-1}
+[ "$vegeta" = 0 ] || GOBIN="$tmp" go install github.com/tsenart/vegeta/v12@v12.13.0
+gens="wrk"
+[ "$vegeta" = 0 ] || gens+=" vegeta"
+[ -z "${PROBE_BEFORE:-}" ] || { cp "$PROBE_BEFORE" "$tmp/probe-before"; gens+=" probe-before"; }
+gens+=" probe"
 go build -o "$tmp/probe" ./cmd/probe
 go build -o "$tmp/server" ./bench/trivialserver
 
@@ -36,26 +44,35 @@ for r in $(seq "$rounds"); do
   n=$(awk '/requests in/ { print $1 }' "$tmp/wrk.txt")
   rps[wrk]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[wrk]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
   # vegeta: as fast as it can with 32 workers over kept-alive connections
+  [ "$vegeta" = 0 ] || {
   c=$(cpu_of sh -c "echo 'GET $url/' | $tmp/vegeta attack -rate=0 -max-workers=$conns -workers=$conns -connections=$conns -duration=${secs}s | $tmp/vegeta report -type=json > $tmp/vegeta.json")
   n=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$tmp/vegeta.json")
   rps[vegeta]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[vegeta]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
-  # probe's closed loop
-  taskset -c 1 "$tmp/probe" http --target "$url" --path / --concurrency $conns --duration "${secs}s" --warmup 0s --json --out "$tmp/p" > "$tmp/probe.json" 2> /dev/null
-  rps[probe]+="$(sed -n 's/.*"rps": \([0-9.]*\).*/\1/p' "$tmp/probe.json" | head -1 | awk '{ printf "%.0f", $1 }') "
-  cpu[probe]+="$(sed -n 's/.*"cpu_per_req_us": \([0-9.]*\).*/\1/p' "$tmp/probe.json" | awk '{ printf "%.2f", $1 }') "
+  }
+  # probe's closed loop (and the earlier build's, when given)
+  for g in $gens; do
+    case $g in probe | probe-before) ;; *) continue ;; esac
+    taskset -c 1 "$tmp/$g" http --target "$url" --path / --concurrency $conns --duration "${secs}s" --warmup 0s --json --out "$tmp/p" --force > "$tmp/probe.json" 2> /dev/null
+    rps[$g]+="$(grep -m1 -o '"rps": [0-9.]*' "$tmp/probe.json" | awk '{ printf "%.0f", $2 }') "
+    cpu[$g]+="$(sed -n 's/.*"cpu_per_req_us": \([0-9.]*\).*/\1/p' "$tmp/probe.json" | awk '{ printf "%.2f", $1 }') "
+  done
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
 table=$(
-  echo "| generator | req/s (median of $rounds) | CPU µs per request | probe's throughput as a ratio |"
-  echo "|---|---:|---:|---:|"
+  echo "| generator | req/s (median of $rounds) | CPU µs per request (median) | probe's throughput as a ratio | CPU per request as a ratio of wrk's |"
+  echo "|---|---:|---:|---:|---:|"
   p=$(echo "${rps[probe]}" | median)
-  for g in wrk vegeta probe; do
+  w=$(echo "${cpu[wrk]}" | median)
+  for g in $gens; do
     m=$(echo "${rps[$g]}" | median)
-    echo "| $g | $m | $(echo "${cpu[$g]}" | median) | $(awk -v p="$p" -v m="$m" 'BEGIN { printf "%.2f×", p/m }') |"
+    c=$(echo "${cpu[$g]}" | median)
+    echo "| $g | $m | $c | $(awk -v p="$p" -v m="$m" 'BEGIN { printf "%.2f×", p/m }') | $(awk -v c="$c" -v w="$w" 'BEGIN { printf "%.2f×", c/w }') |"
   done
   echo
-  echo "Runs (req/s): wrk ${rps[wrk]}· vegeta ${rps[vegeta]}· probe ${rps[probe]}"
+  echo -n "Runs (req/s · CPU µs per request):"
+  for g in $gens; do echo -n " $g ${rps[$g]}· ${cpu[$g]}·"; done
+  echo
 )
 echo "$table"
 doc=docs/BENCHMARKS.md

@@ -43,14 +43,33 @@ func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// PROBE_CPUPROFILE=FILE profiles probe itself: the generator's own cost
-	// is a figure this tool must keep low.
+	// is a figure this tool must keep low. PROBE_MEMPROFILE=FILE writes its
+	// heap profile at the end (alloc_space: what the run allocated). Both
+	// are unset here so that a fixture probe starts (this executable) does
+	// not write over the same file.
 	if f := os.Getenv("PROBE_CPUPROFILE"); f != "" {
+		os.Unsetenv("PROBE_CPUPROFILE")
 		if out, err := os.Create(f); err == nil && pprof.StartCPUProfile(out) == nil {
 			defer out.Close()
 			defer pprof.StopCPUProfile()
 		}
 	}
+	if f := os.Getenv("PROBE_MEMPROFILE"); f != "" {
+		os.Unsetenv("PROBE_MEMPROFILE")
+		defer writeHeapProfile(f)
+	}
 	return run(ctx, args, os.Stdout, os.Stderr)
+}
+
+// writeHeapProfile writes probe's own heap profile to file, silently
+// failing: it is a developer's switch, not part of a run's output.
+func writeHeapProfile(file string) {
+	out, err := os.Create(file)
+	if err != nil {
+		return
+	}
+	defer out.Close()
+	pprof.Lookup("heap").WriteTo(out, 0)
 }
 
 // Run executes one command line (without the program's name), writing to

@@ -133,6 +133,7 @@ type Conn struct {
 	reply   body    // accounts for the reply's body buffer
 	decoded body    // and for the buffer Decode fills
 	nc      net.Conn
+	io      io.ReadWriter // nc's socket read and written raw (rawIO), or nc
 	br      *bufio.Reader
 	mu      sync.Mutex // guards nc against Interrupt from another goroutine
 	rearm   time.Time  // when the read/write deadline is due to be moved on
@@ -202,8 +203,12 @@ func (c *Conn) roundTrip(req *Request, raw []byte, resp *Response) error {
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
+		var rw io.ReadWriter = nc
+		if r := newRawIO(nc); r != nil {
+			rw = r
+		}
 		c.mu.Lock()
-		c.nc, c.br, c.Opened, c.rearm = nc, bufio.NewReaderSize(nc, 32<<10), c.Opened+1, time.Time{}
+		c.nc, c.io, c.br, c.Opened, c.rearm = nc, rw, bufio.NewReaderSize(rw, 32<<10), c.Opened+1, time.Time{}
 		c.mu.Unlock()
 	}
 	if c.Timeout > 0 {
@@ -215,7 +220,7 @@ func (c *Conn) roundTrip(req *Request, raw []byte, resp *Response) error {
 			c.rearm = now.Add(c.Timeout / 2)
 		}
 	}
-	if _, err := c.nc.Write(raw); err != nil {
+	if _, err := c.io.Write(raw); err != nil {
 		return fmt.Errorf("%w (%w): %v", ErrClosed, errUnsent, err)
 	}
 	// Let the other clients send before this one waits for its reply: the
@@ -298,7 +303,7 @@ func (c *Conn) Close() {
 	defer c.mu.Unlock()
 	if c.nc != nil {
 		c.nc.Close()
-		c.nc, c.br = nil, nil
+		c.nc, c.io, c.br = nil, nil, nil
 	}
 }
 

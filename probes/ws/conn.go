@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,15 +183,33 @@ func (c *conn) markReady() {
 
 var marker = []byte("pev-")
 
+// msgBufs are the readers' message buffers, shared: a reader holds one
+// only while it reads and scans a message that has begun to arrive, so
+// N idle connections cost no buffer and a delivery allocates nothing.
+var msgBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// A buffer grown past this by a large message is dropped, not pooled.
+const keptBuf = 64 << 10
+
 // read is c's reader: every message is scanned for markers; memory is the
 // message (at most ReadLimit) while it is scanned. It reads without a
 // context (one that can end costs a registration on it per message, all
 // readers on one lock); closing the connection ends it.
 func (r *run) read(c *conn, w *websocket.Conn, readyCh chan struct{}) {
-	readySent := false
+	readySent := r.o.Ready == ""
+	ready := []byte(r.o.Ready)
 	for {
-		_, msg, err := w.Read(context.Background())
+		_, mr, err := w.Reader(context.Background())
+		var msg []byte
+		var bp *[]byte
+		if err == nil {
+			bp = msgBufs.Get().(*[]byte)
+			msg, err = readAll(mr, (*bp)[:0])
+		}
 		if err != nil {
+			if bp != nil {
+				msgBufs.Put(bp)
+			}
 			if !r.stopping.Load() && !c.dropping.Load() {
 				if brokeProtocol(err) { // garbage.go
 					r.garbage.Add(1)
@@ -205,28 +223,57 @@ func (r *run) read(c *conn, w *websocket.Conn, readyCh chan struct{}) {
 			return
 		}
 		now := time.Since(r.start)
-		saysReady := !readySent && r.o.Ready != "" && bytes.Contains(msg, []byte(r.o.Ready))
-		if saysReady {
+		if !readySent && bytes.Contains(msg, ready) {
 			readySent = true
 			c.markReady()
 			close(readyCh)
 		} else if c.ready.Load() && !bytes.Contains(msg, marker) {
-			r.garbage.Add(1) // after ready, a message without an event (random bytes, say)
+			// After ready, a message without an event: the server's own (a
+			// ping, a presence notice, a protocol's reply) or noise. Counted,
+			// never garbage: a real server sends such messages.
+			r.other.Add(1)
 		}
-		for {
-			k := bytes.Index(msg, marker)
-			if k < 0 {
-				break
-			}
-			msg = msg[k+len(marker):]
-			room, seq, sent, n, ok := parseMarker(msg)
-			msg = msg[n:]
-			if !ok {
-				r.garbage.Add(1)
-				continue
-			}
-			r.receive(c, room, seq, now-time.Duration(sent))
+		r.scan(c, msg, now)
+		if cap(msg) <= keptBuf {
+			*bp = msg[:0]
+			msgBufs.Put(bp)
 		}
+	}
+}
+
+// readAll appends what r holds to buf, as io.ReadAll does, but into a
+// buffer the caller reuses.
+func readAll(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// scan counts every marker of msg, received at now.
+func (r *run) scan(c *conn, msg []byte, now time.Duration) {
+	for {
+		k := bytes.Index(msg, marker)
+		if k < 0 {
+			return
+		}
+		msg = msg[k+len(marker):]
+		room, seq, sent, n, ok := parseMarker(msg)
+		msg = msg[n:]
+		if !ok {
+			r.garbage.Add(1)
+			continue
+		}
+		r.receive(c, room, seq, now-time.Duration(sent))
 	}
 }
 
@@ -270,19 +317,21 @@ func (r *run) receive(c *conn, room, seq int, lat time.Duration) {
 }
 
 // parseMarker reads ROOM-SEQ-SENT after "pev-": the numbers, how many
-// bytes they took and whether they were whole.
+// bytes they took and whether they were whole. Digits are summed in place
+// (strconv would make a string of each, three allocations a delivery).
 func parseMarker(b []byte) (room, seq int, sent int64, n int, ok bool) {
 	var nums [3]int64
 	for k := range 3 {
 		start := n
+		var v int64
+		over := false
 		for n < len(b) && n-start < 19 && b[n] >= '0' && b[n] <= '9' {
+			d := int64(b[n] - '0')
+			over = over || v > (math.MaxInt64-d)/10 // ParseInt refuses it
+			v = v*10 + d
 			n++
 		}
-		if n == start {
-			return 0, 0, 0, n, false
-		}
-		v, err := strconv.ParseInt(string(b[start:n]), 10, 64)
-		if err != nil {
+		if n == start || over {
 			return 0, 0, 0, n, false
 		}
 		nums[k] = v

@@ -151,7 +151,8 @@ type Result struct {
 	Reconnected  int                     `json:"reconnected"` // of those, ready again
 	Lost         int                     `json:"lost"`        // closed by the server or the network mid-run
 	Replayed     int64                   `json:"replayed"`    // events of a round a connection was away for, received after it came back
-	Garbage      int64                   `json:"garbage"`     // messages after ready without a marker, or with a broken one
+	Garbage      int64                   `json:"garbage"`     // broken markers, messages over the read limit, invalid frames
+	Other        int64                   `json:"other"`       // messages after ready without an event: the server's own (pings, notices) or noise
 	Totals       Counts                  `json:"totals"`
 	PerRoom      []Counts                `json:"per_room"`
 	Rounds       []*Round                `json:"rounds"`
@@ -292,6 +293,7 @@ type run struct {
 	current    atomic.Int32 // the round being published (0-based)
 	delivered  atomic.Int64 // first receipts of expected events
 	garbage    atomic.Int64
+	other      atomic.Int64
 	lost       atomic.Int32
 	wsURL      func(room int) string
 	hdrMu      [shards]sync.Mutex
@@ -423,7 +425,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Interrupted = ctx.Err() != nil
 	// What the experiment's events do to the connections is not the
 	// rounds': their counts are taken before it.
-	lost, garbage := r.lost.Load(), r.garbage.Load()
+	lost, garbage, other := r.lost.Load(), r.garbage.Load(), r.other.Load()
 	if o.Profile != nil && o.Experiment && ctx.Err() == nil {
 		o.Progress("the per-delivery experiment")
 		res.Experiment = r.experiment(ctx, &pub, res)
@@ -449,7 +451,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Timeline = sampler.samples()
 	res.OwnCPU = ownCPU()
 	res.Lost = int(lost)
-	res.Garbage = garbage
+	res.Garbage, res.Other = garbage, other
 	res.PublishTime = time.Duration(r.publishDur.Load())
 	r.tally(res)
 	return res, nil

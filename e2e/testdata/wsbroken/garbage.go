@@ -16,7 +16,7 @@ import (
 // some can be sent what no WebSocket library would send. After its ready,
 // connection n (in order of arrival, from 1) gets, by n mod 10:
 //
-//	1  a binary message of random bytes (no marker): garbage, stays up
+//	1  a binary message of random bytes (no marker): an other message, stays up
 //	2  a text message with a broken marker, pev-3-x-: garbage, stays up
 //	3  a message of 256 MiB, far over probe's read limit: garbage, closed
 //	4  a frame with the reserved bit RSV2 set: garbage, closed

@@ -1,0 +1,109 @@
+package h1
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// rawIO reads and writes a TCP connection's non-blocking socket with
+// RawSyscall through its syscall.RawConn, still parking on the netpoller
+// (and keeping the deadlines) when the socket is not ready. A read or
+// write of a non-blocking socket never blocks, so it need not be a
+// blocking syscall to the scheduler: net.Conn's entersyscall/exitsyscall
+// pair per call, and on one CPU the system monitor taking the P away
+// from a loopback write that ran past 20 µs (another thread woken, two
+// context switches), were a share of probe's CPU that wrk does not pay.
+type rawIO struct {
+	rc          syscall.RawConn
+	local, peer net.Addr // for errors, as net.Conn's say them
+	buf         []byte   // the read's or the write's bytes, for the callbacks
+	n           int
+	err         syscall.Errno
+	// Made once: a closure passed to RawConn's methods per call would be
+	// an allocation per call.
+	readFn, writeFn func(fd uintptr) bool
+}
+
+// newRawIO wraps nc's socket; nil when nc has none (then nc is used).
+func newRawIO(nc net.Conn) *rawIO {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	r := &rawIO{rc: rc, local: nc.LocalAddr(), peer: nc.RemoteAddr()}
+	r.readFn = func(fd uintptr) bool {
+		n, e := readFD(fd, r.buf)
+		if e == syscall.EAGAIN {
+			return false // park until readable
+		}
+		if e == syscall.EINTR {
+			return r.readFn(fd)
+		}
+		r.n, r.err = n, e
+		return true
+	}
+	r.writeFn = func(fd uintptr) bool {
+		for len(r.buf) > 0 {
+			n, e := writeFD(fd, r.buf)
+			switch e {
+			case 0:
+				r.n += int(n)
+				r.buf = r.buf[n:]
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false // park until writable
+			default:
+				r.err = e
+				return true
+			}
+		}
+		return true
+	}
+	return r
+}
+
+func (r *rawIO) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r.buf, r.n, r.err = p, 0, 0
+	err := r.rc.Read(r.readFn)
+	r.buf = nil
+	switch {
+	case err != nil: // the deadline, or the connection closed here
+		return 0, r.opError("read", err)
+	case r.err != 0:
+		return 0, r.opError("read", os.NewSyscallError("read", r.err))
+	case r.n == 0:
+		return 0, io.EOF
+	}
+	return r.n, nil
+}
+
+func (r *rawIO) Write(p []byte) (int, error) {
+	r.buf, r.n, r.err = p, 0, 0
+	err := r.rc.Write(r.writeFn)
+	r.buf = nil
+	switch {
+	case err != nil:
+		return r.n, r.opError("write", err)
+	case r.err != 0:
+		return r.n, r.opError("write", os.NewSyscallError("write", r.err))
+	}
+	return r.n, nil
+}
+
+// opError is err as net.Conn's Read and Write say it (RawConn's own errors
+// are a "raw-read" or "raw-write" OpError: their cause is kept).
+func (r *rawIO) opError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok {
+		err = oe.Err
+	}
+	return &net.OpError{Op: op, Net: "tcp", Source: r.local, Addr: r.peer, Err: err}
+}
