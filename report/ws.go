@@ -138,12 +138,13 @@ type WSRoom struct {
 
 // WSFaults are the connections that went away and what came back.
 type WSFaults struct {
-	Dropped     int   `json:"dropped"`     // closed by probe (--drop)
-	Reconnected int   `json:"reconnected"` // of those, ready again
-	Lost        int   `json:"lost"`        // closed by the server or the network
-	Replayed    int64 `json:"replayed"`    // events of the round they were away for, received after
-	Garbage     int64 `json:"garbage"`     // broken markers, messages over --read-limit, invalid frames
-	Other       int64 `json:"other"`       // messages after ready without an event (the server's own: pings, notices; or noise), not deliveries
+	Dropped     int   `json:"dropped"`        // closed by probe (--drop)
+	Reconnected int   `json:"reconnected"`    // of those, ready again
+	Lost        int   `json:"lost"`           // closed by the server or the network
+	Replayed    int64 `json:"replayed"`       // events of the round they were away for, received after
+	Garbage     int64 `json:"garbage"`        // broken markers, messages over --read-limit, invalid frames
+	Unacked     int64 `json:"unacknowledged"` // receipts of events whose publish failed: not deliveries, no latency
+	Other       int64 `json:"other"`          // messages after ready without an event (the server's own: pings, notices; or noise), not deliveries
 }
 
 // WSProcess is a process's cost.
@@ -172,7 +173,7 @@ type WSAnalysis struct {
 func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid int) *WS {
 	d := &WS{Kind: "ws", Target: target, FixtureMode: mode, Config: cfg, Totals: res.Totals, Delivery: wsLatency(res.Latency),
 		Ready:    WSReady{Seconds: res.Ready.Seconds(), Ready: res.ReadyCount, Refused: res.Refused, FirstRefusal: res.FirstRefusal},
-		Faults:   WSFaults{Dropped: res.Dropped, Reconnected: res.Reconnected, Lost: res.Lost, Replayed: res.Replayed, Garbage: res.Garbage, Other: res.Other},
+		Faults:   WSFaults{Dropped: res.Dropped, Reconnected: res.Reconnected, Lost: res.Lost, Replayed: res.Replayed, Garbage: res.Garbage, Other: res.Other, Unacked: res.Unacked},
 		Findings: a.Findings, Interrupted: res.Interrupted, latency: res.Latency, files: map[string][]byte{}}
 	for i, rd := range res.Rounds {
 		r := WSRound{Round: rd.Round, Published: rd.Published, PublishErrors: rd.PublishErrors, IdleBeforeS: rd.IdleBefore.Seconds(),
@@ -445,6 +446,9 @@ func (d *WS) summaryLines() []string {
 		}
 		lines = append(lines, fmt.Sprintf("faults: %d dropped on purpose, %d reconnected (%s); %d lost to the server; %d garbage messages or frames",
 			f.Dropped, f.Reconnected, replay, f.Lost, f.Garbage))
+	}
+	if f.Unacked > 0 {
+		lines = append(lines, fmt.Sprintf("unacknowledged: %d receipts of events whose publish failed (refused or timed out), which the server delivered anyway: not deliveries, no latency", f.Unacked))
 	}
 	if f.Other > 0 {
 		lines = append(lines, fmt.Sprintf("other messages: %d after ready without an event (the server's own, as pings or notices, or noise): not deliveries, not garbage", f.Other))

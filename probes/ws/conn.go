@@ -31,6 +31,9 @@ type conn struct {
 	ooo       int64
 	// By round, made on the first anomaly.
 	dupRound, misRound, oooRound []int64
+	// Receipts of events whose publish had no answer yet (a server often
+	// fans out before it replies): timed once the answer is known.
+	pending []pendingReceipt
 
 	ready    atomic.Bool
 	dead     atomic.Bool // closed by the server or the network
@@ -309,7 +312,48 @@ func (r *run) receive(c *conn, room, seq int, lat time.Duration) {
 	if !expected {
 		return // a replay of what it missed while away
 	}
+	switch {
+	case r.wasRefused(room, seq):
+		r.unacked.Add(1) // its publish failed: no one's delivery
+		return
+	case !r.wasAccepted(room, seq):
+		c.mu.Lock()
+		c.pending = append(c.pending, pendingReceipt{seq: int32(seq), lat: lat})
+		c.mu.Unlock()
+		r.delivered.Add(1)
+		return
+	}
 	r.delivered.Add(1)
+	r.record(c, round, lat)
+}
+
+// pendingReceipt is an event received before its publish was answered.
+type pendingReceipt struct {
+	seq int32
+	lat time.Duration
+}
+
+// settlePending times the receipts whose publish was accepted after they
+// arrived and counts apart those whose publish failed; every publish has
+// been answered by now.
+func (r *run) settlePending() {
+	for _, c := range r.conns {
+		c.mu.Lock()
+		pending := c.pending
+		c.pending = nil
+		c.mu.Unlock()
+		for _, p := range pending {
+			if r.wasRefused(c.room, int(p.seq)) {
+				r.unacked.Add(1)
+				continue
+			}
+			r.record(c, int(p.seq)/r.o.Events, p.lat)
+		}
+	}
+}
+
+// record adds one delivery's latency to its round's histogram.
+func (r *run) record(c *conn, round int, lat time.Duration) {
 	s := c.i % shards
 	r.hdrMu[s].Lock()
 	r.rounds[round].lat[s].RecordValue(max(1, lat.Microseconds()))

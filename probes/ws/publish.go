@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -136,8 +137,10 @@ func (p *publisher) round(ctx context.Context, r *run, i int) (published, failed
 					took += time.Since(r.start) - sent
 					if err != nil {
 						bad++
+						r.markRefused(room, seq)
 						continue
 					}
+					r.markAccepted(room, seq)
 					r.pubMu.Lock()
 					set(r.published[room], seq)
 					r.pubMu.Unlock()
@@ -153,6 +156,36 @@ func (p *publisher) round(ctx context.Context, r *run, i int) (published, failed
 	}
 	wg.Wait()
 	return published, failed
+}
+
+// markRefused records that the publish of room's event seq failed.
+func (r *run) markRefused(room, seq int) {
+	k := room*r.perRoom + seq
+	r.refused[k/64].Or(1 << (k % 64))
+}
+
+// makeEventSets makes the bitsets of accepted and refused publishes.
+func (r *run) makeEventSets() {
+	r.refused = make([]atomic.Uint64, words(r.o.Rooms*r.perRoom))
+	r.accepted = make([]atomic.Uint64, words(r.o.Rooms*r.perRoom))
+}
+
+// markAccepted records that the target accepted room's event seq.
+func (r *run) markAccepted(room, seq int) {
+	k := room*r.perRoom + seq
+	r.accepted[k/64].Or(1 << (k % 64))
+}
+
+// wasAccepted says whether the target accepted room's event seq.
+func (r *run) wasAccepted(room, seq int) bool {
+	k := room*r.perRoom + seq
+	return r.accepted[k/64].Load()&(1<<(k%64)) != 0
+}
+
+// wasRefused says whether the publish of room's event seq failed.
+func (r *run) wasRefused(room, seq int) bool {
+	k := room*r.perRoom + seq
+	return r.refused[k/64].Load()&(1<<(k%64)) != 0
 }
 
 // send publishes one event: body as a message on worker w's connection,

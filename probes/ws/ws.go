@@ -147,12 +147,13 @@ type Result struct {
 	ReadyCount   int                     `json:"ready"`
 	Refused      int                     `json:"refused"` // upgrades that failed or never said ready
 	FirstRefusal string                  `json:"first_refusal,omitempty"`
-	Dropped      int                     `json:"dropped"`     // closed by probe on purpose (--drop)
-	Reconnected  int                     `json:"reconnected"` // of those, ready again
-	Lost         int                     `json:"lost"`        // closed by the server or the network mid-run
-	Replayed     int64                   `json:"replayed"`    // events of a round a connection was away for, received after it came back
-	Garbage      int64                   `json:"garbage"`     // broken markers, messages over the read limit, invalid frames
-	Other        int64                   `json:"other"`       // messages after ready without an event: the server's own (pings, notices) or noise
+	Dropped      int                     `json:"dropped"`        // closed by probe on purpose (--drop)
+	Reconnected  int                     `json:"reconnected"`    // of those, ready again
+	Lost         int                     `json:"lost"`           // closed by the server or the network mid-run
+	Replayed     int64                   `json:"replayed"`       // events of a round a connection was away for, received after it came back
+	Garbage      int64                   `json:"garbage"`        // broken markers, messages over the read limit, invalid frames
+	Unacked      int64                   `json:"unacknowledged"` // receipts of events whose publish failed (refused, timed out): not deliveries
+	Other        int64                   `json:"other"`          // messages after ready without an event: the server's own (pings, notices) or noise
 	Totals       Counts                  `json:"totals"`
 	PerRoom      []Counts                `json:"per_room"`
 	Rounds       []*Round                `json:"rounds"`
@@ -286,8 +287,15 @@ type run struct {
 	clients []*http.Client
 	// published[room] is a bitset of the events the target accepted:
 	// only those are expected.
-	published  [][]uint64
-	pubMu      sync.Mutex
+	published [][]uint64
+	pubMu     sync.Mutex
+	// refused is a bitset, room*perRoom+seq, of the events whose publish
+	// failed (refused or timed out): one that arrives anyway is nobody's
+	// delivery and no latency (a publish that timed out at 30 s and was
+	// delivered later read as a p50 of minutes with nothing expected).
+	refused    []atomic.Uint64
+	accepted   []atomic.Uint64 // as refused, the events accepted
+	unacked    atomic.Int64
 	perRoom    int // events per room in the run
 	rounds     []*Round
 	current    atomic.Int32 // the round being published (0-based)
@@ -314,6 +322,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r := &run{o: o, perRoom: o.Events * o.Rounds}
 	r.wsURL = r.upgradeURL()
 	r.clients = loopbackClients(o.Base, o.SourceAddrs)
+	r.makeEventSets()
 	r.published = make([][]uint64, o.Rooms)
 	for i := range r.published {
 		r.published[i] = make([]uint64, words(r.perRoom))
@@ -453,6 +462,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Lost = int(lost)
 	res.Garbage, res.Other = garbage, other
 	res.PublishTime = time.Duration(r.publishDur.Load())
+	r.settlePending()
+	res.Unacked = r.unacked.Load()
 	r.tally(res)
 	return res, nil
 }

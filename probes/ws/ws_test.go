@@ -86,6 +86,9 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.fanOut(ev.Room, ev.Data)
+		if h.fault == "ack-fails" && h.n.Load() == 5 { // delivered, then refused
+			http.Error(w, "publish failed", http.StatusInternalServerError)
+		}
 	default:
 		http.NotFound(w, r)
 	}
@@ -184,6 +187,22 @@ func TestEachFaultIsCountedExactly(t *testing.T) {
 				t.Fatal("a run with a wrong delivery did not fail")
 			}
 		})
+	}
+}
+
+// An event whose publish failed is expected by no one: when the server
+// delivers it anyway, its receipts are counted apart, and neither
+// deliveries nor latencies.
+func TestAnEventWhosePublishFailedIsNoDelivery(t *testing.T) {
+	res := runHub(t, "ack-fails", nil)
+	// 40 connections in 4 rooms: the fifth event reaches its room's 10.
+	want := Counts{Expected: 230, Delivered: 230}
+	if res.Totals != want || res.Unacked != 10 || res.Latency.TotalCount() != 230 {
+		t.Fatalf("totals %+v (want %+v), unacknowledged %d (want 10), latencies %d (want 230), wrong deliveries %v",
+			res.Totals, want, res.Unacked, res.Latency.TotalCount(), res.Failed())
+	}
+	if errs := res.Rounds[0].PublishErrors + res.Rounds[1].PublishErrors; errs != 1 {
+		t.Errorf("publish errors %d, want 1 (the report fails the run for it)", errs)
 	}
 }
 
