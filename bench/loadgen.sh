@@ -5,6 +5,7 @@
 # it into docs/BENCHMARKS.md between the loadgen markers.
 # Usage: bench/loadgen.sh [rounds] [seconds]   (default 3 rounds of 10 s)
 #   VEGETA=0: leave vegeta out (no install from the module proxy).
+#   PROTOCOLS=0: leave out HTTP/2 against h2load and gRPC against ghz (bench/protocols.sh).
 #   PROBE_BEFORE=BINARY: also an earlier probe build, in the same rounds
 #   ("probe-before"), for a before/after on the same busy machine.
 set -euo pipefail
@@ -78,4 +79,8 @@ echo "$table"
 doc=docs/BENCHMARKS.md
 if grep -q '<!-- loadgen:begin -->' "$doc" 2> /dev/null; then
   awk -v t="$table" '/<!-- loadgen:begin -->/ { print; print t; skip = 1; next } /<!-- loadgen:end -->/ { skip = 0 } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
+fi
+# HTTP/2 and gRPC, the same way: probe against h2load and ghz.
+if [ "${PROTOCOLS:-1}" != 0 ]; then
+  bash bench/protocols.sh "$rounds" "$secs" # from the repository root, where this script runs
 fi

@@ -8,8 +8,8 @@
 #   default  --profile (CPU windows, the allocation delta's two heap?gc=1
 #            snapshots, one goroutine profile at the end)
 #   wall     --profile --wall (fgprof's wall-clock profile as well)
-# Each setting's figures are the target's CPU per ok reply (from its
-# /proc/PID/stat) and its throughput. Prints a Markdown table and puts it
+# Each setting's figures are the target's throughput and its CPU per ok
+# reply over the measured part (probe finds the local target's process). Prints a Markdown table and puts it
 # into docs/BENCHMARKS.md between the profiling markers.
 # Usage: bench/profiling.sh [rounds] [seconds] [microload]
 set -euo pipefail
@@ -24,10 +24,6 @@ go build -o "$tmp/probe" ./cmd/probe
 taskset -c 0 "$tmp/probe" fixture serve --addr 127.0.0.1:0 --mode load-time > "$tmp/fixture.out" 2> /dev/null &
 for _ in $(seq 600); do grep -q listening "$tmp/fixture.out" 2>/dev/null && break; sleep 0.5; done
 url=$(sed -n 's/listening on //p' "$tmp/fixture.out")
-# The fixture serve process is the one listening: its pid is the job's.
-pid=$(pgrep -f "$tmp/probe fixture serve" | head -1)
-ticks=$(getconf CLK_TCK)
-cpu_s() { awk -v t="$ticks" '{ print ($14 + $15) / t }' "/proc/$pid/stat"; }
 field() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -1; }
 
 # run SETTING: one leg; appends "rps us_per_ok" to $tmp/SETTING.
@@ -41,27 +37,27 @@ run() {
       puller=$!
       ;;
   esac
-  local before after
-  before=$(cpu_s)
   taskset -c 1 "$tmp/probe" "$load" --target "$url" --duration "${secs}s" --warmup 2s --concurrency 32 \
-    "${args[@]}" --json --out "$tmp/out-$setting" > "$tmp/$setting.json" 2> /dev/null || true
-  after=$(cpu_s)
+    "${args[@]}" --json --out "$tmp/out-$setting-$round" > "$tmp/$setting.json" 2> "$tmp/$setting.err" || true
   if [ -n "$puller" ]; then kill "$puller" 2>/dev/null || true; wait "$puller" 2>/dev/null || true; fi
   local rps ok
   rps=$(field "$tmp/$setting.json" rps)
   if [ -z "$rps" ]; then
-    echo "profiling.sh: the $setting leg wrote no report; left out" >&2
+    echo "profiling.sh: the $setting leg wrote no report; left out: $(tail -1 "$tmp/$setting.err")" >&2
     return
   fi
   rps=$(printf '%.0f' "$rps")
   ok=$(( $(field "$tmp/$setting.json" requests) - $(field "$tmp/$setting.json" errors) ))
-  # The target's CPU over the whole leg (warm-up included) per ok reply of
-  # the measured part: the same bias for every setting.
-  echo "$rps $(awk -v a="$before" -v b="$after" -v n="$ok" -v w="$secs" 'BEGIN { printf "%.2f", 1e6 * (b - a) / (n * (w + 2) / w) }')" >> "$tmp/$setting"
+  # The target's CPU over the measured part (report.json's
+  # target_process.cpu_s, from its /proc/PID/stat) per ok reply.
+  local tcpu
+  tcpu=$(sed -n '/"target_process"/,/}/s/.*"cpu_s": \([0-9.]*\).*/\1/p' "$tmp/$setting.json" | head -1)
+  echo "$rps $(awk -v c="$tcpu" -v n="$ok" 'BEGIN { printf "%.2f", 1e6 * c / n }')" >> "$tmp/$setting"
 }
 
 settings="off cpu default wall"
-for r in $(seq "$rounds"); do
+for round in $(seq "$rounds"); do
+  r=$round
   # Rotate the order each round so no setting always follows another.
   set -- $settings
   for _ in $(seq $(( (r - 1) % 4 ))); do set -- "${@:2}" "$1"; done
