@@ -58,13 +58,17 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 		}
 		return work
 	}
+	held := map[string]int64{} // CPU of r's frames inside another rule's work, by that rule
 	for _, st := range s.cpu {
-		i := r.matchAt(st)
+		i, holder := r.match(st)
 		// Work under a sync.Once's doSlow is not skipped here: in a steady
 		// run's profile it is a fresh Once per request (a library's encoder
 		// built per request initialises itself in one: zstd's), not work
 		// already done once.
 		if i < 0 {
+			if holder != nil {
+				held[holder.ID] += st.value
+			}
 			continue
 		}
 		w := pick(st, i)
@@ -81,6 +85,19 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 		}
 	}
 	f := s.finding(r, work, minShare)
+	defer func() {
+		// pprof's focus on r's frames counts these too: say them.
+		if f != nil && len(held) > 0 {
+			var sum int64
+			for _, v := range held {
+				sum += v
+			}
+			if share(sum, s.cpuTotal) >= 0.005 {
+				f.Evidence += fmt.Sprintf("; a further %s of the CPU is this work inside the work of %s, which holds it",
+					pct(share(sum, s.cpuTotal)), strings.Join(sortedKeys(held), " and "))
+			}
+		}
+	}()
 	if f != nil && r.Invariant {
 		f.inputFrom = s.inputOrigin(work.ids, r, s.requestInput(r, facts))
 	}
@@ -107,17 +124,13 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 }
 
 // finding is a finding of w's samples when they reach minShare: of the
-// CPU with 200 ms of samples, or of the allocations with 200 ms of CPU
+// CPU with 200 ms of samples, or of the allocations with some CPU sample
 // through the same work (a heap profile lags by up to a GC cycle, so
 // allocations alone can be an earlier run's).
 func (s *samples) finding(r *Rule, w *weighed, minShare float64) *Finding {
 	cs, as := share(w.cpu, s.cpuTotal), share(w.alloc, s.allocTotal)
 	cpuShown := cs >= minShare && w.cpu >= minCPUEvidence
-	// Allocations alone name work only when the work shows some CPU too:
-	// bleve's search allocates in LoadAndHighlightAllFields for every hit
-	// even when no field is loaded or highlighted (11% of the allocations,
-	// 58 ms of CPU in 10 s); what such allocations cost shows as gc-pressure.
-	allocShown := as >= minShare && (w.cpu >= minCPUEvidence || !s.hasCPU)
+	allocShown := as >= minShare && (w.cpu > 0 || !s.hasCPU)
 	if !cpuShown && !allocShown {
 		return nil
 	}

@@ -180,6 +180,17 @@ func TestRequestDecodingIsNotClaimed(t *testing.T) {
 	if f == nil || f.Class != "info" || f.CPUShare < 0.59 || f.CPUShare > 0.61 || !strings.Contains(f.Evidence, "a further 3% of the CPU is this work on other data") {
 		t.Errorf("the request's body and a little other decoding: %+v", f)
 	}
+	// Decoding inside another rule's work (the MCP SDK's AddTool remarshals
+	// each tool's schema) is that rule's; pprof's focus on the decoding
+	// frames counts it too, so the finding says where it went.
+	inside := newProfile("cpu").
+		add(6*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.(*conn).serve")...).
+		add(sec, "encoding/json.Unmarshal", "github.com/modelcontextprotocol/go-sdk/mcp.remarshal", "github.com/modelcontextprotocol/go-sdk/mcp.(*Server).AddTool", "own:app.buildServer", "own:app.handle", "net/http.(*conn).serve").
+		add(3*sec, "own:app.handle", "net/http.(*conn).serve").p
+	f = find(Analyze(inside, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode")
+	if f == nil || !strings.Contains(f.Evidence, "a further 10% of the CPU is this work inside the work of repeated-schema") {
+		t.Errorf("decoding inside the schema rule's work: %+v", f)
+	}
 	// Behind layers of middleware (own code every request passes through)
 	// the library's decode of a posted body is still the request's.
 	mw := []string{"own:app.withAuth.func1", "own:app.withLog.func1", "own:app.withDeadline.func1", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve"}

@@ -184,20 +184,27 @@ func Position(src []byte, offset int64) (line, col int) {
 // matchAt is the index (leaf first) of the first frame r matches, or -1;
 // -1 too when the sample's work there is not r's own (owns).
 func (r *Rule) matchAt(s stack) int {
+	i, _ := r.match(s)
+	return i
+}
+
+// match is matchAt and, when r's frames are in s inside another rule's
+// work (so that rule holds the sample), that rule.
+func (r *Rule) match(s stack) (int, *Rule) {
 	for _, f := range s.funcs {
 		if r.memo.excluded(r, f) {
-			return -1
+			return -1, nil
 		}
 	}
 	for i, f := range s.funcs {
 		if r.memo.matched(r, f) {
-			if !r.owns(s, i) {
-				return -1
+			if ok, holder := r.ownedAt(s, i); !ok {
+				return -1, holder
 			}
-			return i
+			return i, nil
 		}
 	}
-	return -1
+	return -1, nil
 }
 
 // streamMethod is a method of an io.Reader or io.Writer: a library that
@@ -211,31 +218,38 @@ var streamMethod = regexp.MustCompile(`\.(Write|WriteString|WriteByte|WriteRune|
 // is not inside another rule's work (a sort inside the regexp compiler is
 // the compiler's, not a repeated sort).
 func (r *Rule) owns(s stack, i int) bool {
+	ok, _ := r.ownedAt(s, i)
+	return ok
+}
+
+// ownedAt is owns, and the other rule whose work holds frame i when there
+// is one.
+func (r *Rule) ownedAt(s stack, i int) (bool, *Rule) {
 	if len(r.other) > 0 {
 		for k := 0; k < i; k++ {
 			if r.memo.verdict(r.memo.other, r.other, s.funcs[k]) {
-				return false
+				return false, nil
 			}
 		}
 	}
 	if len(r.peers) == 0 || s.kinds[i] == frames.Runtime {
-		return true // the runtime's work (a GC assist) is nobody's helper
+		return true, nil // the runtime's work (a GC assist) is nobody's helper
 	}
 	entry := i // the outermost frame of r's run of frames: how r's work was called
 	for entry+1 < len(s.funcs) && s.kinds[entry+1] != frames.Own && r.memo.matched(r, s.funcs[entry+1]) {
 		entry++
 	}
 	if streamMethod.MatchString(s.funcs[entry]) {
-		return true
+		return true, nil
 	}
 	for k := entry + 1; k < len(s.funcs) && s.kinds[k] != frames.Own; k++ {
 		for _, o := range r.peers {
 			if o.memo.matched(o, s.funcs[k]) && !o.excludedIn(s) {
-				return false
+				return false, o
 			}
 		}
 	}
-	return true
+	return true, nil
 }
 
 // excludedIn says whether one of r's exclude frames is in s.
