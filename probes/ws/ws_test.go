@@ -85,8 +85,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad event", http.StatusBadRequest)
 			return
 		}
-		h.fanOut(ev.Room, ev.Data)
-		if h.fault == "ack-fails" && h.n.Load() == 5 { // delivered, then refused
+		if n := h.fanOut(ev.Room, ev.Data); h.fault == "ack-fails" && n == 5 { // delivered, then refused
 			http.Error(w, "publish failed", http.StatusInternalServerError)
 		}
 	default:
@@ -95,8 +94,8 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // fanOut sends an event to its room; the fifth goes wrong, at its room's
-// first subscriber, as the fault says.
-func (h *hub) fanOut(room, data string) {
+// first subscriber, as the fault says. It returns the event's number.
+func (h *hub) fanOut(room, data string) int64 {
 	msg, _ := json.Marshal(map[string]string{"room": room, "data": data})
 	n := h.n.Add(1)
 	h.mu.Lock()
@@ -121,6 +120,7 @@ func (h *hub) fanOut(room, data string) {
 		}
 		ch <- msg
 	}
+	return n
 }
 
 func options(t *testing.T, srv *httptest.Server) Options {
