@@ -82,9 +82,9 @@ func (r *run) experiment(ctx context.Context, pub *publisher, res *Result) *Expe
 			p, raw, err := fetch(ctx, r.o.Profile, "profile", slotSeconds)
 			if err == nil {
 				slot.CPU = p
-				r.pubMu.Lock()
+				r.resMu.Lock()
 				res.Raw[fmt.Sprintf("cpu-experiment-%02d-%s.pb.gz", k+1, kind)] = raw
-				r.pubMu.Unlock()
+				r.resMu.Unlock()
 			}
 			cpu <- err
 		}()

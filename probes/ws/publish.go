@@ -141,9 +141,6 @@ func (p *publisher) round(ctx context.Context, r *run, i int) (published, failed
 						continue
 					}
 					r.markAccepted(room, seq)
-					r.pubMu.Lock()
-					set(r.published[room], seq)
-					r.pubMu.Unlock()
 					ok++
 				}
 			}

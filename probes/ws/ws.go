@@ -285,10 +285,7 @@ type run struct {
 	conns   []*conn
 	members [][]*conn // by room
 	clients []*http.Client
-	// published[room] is a bitset of the events the target accepted:
-	// only those are expected.
-	published [][]uint64
-	pubMu     sync.Mutex
+	resMu   sync.Mutex // the result's files and warnings, written by the profile fetchers
 	// refused is a bitset, room*perRoom+seq, of the events whose publish
 	// failed (refused or timed out): one that arrives anyway is nobody's
 	// delivery and no latency (a publish that timed out at 30 s and was
@@ -323,10 +320,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r.wsURL = r.upgradeURL()
 	r.clients = loopbackClients(o.Base, o.SourceAddrs)
 	r.makeEventSets()
-	r.published = make([][]uint64, o.Rooms)
-	for i := range r.published {
-		r.published[i] = make([]uint64, words(r.perRoom))
-	}
 	for i := range o.Rounds {
 		rd := &Round{Round: i + 1}
 		for s := range rd.lat {
@@ -481,22 +474,22 @@ func (r *run) round(ctx context.Context, pub *publisher, rd *Round, i int, res *
 			wall = make(chan *profile.Profile, 1)
 			go func() {
 				p, raw, err := fetchWall(ctx, r.o.Profile, secs)
-				r.pubMu.Lock()
+				r.resMu.Lock()
 				if err == nil {
 					res.Raw[fmt.Sprintf("wall-round-%02d.pb.gz", i+1)] = raw
 				} else if i == 0 {
 					res.Warnings = append(res.Warnings, fmt.Sprintf("no wall-clock profile (fgprof): %v", err))
 				}
-				r.pubMu.Unlock()
+				r.resMu.Unlock()
 				wall <- p
 			}()
 		}
 		go func() {
 			p, raw, err := fetch(ctx, r.o.Profile, "profile", secs)
 			if err == nil {
-				r.pubMu.Lock()
+				r.resMu.Lock()
 				res.Raw[fmt.Sprintf("cpu-round-%02d.pb.gz", i+1)] = raw
-				r.pubMu.Unlock()
+				r.resMu.Unlock()
 			}
 			cpu <- p
 		}()
@@ -583,7 +576,7 @@ func (r *run) tally(res *Result) {
 		if c.everReady {
 			for seq := 0; seq < r.perRoom; seq++ {
 				i := seq / r.o.Events
-				if !get(r.published[c.room], seq) {
+				if !r.wasAccepted(c.room, seq) {
 					continue // refused by the target, or not sent (interrupted)
 				}
 				got := get(c.seen, seq)
