@@ -119,12 +119,18 @@ func (p *Pipeline) AutoConcurrency(ctx context.Context, ml probes.Microload, t *
 	return ChooseConcurrency(ctx, p.runMeasure(ml, t, o), o.Timeout, AutoClientsCap())
 }
 
-// FirstReplySlow sends ml's first request alone (one client, a window of
-// a millisecond: one request, its reply waited for) and tells whether
-// it took over a second: probe all then chooses its clients with
-// --concurrency auto. A fast endpoint costs one request.
+// FirstReplySlow sends ml's first request alone (one client, one request,
+// its reply waited for up to the timeout) and tells whether it took over
+// a second: probe all then chooses its clients with --concurrency auto.
+// A fast endpoint costs one request.
 func (p *Pipeline) FirstReplySlow(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (bool, time.Duration, error) {
-	so := probes.LoadOptions{Concurrency: 1, Duration: time.Millisecond, Timeout: o.Timeout, MaxBody: o.MaxBody, ReplyMemory: o.ReplyMemory}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second // RunLoad's default
+	}
+	// The window outlasts the one request: it ends the run, not the clock.
+	so := probes.LoadOptions{Concurrency: 1, Requests: 1, Duration: timeout + time.Second, Timeout: timeout,
+		MaxBody: o.MaxBody, ReplyMemory: o.ReplyMemory}
 	run, err := p.o.Load(ctx, ml, t, so)
 	if err != nil {
 		return false, 0, err

@@ -23,6 +23,10 @@ type LoadOptions struct {
 	Duration    time.Duration // measured window (default 10s)
 	Warmup      time.Duration // before the window; not recorded
 	Timeout     time.Duration // one request (default 30s)
+	// Requests > 0 ends the run after this many requests in all (or at
+	// Duration, whichever comes first): a run of one request is sent
+	// whatever the clients' set-up costs, where a 1 ms window was not.
+	Requests int64
 	MaxBody     int           // largest reply body, as received and decoded (default h1.DefaultMaxBody)
 	ReplyMemory int64         // what all clients may hold for replies at once beyond 1 MiB each (default h1.DefaultBudget)
 	// During, when set, runs alongside the measured window (writes while
@@ -194,6 +198,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	var wg sync.WaitGroup
 	var sessionErr atomic.Pointer[error]
 	var next atomic.Int64 // open loop: index of the next intended send
+	var sent atomic.Int64 // for Requests
 	sched := openLoop{start: start}
 	if o.Rate > 0 {
 		sched.interval = time.Duration(float64(time.Second) / o.Rate)
@@ -211,6 +216,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 					return
 				}
 				if !time.Now().Before(end) {
+					return
+				}
+				if o.Requests > 0 && sent.Add(1) > o.Requests {
 					return
 				}
 				var intended time.Time

@@ -436,3 +436,34 @@ func TestLocalTargetFoundByItsSocket(t *testing.T) {
 		t.Errorf("another host: %v", err)
 	}
 }
+
+// TestRequestsEndsTheRun: a run of one request sends exactly one, waits for
+// its slow reply and measures it, however many clients there are and
+// however long their set-up takes (a 1 ms window once sent none on a busy
+// machine, and probe all took a 1.2 s endpoint for a fast one).
+func TestRequestsEndsTheRun(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		time.Sleep(300 * time.Millisecond)
+	}))
+	t.Cleanup(srv.Close)
+	for _, clients := range []int{1, 4} {
+		served.Store(0)
+		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+			LoadOptions{Concurrency: clients, Requests: 1, Duration: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls, errors := run.Requests()
+		if calls != 1 || errors != 0 || served.Load() != 1 {
+			t.Fatalf("%d clients: %d calls, %d failed, %d served: want one", clients, calls, errors, served.Load())
+		}
+		if p50 := time.Duration(run.Latency().ValueAtQuantile(50)) * time.Microsecond; p50 < 300*time.Millisecond {
+			t.Errorf("%d clients: the one reply measured %v, the server took 300 ms", clients, p50)
+		}
+		if run.Duration > 10*time.Second {
+			t.Errorf("%d clients: the run lasted %v: the request should have ended it", clients, run.Duration)
+		}
+	}
+}
