@@ -89,11 +89,15 @@ type Scenario struct {
 type Step struct {
 	Name    string             `json:"name,omitempty" jsonschema:"default stepN"`
 	Method  string             `json:"method,omitempty" jsonschema:"default GET"`
-	Path    string             `json:"path" jsonschema:"starts with / (or a {{value}} that is one)"`
+	Path    string             `json:"path,omitempty" jsonschema:"starts with / (or a {{value}} that is one); a step has a path or grpc"`
 	Headers map[string]string  `json:"headers,omitempty"`
 	Body    string             `json:"body,omitempty"`
 	Checks  *Checks            `json:"checks,omitempty"`
 	Extract map[string]Extract `json:"extract,omitempty" jsonschema:"values taken from the reply, by name, for later steps"`
+	// A gRPC step (over --http2) in place of method, path and body.
+	GRPC  string   `json:"grpc,omitempty" jsonschema:"a gRPC call in place of method, path and body: package.Service/Method"`
+	Data  string   `json:"data,omitempty" jsonschema:"a gRPC step's request message as JSON; {{value}}s are JSON-escaped"`
+	Proto []string `json:"proto,omitempty" jsonschema:"a gRPC step's .proto files, for a server without reflection"`
 }
 
 // Extract takes a value from a reply: one of json, header or regexp.

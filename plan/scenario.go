@@ -11,7 +11,8 @@ import (
 )
 
 // scenario reads {name, values, steps: [{name, method, path, headers,
-// body, checks, extract}]}.
+// body, checks, extract}]}; a step with grpc has data and proto in place
+// of method, path and body.
 func (w walker) scenario(v any, at string) (Scenario, error) {
 	var out Scenario
 	m, err := w.object(v, at, "name", "values", "steps")
@@ -49,10 +50,11 @@ func (w walker) scenario(v any, at string) (Scenario, error) {
 	}
 	for i, e := range steps {
 		sat := fmt.Sprintf("%s.steps[%d]", at, i)
-		sm, err := w.object(e, sat, "name", "method", "path", "headers", "body", "checks", "extract")
+		sm, err := w.object(e, sat, "name", "method", "path", "headers", "body", "checks", "extract", "grpc", "data", "proto")
 		if err != nil {
 			return out, err
 		}
+		_, isGRPC := sm["grpc"]
 		st := probes.Step{Method: "GET"}
 		var ms Step
 		if st.Name, err = w.str(sm, "name", sat); err != nil {
@@ -66,11 +68,23 @@ func (w walker) scenario(v any, at string) (Scenario, error) {
 		} else if s != "" {
 			st.Method = strings.ToUpper(s)
 		}
-		if st.Path, err = w.str(sm, "path", sat); err != nil {
-			return out, err
-		}
-		if !strings.HasPrefix(st.Path, "/") && !strings.HasPrefix(st.Path, "{{") {
-			return out, w.fail(sat+".path", "want a path that starts with / (or a {{value}} that is one), got %q", st.Path)
+		if isGRPC {
+			if st.GRPC, err = w.grpcStep(sm, sat); err != nil {
+				return out, err
+			}
+			ms.GRPC, ms.Data, ms.Proto = st.GRPC.Method, st.GRPC.Data, st.GRPC.Proto
+		} else {
+			for _, key := range []string{"data", "proto"} {
+				if _, ok := sm[key]; ok {
+					return out, w.fail(sat+"."+key, "%s is a gRPC step's (with grpc: package.Service/Method)", key)
+				}
+			}
+			if st.Path, err = w.str(sm, "path", sat); err != nil {
+				return out, err
+			}
+			if !strings.HasPrefix(st.Path, "/") && !strings.HasPrefix(st.Path, "{{") {
+				return out, w.fail(sat+".path", "want a path that starts with / (or a {{value}} that is one), got %q", st.Path)
+			}
 		}
 		if ms.Headers, st.Header, err = w.headers(sm, "headers", sat); err != nil {
 			return out, err
@@ -81,6 +95,10 @@ func (w walker) scenario(v any, at string) (Scenario, error) {
 		if c, ok := sm["checks"]; ok {
 			if ms.Checks, err = w.checks(c, sat+".checks"); err != nil {
 				return out, err
+			}
+			if isGRPC && (len(ms.Checks.Status) > 0 || ms.Checks.ContentType != "") {
+				return out, w.fail(sat+".checks", "a gRPC step's status and content type are gRPC's, always checked "+
+					"(grpc-status 0); its checks are contains, notContains and json, on the reply's messages as JSON")
 			}
 			st.Check = ms.Checks.check
 		}
@@ -139,4 +157,29 @@ func (w walker) scenario(v any, at string) (Scenario, error) {
 	}
 	out.Name, out.Probe = sc.Name, sc
 	return out, nil
+}
+
+// grpcStep reads a step's gRPC call: grpc (package.Service/Method), data
+// (the request message as JSON) and proto (files).
+func (w walker) grpcStep(sm map[string]any, at string) (*probes.GRPCStep, error) {
+	for _, key := range []string{"method", "path", "body"} {
+		if _, ok := sm[key]; ok {
+			return nil, w.fail(at+"."+key, "a gRPC step has grpc and data in place of method, path and body")
+		}
+	}
+	g := &probes.GRPCStep{}
+	var err error
+	if g.Method, err = w.str(sm, "grpc", at); err != nil {
+		return nil, err
+	}
+	if svc, method, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); !ok || svc == "" || method == "" || strings.Contains(method, "/") {
+		return nil, w.fail(at+".grpc", "want package.Service/Method, got %q", g.Method)
+	}
+	if g.Data, err = w.str(sm, "data", at); err != nil {
+		return nil, err
+	}
+	if g.Proto, err = w.strs(sm, "proto", at); err != nil {
+		return nil, err
+	}
+	return g, nil
 }

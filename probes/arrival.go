@@ -130,6 +130,9 @@ func (l *ArrivalLoad) Run(ctx context.Context) (*ArrivalRun, error) {
 			if err := f.Scenario.Validate(); err != nil {
 				return nil, err
 			}
+			if err := f.Scenario.Prepare(ctx, l.Target); err != nil {
+				return nil, err
+			}
 		}
 		total += f.Weight
 	}

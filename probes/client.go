@@ -167,6 +167,15 @@ func (c *Client) verify(call Call) (*Reply, error) {
 	h.WriteByte(byte(r.Status >> 8))
 	h.WriteByte(byte(r.Status))
 	h.Write(r.Body)
+	if c.target.HTTP2 != nil {
+		// gRPC's verdict is in the trailers: a stream of no messages is
+		// the same bytes whether it ended OK or UNAVAILABLE.
+		if st := r.Header("Grpc-Status"); st != "" {
+			h.WriteByte(0)
+			h.WriteString(st)
+			h.WriteString(r.Header("Grpc-Message"))
+		}
+	}
 	sum := h.Sum64()
 	if c.measuring.Load() {
 		c.rec.wire += int64(r.WireBytes)

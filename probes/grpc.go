@@ -1,9 +1,11 @@
 package probes
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -52,10 +54,8 @@ type GRPC struct {
 	Proto []string
 	Label string // the microload's name (a target file's entry); empty: grpc
 
-	path      string
-	in        []grpcMessage
-	output    protoreflect.MessageDescriptor
-	streaming bool // a server stream: a reply is any number of messages
+	grpcMethod
+	in []grpcMessage
 	// The fewest and most messages of a checked stream reply.
 	fewest, most atomic.Int64
 }
@@ -76,27 +76,11 @@ func (l *GRPC) Name() string {
 }
 
 func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
-	svc, method, ok := strings.Cut(strings.TrimPrefix(l.Method, "/"), "/")
-	if !ok || svc == "" || method == "" || strings.ContainsAny(l.Method, " \t\r\n?#") {
-		return fmt.Errorf("method %q: want package.Service/Method", l.Method)
-	}
-	if t.HTTP2 == nil {
-		return errors.New("gRPC runs over HTTP/2: the target needs --http2")
-	}
-	var md protoreflect.MethodDescriptor
-	var err error
-	if len(l.Proto) > 0 {
-		md, err = protoMethod(ctx, l.Proto, svc, method)
-	} else {
-		md, err = reflectMethod(ctx, t, svc, method)
-	}
+	m, err := resolveGRPCMethod(ctx, t, l.Method, l.Proto)
 	if err != nil {
 		return err
 	}
-	if md.IsStreamingClient() {
-		return fmt.Errorf("%s/%s takes a client stream; probe grpc loads unary and server-streaming methods", svc, method)
-	}
-	l.path, l.output, l.streaming = "/"+svc+"/"+method, md.Output(), md.IsStreamingServer()
+	l.grpcMethod = m
 	l.fewest.Store(math.MaxInt64)
 	l.most.Store(0)
 	data := l.Data
@@ -112,15 +96,11 @@ func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
 		if len(d) > maxGRPCData {
 			return fmt.Errorf("--data is %d bytes; at most %d", len(d), maxGRPCData)
 		}
-		msg := dynamicpb.NewMessage(md.Input())
-		if err := protojson.Unmarshal([]byte(d), msg); err != nil {
-			return fmt.Errorf("--data %.200s is not a %s: %v", d, md.Input().FullName(), err)
-		}
-		b, err := proto.Marshal(msg)
+		frame, err := l.request(d)
 		if err != nil {
-			return err
+			return fmt.Errorf("--data %.200s %v", d, err)
 		}
-		l.in = append(l.in, grpcMessage{key: d, frame: grpcFrame(b)})
+		l.in = append(l.in, grpcMessage{key: d, frame: frame})
 	}
 	return nil
 }
@@ -166,7 +146,7 @@ func grpcFrame(msg []byte) []byte {
 }
 
 func (l *GRPC) NewSession(ctx context.Context, c *Client, id int) (Session, error) {
-	header := append([]h1.Field{{Name: "Content-Type", Value: "application/grpc"}, {Name: "Te", Value: "trailers"}}, l.Header...)
+	header := append(grpcHeader(), l.Header...)
 	calls := make([]Call, len(l.in))
 	for i, m := range l.in {
 		calls[(i+max(id, 0))%len(calls)] = Call{Op: "grpc " + strings.TrimPrefix(l.path, "/"), Key: m.key,
@@ -175,36 +155,10 @@ func (l *GRPC) NewSession(ctx context.Context, c *Client, id int) (Session, erro
 	return staticSession(calls), nil
 }
 
-// check reads a reply as a gRPC client does: HTTP 200, a gRPC content
-// type, grpc-status 0, and one whole message of the method's output type.
+// check reads a reply as a gRPC client does (grpcMethod.check) and counts
+// a stream's messages.
 func (l *GRPC) check(r *Reply) error {
-	if r.Status != 200 {
-		return fmt.Errorf("HTTP status %d", r.Status)
-	}
-	if ct := r.Header("Content-Type"); !strings.HasPrefix(ct, "application/grpc") {
-		return fmt.Errorf("content type %q, not gRPC", ct)
-	}
-	switch st := r.Header("Grpc-Status"); st {
-	case "0":
-	case "":
-		return errors.New("no grpc-status in the reply")
-	default:
-		msg, _ := url.PathUnescape(r.Header("Grpc-Message"))
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
-		}
-		return fmt.Errorf("grpc-status %s: %s", st, msg)
-	}
-	if !l.streaming {
-		b := r.Body
-		if len(b) < 5 {
-			return fmt.Errorf("reply of %d bytes: no gRPC message", len(b))
-		}
-		if n := binary.BigEndian.Uint32(b[1:5]); int(n) != len(b)-5 {
-			return fmt.Errorf("a reply message of %d bytes in %d bytes after its prefix (one message expected)", n, len(b)-5)
-		}
-	}
-	n, err := l.decodeMessages(r.Body)
+	n, err := l.grpcMethod.check(r)
 	if err != nil {
 		return err
 	}
@@ -217,10 +171,96 @@ func (l *GRPC) check(r *Reply) error {
 	return nil
 }
 
+// grpcMethod is a method as the server (or the .proto files) describe it:
+// what a call needs to write its request and read its reply.
+type grpcMethod struct {
+	path          string // /package.Service/Method
+	input, output protoreflect.MessageDescriptor
+	streaming     bool // a server stream: a reply is any number of messages
+}
+
+// resolveGRPCMethod finds method (package.Service/Method) through the
+// server's reflection service, or in the .proto files when given.
+func resolveGRPCMethod(ctx context.Context, t *Target, method string, protoFiles []string) (grpcMethod, error) {
+	svc, name, ok := strings.Cut(strings.TrimPrefix(method, "/"), "/")
+	if !ok || svc == "" || name == "" || strings.ContainsAny(method, " \t\r\n?#") || strings.Contains(name, "/") {
+		return grpcMethod{}, fmt.Errorf("method %q: want package.Service/Method", method)
+	}
+	if t.HTTP2 == nil {
+		return grpcMethod{}, errors.New("gRPC runs over HTTP/2: the target needs --http2")
+	}
+	var md protoreflect.MethodDescriptor
+	var err error
+	if len(protoFiles) > 0 {
+		md, err = protoMethod(ctx, protoFiles, svc, name)
+	} else {
+		md, err = reflectMethod(ctx, t, svc, name)
+	}
+	if err != nil {
+		return grpcMethod{}, err
+	}
+	if md.IsStreamingClient() {
+		return grpcMethod{}, fmt.Errorf("%s/%s takes a client stream; probe loads unary and server-streaming methods", svc, name)
+	}
+	return grpcMethod{path: "/" + svc + "/" + name, input: md.Input(), output: md.Output(), streaming: md.IsStreamingServer()}, nil
+}
+
+// grpcHeader is what every gRPC request carries.
+func grpcHeader() []h1.Field {
+	return []h1.Field{{Name: "Content-Type", Value: "application/grpc"}, {Name: "Te", Value: "trailers"}}
+}
+
+// request is the length-prefixed request message of data (JSON of the
+// method's input type), or an error saying why data is not one.
+func (m *grpcMethod) request(data string) ([]byte, error) {
+	msg := dynamicpb.NewMessage(m.input)
+	if err := protojson.Unmarshal([]byte(data), msg); err != nil {
+		return nil, fmt.Errorf("is not a %s: %v", m.input.FullName(), err)
+	}
+	b, err := proto.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	return grpcFrame(b), nil
+}
+
+// check reads a reply as a gRPC client does: HTTP 200, a gRPC content
+// type, grpc-status 0, and one whole message of the method's output type
+// (any number of them for a stream), each decoded; n is their number.
+func (m *grpcMethod) check(r *Reply) (n int, err error) {
+	if r.Status != 200 {
+		return 0, fmt.Errorf("HTTP status %d", r.Status)
+	}
+	if ct := r.Header("Content-Type"); !strings.HasPrefix(ct, "application/grpc") {
+		return 0, fmt.Errorf("content type %q, not gRPC", ct)
+	}
+	switch st := r.Header("Grpc-Status"); st {
+	case "0":
+	case "":
+		return 0, errors.New("no grpc-status in the reply")
+	default:
+		msg, _ := url.PathUnescape(r.Header("Grpc-Message"))
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		return 0, fmt.Errorf("grpc-status %s: %s", st, msg)
+	}
+	if !m.streaming {
+		b := r.Body
+		if len(b) < 5 {
+			return 0, fmt.Errorf("reply of %d bytes: no gRPC message", len(b))
+		}
+		if n := binary.BigEndian.Uint32(b[1:5]); int(n) != len(b)-5 {
+			return 0, fmt.Errorf("a reply message of %d bytes in %d bytes after its prefix (one message expected)", n, len(b)-5)
+		}
+	}
+	return m.decodeMessages(r.Body, nil)
+}
+
 // decodeMessages decodes each length-prefixed message of a reply as the
-// method's output type, and counts them.
-func (l *GRPC) decodeMessages(b []byte) (int, error) {
-	msg := dynamicpb.NewMessage(l.output)
+// method's output type, and counts them; each, when each is set.
+func (m *grpcMethod) decodeMessages(b []byte, each func(*dynamicpb.Message) error) (int, error) {
+	msg := dynamicpb.NewMessage(m.output)
 	n := 0
 	for len(b) > 0 {
 		if len(b) < 5 {
@@ -235,12 +275,43 @@ func (l *GRPC) decodeMessages(b []byte) (int, error) {
 		}
 		msg.Reset()
 		if err := proto.Unmarshal(b[5:5+size], msg); err != nil {
-			return n, fmt.Errorf("reply message %d is not a %s: %v", n+1, l.output.FullName(), err)
+			return n, fmt.Errorf("reply message %d is not a %s: %v", n+1, m.output.FullName(), err)
+		}
+		if each != nil {
+			if err := each(msg); err != nil {
+				return n, err
+			}
 		}
 		b = b[5+size:]
 		n++
 	}
 	return n, nil
+}
+
+// replyJSON is a checked reply's messages as JSON (protojson's field
+// names, compacted): the message of a unary call, the list of a stream's.
+// A scenario's checks and extractions read it.
+func (m *grpcMethod) replyJSON(body []byte) ([]byte, error) {
+	var msgs [][]byte
+	_, err := m.decodeMessages(body, func(msg *dynamicpb.Message) error {
+		j, err := protojson.Marshal(msg)
+		if err != nil {
+			return err
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, j); err != nil { // protojson's spacing varies on purpose
+			return err
+		}
+		msgs = append(msgs, c.Bytes())
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case !m.streaming && len(msgs) == 1:
+		return msgs[0], nil
+	}
+	return append(append([]byte("["), bytes.Join(msgs, []byte(","))...), ']'), nil
 }
 
 // StreamNote says, for a server-streaming method, how many messages its

@@ -26,9 +26,9 @@ type LoadOptions struct {
 	// Requests > 0 ends the run after this many requests in all (or at
 	// Duration, whichever comes first): a run of one request is sent
 	// whatever the clients' set-up costs, where a 1 ms window was not.
-	Requests int64
-	MaxBody     int           // largest reply body, as received and decoded (default h1.DefaultMaxBody)
-	ReplyMemory int64         // what all clients may hold for replies at once beyond 1 MiB each (default h1.DefaultBudget)
+	Requests    int64
+	MaxBody     int   // largest reply body, as received and decoded (default h1.DefaultMaxBody)
+	ReplyMemory int64 // what all clients may hold for replies at once beyond 1 MiB each (default h1.DefaultBudget)
 	// During, when set, runs alongside the measured window (writes while
 	// reads are measured): it starts as the window opens, its context ends
 	// with the window, and the run waits for it to return.

@@ -36,6 +36,35 @@ type Step struct {
 	Body    string
 	Check   func(*Reply) error // nil: a status below 400
 	Extract []Extract
+	// GRPC, when set, makes the step a gRPC call over the target's
+	// HTTP/2 in place of Method, Path and Body; its Check and Extract read
+	// the reply's messages as JSON.
+	GRPC *GRPCStep
+}
+
+// GRPCStep is a scenario step's gRPC call.
+type GRPCStep struct {
+	Method string   // package.Service/Method
+	Data   string   // the request message as JSON; {{name}} filled, JSON-escaped
+	Proto  []string // .proto files, for a server without reflection
+	m      *grpcMethod
+}
+
+// Prepare resolves the scenario's gRPC methods on t (the server's
+// reflection service or the steps' .proto files), once, before a run.
+func (s *Scenario) Prepare(ctx context.Context, t *Target) error {
+	for i := range s.Steps {
+		g := s.Steps[i].GRPC
+		if g == nil {
+			continue
+		}
+		m, err := resolveGRPCMethod(ctx, t, g.Method, g.Proto)
+		if err != nil {
+			return fmt.Errorf("scenario %s: step %s: %v", s.Name, s.Steps[i].Name, err)
+		}
+		g.m = &m
+	}
+	return nil
 }
 
 // Extract takes a value from a step's reply: one of a JSON path, a header
@@ -86,6 +115,9 @@ func (s *Scenario) Validate() error {
 		}
 		names[st.Name] = true
 		texts := []string{st.Path, st.Body}
+		if st.GRPC != nil {
+			texts = []string{st.GRPC.Data}
+		}
 		for _, h := range st.Header {
 			texts = append(texts, h.Value)
 		}
@@ -109,15 +141,8 @@ func (s *Scenario) Validate() error {
 // Values taken from replies are checked as they come (see runSession).
 func (s *Scenario) validateRequests() error {
 	for _, st := range s.Steps {
-		if reason := h1.CheckToken(cmp.Or(st.Method, "GET")); reason != "" {
-			return fmt.Errorf("step %s: method %q %s", st.Name, st.Method, reason)
-		}
-		lit := holeRE.ReplaceAllString(st.Path, "x")
-		if reason := h1.CheckTarget(lit); reason != "" {
-			return fmt.Errorf("step %s: path %q %s", st.Name, st.Path, reason)
-		}
-		if p, _, _ := strings.Cut(lit, "?"); climbs(p) != "" {
-			return fmt.Errorf("step %s: path %q %s", st.Name, st.Path, climbs(p))
+		if err := st.validateTarget(); err != nil {
+			return err
 		}
 		for _, h := range st.Header {
 			if reason := h1.CheckToken(h.Name); reason != "" {
@@ -134,6 +159,29 @@ func (s *Scenario) validateRequests() error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// validateTarget says what of the step's method and path (or gRPC
+// method) the client would refuse to send.
+func (st *Step) validateTarget() error {
+	if g := st.GRPC; g != nil {
+		svc, name, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/")
+		if !ok || svc == "" || name == "" || strings.Contains(name, "/") || h1.CheckTarget("/"+svc+"/"+name) != "" {
+			return fmt.Errorf("step %s: grpc %q: want package.Service/Method", st.Name, g.Method)
+		}
+		return nil
+	}
+	if reason := h1.CheckToken(cmp.Or(st.Method, "GET")); reason != "" {
+		return fmt.Errorf("step %s: method %q %s", st.Name, st.Method, reason)
+	}
+	lit := holeRE.ReplaceAllString(st.Path, "x")
+	if reason := h1.CheckTarget(lit); reason != "" {
+		return fmt.Errorf("step %s: path %q %s", st.Name, st.Path, reason)
+	}
+	if p, _, _ := strings.Cut(lit, "?"); climbs(p) != "" {
+		return fmt.Errorf("step %s: path %q %s", st.Name, st.Path, climbs(p))
 	}
 	return nil
 }
@@ -179,6 +227,9 @@ func escapeJSONValue(v string) string {
 // cannot go where the step puts it (nothing is sent).
 func (s *Scenario) call(t *Target, i int, vals map[string]value) (Call, error) {
 	st := s.Steps[i]
+	if st.GRPC != nil {
+		return s.grpcCall(t, i, vals)
+	}
 	path, err := fillPath(st.Path, vals, t)
 	if err != nil {
 		return Call{}, err
@@ -314,6 +365,13 @@ func (s *Scenario) runSession(ctx context.Context, c *Client, n int, record func
 		switch {
 		case errors.As(err, &re):
 			err = s.Steps[i].refused(re, vals)
+		case err == nil && s.Steps[i].GRPC != nil && len(s.Steps[i].Extract) > 0:
+			if r, err = s.Steps[i].GRPC.m.jsonReply(r); err == nil {
+				err = s.Steps[i].extract(ctx, r, vals)
+			}
+			if err != nil {
+				err = fmt.Errorf("extract %v", err)
+			}
 		case err == nil:
 			if err = s.Steps[i].extract(ctx, r, vals); err != nil {
 				err = fmt.Errorf("extract %v", err)
