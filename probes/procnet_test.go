@@ -2,12 +2,14 @@ package probes
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -176,5 +178,48 @@ func TestLocalConnectionsAtTheTargetsAddress(t *testing.T) {
 			t.Fatalf("connections at %s: %d, at %s: %d; want 1 and 3", addr1, got1, addr2, got2)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// childrenOf finds the children a walk of /proc finds: here, two this
+// test starts, from whichever threads the runtime forked them.
+func TestChildrenOfMatchesAWalkOfProc(t *testing.T) {
+	var cmds []*exec.Cmd
+	for range 2 {
+		c := exec.Command("sleep", "5")
+		if err := c.Start(); err != nil {
+			t.Skip(err)
+		}
+		cmds = append(cmds, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	names, ok := childrenOf(os.Getpid())
+	if !ok {
+		t.Skip("the kernel keeps no /proc/PID/task/TID/children")
+	}
+	got := map[string]bool{}
+	for _, n := range names {
+		got[n] = true
+	}
+	for _, c := range cmds {
+		if !got[strconv.Itoa(c.Process.Pid)] {
+			t.Errorf("child %d not among %v", c.Process.Pid, names)
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && !got[e.Name()] {
+			t.Errorf("the walk finds child %s, childrenOf does not (%v)", e.Name(), names)
+		}
 	}
 }
