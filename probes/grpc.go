@@ -108,21 +108,15 @@ func (l *GRPC) Prepare(ctx context.Context, t *Target, c *Client) error {
 // expandData fills data's {name} holes, one message per value (parameters
 // with fewer values cycle through theirs); JSON's own braces stay.
 func expandData(data string, params []Param) ([]string, error) {
-	n := 1
-	byName := map[string]Param{}
-	for _, p := range params {
-		if len(p.Values) == 0 {
-			return nil, fmt.Errorf("parameter %s has no values", p.Name)
-		}
-		byName[p.Name] = p
-		n = max(n, len(p.Values))
+	byName, n, err := paramsByName(params)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range params {
 		if !strings.Contains(data, "{"+p.Name+"}") {
 			return nil, fmt.Errorf("--param %s: --data has no {%s}", p.Name, p.Name)
 		}
 	}
-	n = min(n, maxRequestKeys)
 	out := make([]string, n)
 	for i := range out {
 		out[i] = hole.ReplaceAllStringFunc(data, func(h string) string {

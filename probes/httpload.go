@@ -113,24 +113,34 @@ func (l *HTTP) Prepare(ctx context.Context, t *Target, c *Client) error {
 	return nil
 }
 
-// expand fills the holes of path and appends the other parameters, one
-// request per value (parameters with fewer values cycle through theirs).
-func expand(path string, params []Param) ([]string, error) {
+// paramsByName indexes params by name, and n is the requests they make:
+// the most values any has (the others cycle through theirs), at most
+// maxRequestKeys.
+func paramsByName(params []Param) (map[string]Param, int, error) {
 	n := 1
 	byName := map[string]Param{}
 	for _, p := range params {
 		if len(p.Values) == 0 {
-			return nil, fmt.Errorf("parameter %s has no values", p.Name)
+			return nil, 0, fmt.Errorf("parameter %s has no values", p.Name)
 		}
 		byName[p.Name] = p
 		n = max(n, len(p.Values))
+	}
+	return byName, min(n, maxRequestKeys), nil
+}
+
+// expand fills the holes of path and appends the other parameters, one
+// request per value (parameters with fewer values cycle through theirs).
+func expand(path string, params []Param) ([]string, error) {
+	byName, n, err := paramsByName(params)
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range hole.FindAllStringSubmatch(path, -1) {
 		if _, ok := byName[m[1]]; !ok {
 			return nil, fmt.Errorf("path %q: no values for {%s}", path, m[1])
 		}
 	}
-	n = min(n, maxRequestKeys)
 	out := make([]string, 0, n)
 	for i := range n {
 		inPath := map[string]bool{}
