@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # probe's closed loop against wrk and vegeta, side by side: the same trivial
 # loopback server (100-byte reply) pinned to CPU 0, each generator pinned to
-# CPU 1, 32 connections, runs interleaved. Prints a Markdown table and puts
-# it into docs/BENCHMARKS.md between the loadgen markers.
+# CPU 1, 32 connections, runs interleaved; beside them go-floor
+# (bench/floorclient: a bare Go client over net.Conn, the runtime's cost
+# without probe's). Prints a Markdown table and puts it into
+# docs/BENCHMARKS.md between the loadgen markers.
 # Usage: bench/loadgen.sh [rounds] [seconds]   (default 3 rounds of 10 s)
 #   VEGETA=0: leave vegeta out (no install from the module proxy).
 #   PROTOCOLS=0: leave out HTTP/2 against h2load and gRPC against ghz (bench/protocols.sh).
@@ -24,8 +26,9 @@ vegeta=${VEGETA:-1}
 gens="wrk"
 [ "$vegeta" = 0 ] || gens+=" vegeta"
 [ -z "${PROBE_BEFORE:-}" ] || { cp "$PROBE_BEFORE" "$tmp/probe-before"; gens+=" probe-before"; }
-gens+=" probe"
+gens+=" go-floor probe"
 go build -o "$tmp/probe" ./cmd/probe
+go build -o "$tmp/go-floor" ./bench/floorclient
 go build -o "$tmp/server" ./bench/trivialserver
 
 taskset -c 0 "$tmp/server" > "$tmp/server.out" &
@@ -50,6 +53,10 @@ for r in $(seq "$rounds"); do
   n=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$tmp/vegeta.json")
   rps[vegeta]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[vegeta]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
   }
+  # the least a Go client does over net.Conn (bench/floorclient): Go's runtime without probe
+  c=$(cpu_of sh -c "$tmp/go-floor -c $conns -d ${secs}s $url/ > $tmp/floor.txt")
+  n=$(awk '/requests/ { print $2 }' "$tmp/floor.txt")
+  rps[go-floor]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[go-floor]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
   # probe's closed loop (and the earlier build's, when given)
   for g in $gens; do
     case $g in probe | probe-before) ;; *) continue ;; esac

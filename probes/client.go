@@ -295,6 +295,9 @@ func (r *recorder) op(name string, setup bool) *opRecord {
 // isDialError is a failure to connect (refused, unreachable, timed out):
 // the request never reached the target.
 func isDialError(err error) bool {
+	if err == nil {
+		return false // before errors.As, whose target escapes: an allocation a request
+	}
 	var oe *net.OpError
 	return errors.As(err, &oe) && oe.Op == "dial"
 }

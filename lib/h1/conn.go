@@ -220,6 +220,16 @@ func (c *Conn) roundTrip(req *Request, raw []byte, resp *Response) error {
 			c.rearm = now.Add(c.Timeout / 2)
 		}
 	}
+	if ri, ok := c.io.(*rawIO); ok && c.br.Buffered() == 0 {
+		// Written by the reply's first read, which then parks until the
+		// reply comes rather than first finding none.
+		ri.Send(raw)
+		err := readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp)
+		if werr := ri.Sent(); werr != nil {
+			return fmt.Errorf("%w (%w): %v", ErrClosed, errUnsent, werr)
+		}
+		return err
+	}
 	if _, err := c.io.Write(raw); err != nil {
 		return fmt.Errorf("%w (%w): %v", ErrClosed, errUnsent, err)
 	}

@@ -21,9 +21,13 @@ type rawIO struct {
 	buf         []byte   // the read's or the write's bytes, for the callbacks
 	n           int
 	err         syscall.Errno
+	// send is a request Read writes before it reads (see Send); sendErr
+	// is that write's failure, which leaves the request unsent.
+	send    []byte
+	sendErr error
 	// Made once: a closure passed to RawConn's methods per call would be
 	// an allocation per call.
-	readFn, writeFn func(fd uintptr) bool
+	readFn, writeFn, exchangeFn func(fd uintptr) bool
 }
 
 // newRawIO wraps nc's socket; nil when nc has none (then nc is used).
@@ -65,18 +69,86 @@ func newRawIO(nc net.Conn) *rawIO {
 		}
 		return true
 	}
+	r.exchangeFn = func(fd uintptr) bool {
+		for len(r.send) > 0 {
+			n, e := writeFD(fd, r.send)
+			switch e {
+			case 0:
+				r.send = r.send[n:]
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return true // Read writes the rest on the writable edge
+			default:
+				r.sendErr = r.opError("write", os.NewSyscallError("write", e))
+				return true
+			}
+		}
+		if r.send != nil {
+			// Written, within the read: the readiness the read waits for
+			// was reset before the write, so the reply's edge cannot have
+			// come and gone; park until it comes, with no read that would
+			// find nothing yet.
+			r.send = nil
+			return false
+		}
+		return r.readFn(fd)
+	}
 	return r
 }
+
+// Send has the next Read write req first, inside the same RawConn read:
+// one read syscall a request where writing and then reading made two
+// (the first finding no reply yet). The error of that write is Sent's.
+func (r *rawIO) Send(req []byte) {
+	r.send, r.sendErr = req, nil
+}
+
+// Sent is the error of the last Send's write: nil once it was written.
+func (r *rawIO) Sent() error { return r.sendErr }
 
 func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
+	}
+	if r.send != nil {
+		return r.exchange(p)
 	}
 	r.buf, r.n, r.err = p, 0, 0
 	err := r.rc.Read(r.readFn)
 	r.buf = nil
 	switch {
 	case err != nil: // the deadline, or the connection closed here
+		return 0, r.opError("read", err)
+	case r.err != 0:
+		return 0, r.opError("read", os.NewSyscallError("read", r.err))
+	case r.n == 0:
+		return 0, io.EOF
+	}
+	return r.n, nil
+}
+
+// exchange writes r.send and reads the start of its reply into p.
+func (r *rawIO) exchange(p []byte) (int, error) {
+	r.buf, r.n, r.err = p, 0, 0
+	err := r.rc.Read(r.exchangeFn)
+	r.buf = nil
+	switch {
+	case r.sendErr != nil:
+		r.send = nil
+		return 0, r.sendErr
+	case len(r.send) > 0 && err == nil: // the socket's buffer is full: the rest when writable
+		rest := r.send
+		r.send = nil
+		if _, err := r.Write(rest); err != nil {
+			r.sendErr = err
+			return 0, err
+		}
+		return r.Read(p)
+	case err != nil && r.send != nil: // the deadline, or closed here, before the write
+		r.send = nil
+		r.sendErr = r.opError("write", err)
+		return 0, r.sendErr
+	case err != nil:
 		return 0, r.opError("read", err)
 	case r.err != 0:
 		return 0, r.opError("read", os.NewSyscallError("read", r.err))

@@ -79,3 +79,52 @@ func TestRawIOKeepsDeadlinesAndErrors(t *testing.T) {
 		t.Fatalf("after a reset: %v, want ECONNRESET", err)
 	}
 }
+
+// Send's request is written by the next Read, which then waits for the
+// reply: a small request at once, one larger than the socket's buffers in
+// parts as the server reads it, a reply that comes late, a peer that is
+// gone (the write's error is Sent's, so the request counts as unsent),
+// and a deadline that passes while the reply is awaited (a read error:
+// the request was sent).
+func TestRawIOSendsWithinTheRead(t *testing.T) {
+	r, nc, srv := pair(t)
+	for _, req := range [][]byte{[]byte("GET / HTTP/1.1\r\n\r\n"), bytes.Repeat([]byte("0123456789abcdef"), 1<<18)} {
+		go func() {
+			b, _ := io.ReadAll(io.LimitReader(srv, int64(len(req))))
+			time.Sleep(20 * time.Millisecond) // the reply comes after the read parked
+			srv.Write(append([]byte("got "), b[:3]...))
+		}()
+		r.Send(req)
+		buf := make([]byte, 64)
+		n, err := r.Read(buf)
+		if err != nil || string(buf[:n]) != "got "+string(req[:3]) || r.Sent() != nil {
+			t.Fatalf("%d-byte request: read %q, %v, sent: %v", len(req), buf[:n], err, r.Sent())
+		}
+	}
+
+	nc.SetDeadline(time.Now().Add(50 * time.Millisecond))
+	r.Send([]byte("GET /slow HTTP/1.1\r\n\r\n"))
+	if _, err := r.Read(make([]byte, 64)); !errors.Is(err, syscall.ETIMEDOUT) && !isTimeout(err) || r.Sent() != nil {
+		t.Fatalf("a reply past the deadline: %v, sent: %v; want a read timeout of a sent request", err, r.Sent())
+	}
+	nc.SetDeadline(time.Time{})
+
+	srv.(*net.TCPConn).SetLinger(0)
+	srv.Close() // a reset: the next write fails
+	time.Sleep(20 * time.Millisecond)
+	var err error
+	for range 3 { // the first write after a reset may still be taken
+		r.Send([]byte("GET / HTTP/1.1\r\n\r\n"))
+		if _, err = r.Read(make([]byte, 64)); r.Sent() != nil {
+			break
+		}
+	}
+	if r.Sent() == nil {
+		t.Fatalf("writes to a reset connection: read %v, and no write failed", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
