@@ -137,7 +137,18 @@ type Conn struct {
 	br      *bufio.Reader
 	mu      sync.Mutex // guards nc against Interrupt from another goroutine
 	rearm   time.Time  // when the read/write deadline is due to be moved on
+	sentAt  time.Time  // when the last request on nc was sent: nc is hot while it is recent
 }
+
+// hotGap is how recently a connection's last request must have gone for
+// the next to be written inside its reply's read (rawIO.Send). That read
+// skips the read that would find an end of file the server sent before
+// it, which an edge-triggered poller does not report twice: a server that
+// closes an idle connection (after seconds) or half-closes it and lingers
+// would leave the request waiting for its deadline. On a connection used
+// a moment ago, an unannounced close is a full close, and the reset our
+// request draws wakes the read.
+const hotGap = 10 * time.Millisecond
 
 // Interrupt makes a request in flight on c return now (the run is ending).
 func (c *Conn) Interrupt() {
@@ -211,16 +222,18 @@ func (c *Conn) roundTrip(req *Request, raw []byte, resp *Response) error {
 		c.nc, c.io, c.br, c.Opened, c.rearm = nc, rw, bufio.NewReaderSize(rw, 32<<10), c.Opened+1, time.Time{}
 		c.mu.Unlock()
 	}
+	now := time.Now()
+	hot := now.Sub(c.sentAt) < hotGap
+	c.sentAt = now
 	if c.Timeout > 0 {
 		// Re-arm the deadline only when half of it has passed: a deadline per
 		// request costs a timer update, and a reply still has Timeout/2 at least.
-		now := time.Now()
 		if now.After(c.rearm) {
 			c.nc.SetDeadline(now.Add(c.Timeout))
 			c.rearm = now.Add(c.Timeout / 2)
 		}
 	}
-	if ri, ok := c.io.(*rawIO); ok && c.br.Buffered() == 0 {
+	if ri, ok := c.io.(*rawIO); ok && hot && c.br.Buffered() == 0 {
 		// Written by the reply's first read, which then parks until the
 		// reply comes rather than first finding none.
 		ri.Send(raw)
@@ -321,11 +334,16 @@ func (c *Conn) Close() {
 func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error {
 	resp.header = resp.header[:0]
 	resp.Body = resp.Body[:0]
-	resp.close = false
+	resp.Status, resp.close = 0, false
 	line, err := br.ReadSlice('\n')
 	if err != nil {
 		if err == io.EOF && len(line) == 0 {
 			return ErrClosed
+		}
+		if errors.Is(err, syscall.ECONNRESET) && len(line) == 0 {
+			// Reset before a byte of the reply: closed as an end of file
+			// is (the request drew the reset of a server that had closed).
+			return fmt.Errorf("%w: %w", ErrClosed, err)
 		}
 		return fmt.Errorf("reading status line: %w", err)
 	}

@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -127,4 +128,73 @@ func TestRawIOSendsWithinTheRead(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// closingServer answers each connection's first request and then, as
+// close says, half-closes it and lingers (reading what comes, as a
+// lingering close does) or closes it outright, without announcing either.
+func closingServer(t *testing.T, halfClose bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					l, err := br.ReadString('\n')
+					if err != nil || l == "\r\n" {
+						break
+					}
+				}
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+				if halfClose {
+					c.(*net.TCPConn).CloseWrite()
+					c.SetReadDeadline(time.Now().Add(3 * time.Second))
+					io.Copy(io.Discard, c)
+				}
+			}(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// A connection the server closed, unannounced, after its reply: the next
+// request is sent again on a new connection at once, whether it follows
+// at once (the connection hot: written inside its read, woken by the
+// reset the request draws) or after the server's end of file has been
+// seen (a half-close that lingers draws no reset: the request is written
+// and read apart, so the end of file is read, not waited past).
+func TestAnUnannouncedCloseIsRetriedAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		halfClose bool
+		gap       time.Duration
+	}{{"closed, next at once", false, 0}, {"closed, next after 100 ms", false, 100 * time.Millisecond},
+		{"half-closed, lingering, next after 100 ms", true, 100 * time.Millisecond}} {
+		c := &Conn{Addr: closingServer(t, tc.halfClose), Timeout: 2 * time.Second}
+		var resp Response
+		req := NewRequest("GET", "/", nil)
+		for i := range 5 {
+			time.Sleep(tc.gap)
+			start := time.Now()
+			if err := c.Do(req, &resp); err != nil || resp.Status != 200 {
+				t.Fatalf("%s: request %d: %v, status %d", tc.name, i, err, resp.Status)
+			}
+			if d := time.Since(start); d > 500*time.Millisecond {
+				t.Errorf("%s: request %d took %v: it waited for the deadline", tc.name, i, d)
+			}
+		}
+		if c.Opened != 5 {
+			t.Errorf("%s: %d connections for 5 requests, want one each", tc.name, c.Opened)
+		}
+	}
 }
