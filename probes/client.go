@@ -3,6 +3,7 @@ package probes
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -30,6 +31,7 @@ type Client struct {
 	rec       *recorder
 	measuring *atomic.Bool
 	live      *liveCounters
+	maxBody   int // a reply's bound, and of what is made of it (a gRPC reply's JSON)
 }
 
 // liveCounters feed the progress line.
@@ -76,7 +78,7 @@ func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget,
 		conn:   newTransport(t, timeout, maxBody, budget),
 		rec: &recorder{ops: map[string]*opRecord{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
 			checked: map[uint64]checked{}, seed: seed, samples: kept}, // RunLoad gives second its run's series
-		measuring: measuring, live: live,
+		measuring: measuring, live: live, maxBody: maxBody,
 	}
 	c.header = c.resp.Header
 	return c
@@ -169,11 +171,14 @@ func (c *Client) verify(call Call) (*Reply, error) {
 	h.Write(r.Body)
 	if c.target.HTTP2 != nil {
 		// gRPC's verdict is in the trailers: a stream of no messages is
-		// the same bytes whether it ended OK or UNAVAILABLE.
-		if st := r.Header("Grpc-Status"); st != "" {
-			h.WriteByte(0)
-			h.WriteString(st)
-			h.WriteString(r.Header("Grpc-Message"))
+		// the same bytes whether it ended OK or UNAVAILABLE. Each part
+		// is length-prefixed, so no body or status can pose as another.
+		for _, v := range [...]string{r.Header("Content-Type"), r.Header("Grpc-Status"), r.Header("Grpc-Message")} {
+			var n [8]byte
+			binary.LittleEndian.PutUint32(n[:4], uint32(len(v)))
+			binary.LittleEndian.PutUint32(n[4:], uint32(len(r.Body)))
+			h.Write(n[:])
+			h.WriteString(v)
 		}
 	}
 	sum := h.Sum64()

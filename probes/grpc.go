@@ -1,11 +1,9 @@
 package probes
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -17,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/grpc"
@@ -199,6 +199,26 @@ func resolveGRPCMethod(ctx context.Context, t *Target, method string, protoFiles
 	return grpcMethod{path: "/" + svc + "/" + name, input: md.Input(), output: md.Output(), streaming: md.IsStreamingServer()}, nil
 }
 
+// printableLine is what a server sent, for one line of probe's: control
+// characters as spaces, invalid UTF-8 replaced, at most max bytes, cut
+// between characters.
+func printableLine(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // grpcHeader is what every gRPC request carries.
 func grpcHeader() []h1.Field {
 	return []h1.Field{{Name: "Content-Type", Value: "application/grpc"}, {Name: "Te", Value: "trailers"}}
@@ -234,10 +254,7 @@ func (m *grpcMethod) check(r *Reply) (n int, err error) {
 		return 0, errors.New("no grpc-status in the reply")
 	default:
 		msg, _ := url.PathUnescape(r.Header("Grpc-Message"))
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
-		}
-		return 0, fmt.Errorf("grpc-status %s: %s", st, msg)
+		return 0, fmt.Errorf("grpc-status %s: %s", st, printableLine(msg, 200))
 	}
 	if !m.streaming {
 		b := r.Body
@@ -280,32 +297,6 @@ func (m *grpcMethod) decodeMessages(b []byte, each func(*dynamicpb.Message) erro
 		n++
 	}
 	return n, nil
-}
-
-// replyJSON is a checked reply's messages as JSON (protojson's field
-// names, compacted): the message of a unary call, the list of a stream's.
-// A scenario's checks and extractions read it.
-func (m *grpcMethod) replyJSON(body []byte) ([]byte, error) {
-	var msgs [][]byte
-	_, err := m.decodeMessages(body, func(msg *dynamicpb.Message) error {
-		j, err := protojson.Marshal(msg)
-		if err != nil {
-			return err
-		}
-		var c bytes.Buffer
-		if err := json.Compact(&c, j); err != nil { // protojson's spacing varies on purpose
-			return err
-		}
-		msgs = append(msgs, c.Bytes())
-		return nil
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case !m.streaming && len(msgs) == 1:
-		return msgs[0], nil
-	}
-	return append(append([]byte("["), bytes.Join(msgs, []byte(","))...), ']'), nil
 }
 
 // StreamNote says, for a server-streaming method, how many messages its

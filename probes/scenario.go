@@ -48,6 +48,7 @@ type GRPCStep struct {
 	Data   string   // the request message as JSON; {{name}} filled, JSON-escaped
 	Proto  []string // .proto files, for a server without reflection
 	m      *grpcMethod
+	on     *Target // the target m was resolved on
 }
 
 // Prepare resolves the scenario's gRPC methods on t (the server's
@@ -55,14 +56,14 @@ type GRPCStep struct {
 func (s *Scenario) Prepare(ctx context.Context, t *Target) error {
 	for i := range s.Steps {
 		g := s.Steps[i].GRPC
-		if g == nil {
-			continue
+		if g == nil || g.m != nil && g.on == t {
+			continue // each step of a stepped ramp is a run of its own: once is enough
 		}
 		m, err := resolveGRPCMethod(ctx, t, g.Method, g.Proto)
 		if err != nil {
 			return fmt.Errorf("scenario %s: step %s: %v", s.Name, s.Steps[i].Name, err)
 		}
-		g.m = &m
+		g.m, g.on = &m, t
 	}
 	return nil
 }
@@ -217,6 +218,44 @@ func escapePathValue(v string) string {
 	return b.String()
 }
 
+// jsonScalar is a value that may stand for itself outside a JSON string.
+var jsonScalar = regexp.MustCompile(`^(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null)$`)
+
+// fillJSON puts the values into a JSON template's holes: one inside a
+// string gets a JSON string's escapes; one outside must be a number, true,
+// false or null, since any other text there (1,2,3 in [{{id}}]) would
+// change the document's shape, not a value of it.
+func fillJSON(t string, vals map[string]value) (string, error) {
+	var b strings.Builder
+	inString, escaped, last := false, false, 0
+	for _, m := range holeRE.FindAllStringSubmatchIndex(t, -1) {
+		for _, c := range []byte(t[last:m[0]]) {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\' && inString:
+				escaped = true
+			case c == '"':
+				inString = !inString
+			}
+		}
+		b.WriteString(t[last:m[0]])
+		v := vals[t[m[2]:m[3]]]
+		switch {
+		case inString:
+			b.WriteString(escapeJSONValue(v.text))
+		case jsonScalar.MatchString(v.text):
+			b.WriteString(v.text)
+		default:
+			return "", fmt.Errorf("{{%s}} from %s stands outside a JSON string and is not a number, true, false or null: %s",
+				t[m[2]:m[3]], v.from, quoteBounded(v.text))
+		}
+		last = m[1]
+	}
+	b.WriteString(t[last:])
+	return b.String(), nil
+}
+
 // escapeJSONValue escapes a value put into a JSON string.
 func escapeJSONValue(v string) string {
 	b, _ := json.Marshal(v)
@@ -225,26 +264,30 @@ func escapeJSONValue(v string) string {
 
 // call is step i of session n, its holes filled; an error is a value that
 // cannot go where the step puts it (nothing is sent).
-func (s *Scenario) call(t *Target, i int, vals map[string]value) (Call, error) {
+func (s *Scenario) call(t *Target, i int, vals map[string]value, maxBody int) (Call, error) {
 	st := s.Steps[i]
 	if st.GRPC != nil {
-		return s.grpcCall(t, i, vals)
+		return s.grpcCall(t, i, vals, maxBody)
 	}
 	path, err := fillPath(st.Path, vals, t)
 	if err != nil {
 		return Call{}, err
 	}
-	escape := (func(string) string)(nil)
-	if strings.HasPrefix(strings.TrimSpace(st.Body), "{") || strings.HasPrefix(strings.TrimSpace(st.Body), "[") {
-		escape = escapeJSONValue
-	}
+	isJSON := strings.HasPrefix(strings.TrimSpace(st.Body), "{") || strings.HasPrefix(strings.TrimSpace(st.Body), "[")
 	var header []h1.Field
 	for _, h := range st.Header {
 		header = append(header, h1.Field{Name: h.Name, Value: fill(h.Value, vals, nil)})
 	}
 	var body []byte
-	if st.Body != "" {
-		body = []byte(fill(st.Body, vals, escape))
+	switch {
+	case isJSON:
+		b, err := fillJSON(st.Body, vals)
+		if err != nil {
+			return Call{}, err
+		}
+		body = []byte(b)
+	case st.Body != "":
+		body = []byte(fill(st.Body, vals, nil))
 	}
 	check := st.Check
 	if check == nil {
@@ -354,19 +397,20 @@ func (s *Scenario) runSession(ctx context.Context, c *Client, n int, record func
 			return ctx.Err()
 		}
 		op := s.Name + "/" + s.Steps[i].Name
-		call, err := s.call(c.target, i, vals)
+		call, err := s.call(c.target, i, vals, c.maxBody)
 		if err != nil {
 			record(StepTime{Step: i, Err: err})
 			return fmt.Errorf("%s: not sent: %v", op, err)
 		}
 		sent := time.Now()
 		r, err := c.do(call, time.Time{}, false)
+		latency := time.Since(sent) // the reply's, not the extraction's after it
 		var re *h1.RequestError
 		switch {
 		case errors.As(err, &re):
 			err = s.Steps[i].refused(re, vals)
 		case err == nil && s.Steps[i].GRPC != nil && len(s.Steps[i].Extract) > 0:
-			if r, err = s.Steps[i].GRPC.m.jsonReply(r); err == nil {
+			if r, err = s.Steps[i].GRPC.m.jsonReply(r, c.maxBody); err == nil {
 				err = s.Steps[i].extract(ctx, r, vals)
 			}
 			if err != nil {
@@ -380,7 +424,7 @@ func (s *Scenario) runSession(ctx context.Context, c *Client, n int, record func
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		record(StepTime{Step: i, Latency: time.Since(sent), Err: err})
+		record(StepTime{Step: i, Latency: latency, Err: err})
 		if err != nil {
 			return fmt.Errorf("%s: %v", op, err)
 		}

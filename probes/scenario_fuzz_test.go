@@ -63,7 +63,7 @@ func FuzzScenarioValues(f *testing.F) {
 		for _, v := range candidates {
 			vals := map[string]value{"v": {text: v, from: "the reply of step a"}}
 			for i, st := range steps {
-				call, err := sc.call(target, i, vals)
+				call, err := sc.call(target, i, vals, h1.DefaultMaxBody)
 				if err != nil {
 					var ve *valueError
 					if !errors.As(err, &ve) || ve.hole != "v" || ve.from == "" {

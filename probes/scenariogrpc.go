@@ -10,13 +10,17 @@ import (
 
 // grpcCall is step i, a gRPC call, its data's holes filled: a value that
 // makes the data no message of the method's input is not sent.
-func (s *Scenario) grpcCall(t *Target, i int, vals map[string]value) (Call, error) {
+func (s *Scenario) grpcCall(t *Target, i int, vals map[string]value, maxBody int) (Call, error) {
 	st := s.Steps[i]
 	m := st.GRPC.m
 	if m == nil {
 		return Call{}, errors.New("the gRPC method is not resolved (Scenario.Prepare)")
 	}
-	frame, err := m.request(fill(cmp.Or(st.GRPC.Data, "{}"), vals, escapeJSONValue))
+	data, err := fillJSON(cmp.Or(st.GRPC.Data, "{}"), vals)
+	if err != nil {
+		return Call{}, err
+	}
+	frame, err := m.request(data)
 	if err != nil {
 		return Call{}, fmt.Errorf("data %v", err)
 	}
@@ -29,7 +33,7 @@ func (s *Scenario) grpcCall(t *Target, i int, vals map[string]value) (Call, erro
 		if _, err := m.check(r); err != nil || user == nil {
 			return err
 		}
-		jr, err := m.jsonReply(r)
+		jr, err := m.jsonReply(r, maxBody)
 		if err != nil {
 			return err
 		}
@@ -40,9 +44,10 @@ func (s *Scenario) grpcCall(t *Target, i int, vals map[string]value) (Call, erro
 		Read: len(st.Extract) > 0}, nil
 }
 
-// jsonReply is r with its messages as JSON in place of gRPC's frames.
-func (m *grpcMethod) jsonReply(r *Reply) (*Reply, error) {
-	j, err := m.replyJSON(r.Body)
+// jsonReply is r with its messages as JSON in place of gRPC's frames,
+// the JSON within maxBody.
+func (m *grpcMethod) jsonReply(r *Reply, maxBody int) (*Reply, error) {
+	j, err := m.replyJSON(r.Body, maxBody)
 	if err != nil {
 		return nil, err
 	}

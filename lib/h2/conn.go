@@ -237,7 +237,9 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 	if len(res.Trailer) > 0 { // known once the body is read: gRPC's status is there
 		header = header.Clone()
 		for name, vs := range res.Trailer {
-			header[name] = append(header[name], vs...)
+			// The trailer's first: a grpc-status there is the call's,
+			// whatever the headers said before the body.
+			header[name] = append(append([]string(nil), vs...), header[name]...)
 		}
 	}
 	resp.Fill(res.StatusCode, header, body, wireEstimate(header, len(body)))
