@@ -85,19 +85,6 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 		}
 	}
 	f := s.finding(r, work, minShare)
-	defer func() {
-		// pprof's focus on r's frames counts these too: say them.
-		if f != nil && len(held) > 0 {
-			var sum int64
-			for _, v := range held {
-				sum += v
-			}
-			if share(sum, s.cpuTotal) >= 0.005 {
-				f.Evidence += fmt.Sprintf("; a further %s of the CPU is this work inside the work of %s, which holds it",
-					pct(share(sum, s.cpuTotal)), strings.Join(sortedKeys(held), " and "))
-			}
-		}
-	}()
 	if f != nil && r.Invariant {
 		f.inputFrom = s.inputOrigin(work.ids, r, s.requestInput(r, facts))
 	}
@@ -105,6 +92,7 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 		if f != nil && input.cpu+input.alloc > 0 {
 			f.Evidence += fmt.Sprintf("; a further %s of the CPU decodes the request's own input, which no load can do for it", pct(share(input.cpu, s.cpuTotal)))
 		}
+		s.sayHeld(f, held)
 		return f
 	}
 	// Only the request's own input is decoded: per-request by nature.
@@ -120,7 +108,24 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 			pct(share(work.cpu, s.cpuTotal)), pct(minShare))
 	}
 	f.Suggestion = "Decode each request once, into a typed struct, and only the fields you need; this work cannot move to load time."
+	s.sayHeld(f, held)
 	return f
+}
+
+// sayHeld adds to f's evidence the CPU of its rule's frames that other
+// rules' work holds (held, by rule): pprof's focus on the frames counts it.
+func (s *samples) sayHeld(f *Finding, held map[string]int64) {
+	if f == nil || len(held) == 0 {
+		return
+	}
+	var sum int64
+	for _, v := range held {
+		sum += v
+	}
+	if share(sum, s.cpuTotal) >= 0.005 {
+		f.Evidence += fmt.Sprintf("; a further %s of the CPU is this work inside the work of %s, which holds it",
+			pct(share(sum, s.cpuTotal)), strings.Join(sortedKeys(held), " and "))
+	}
 }
 
 // finding is a finding of w's samples when they reach minShare: of the

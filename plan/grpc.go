@@ -17,7 +17,7 @@ func (w walker) grpcEntry(raw map[string]any, at string) (Microload, error) {
 	if m.GRPC, err = w.str(raw, "grpc", at); err != nil {
 		return m, err
 	}
-	if svc, method, ok := strings.Cut(strings.TrimPrefix(m.GRPC, "/"), "/"); !ok || svc == "" || method == "" || strings.Contains(method, "/") {
+	if _, _, ok := probes.SplitGRPCMethod(m.GRPC); !ok {
 		return m, w.fail(at+".grpc", "want package.Service/Method, got %q", m.GRPC)
 	}
 	if m.Data, err = w.str(raw, "data", at); err != nil {

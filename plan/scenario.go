@@ -172,7 +172,7 @@ func (w walker) grpcStep(sm map[string]any, at string) (*probes.GRPCStep, error)
 	if g.Method, err = w.str(sm, "grpc", at); err != nil {
 		return nil, err
 	}
-	if svc, method, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); !ok || svc == "" || method == "" || strings.Contains(method, "/") {
+	if _, _, ok := probes.SplitGRPCMethod(g.Method); !ok {
 		return nil, w.fail(at+".grpc", "want package.Service/Method, got %q", g.Method)
 	}
 	if g.Data, err = w.str(sm, "data", at); err != nil {

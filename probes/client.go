@@ -171,15 +171,17 @@ func (c *Client) verify(call Call) (*Reply, error) {
 	h.Write(r.Body)
 	if c.target.HTTP2 != nil {
 		// gRPC's verdict is in the trailers: a stream of no messages is
-		// the same bytes whether it ended OK or UNAVAILABLE. Each part
-		// is length-prefixed, so no body or status can pose as another.
-		for _, v := range [...]string{r.Header("Content-Type"), r.Header("Grpc-Status"), r.Header("Grpc-Message")} {
-			var n [8]byte
-			binary.LittleEndian.PutUint32(n[:4], uint32(len(v)))
-			binary.LittleEndian.PutUint32(n[4:], uint32(len(r.Body)))
-			h.Write(n[:])
-			h.WriteString(v)
-		}
+		// the same bytes whether it ended OK or UNAVAILABLE. The parts'
+		// lengths are hashed too, so no body or status poses as another.
+		ct, st, msg := r.Header("Content-Type"), r.Header("Grpc-Status"), r.Header("Grpc-Message")
+		var n [12]byte
+		binary.LittleEndian.PutUint32(n[:4], uint32(len(r.Body)))
+		binary.LittleEndian.PutUint32(n[4:8], uint32(len(ct)))
+		binary.LittleEndian.PutUint32(n[8:], uint32(len(st)))
+		h.Write(n[:])
+		h.WriteString(ct)
+		h.WriteString(st)
+		h.WriteString(msg)
 	}
 	sum := h.Sum64()
 	if c.measuring.Load() {

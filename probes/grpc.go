@@ -173,11 +173,20 @@ type grpcMethod struct {
 	streaming     bool // a server stream: a reply is any number of messages
 }
 
+// SplitGRPCMethod reads package.Service/Method (a leading / allowed): ok
+// when both parts are there and make a request path the client sends.
+func SplitGRPCMethod(m string) (svc, method string, ok bool) {
+	svc, method, ok = strings.Cut(strings.TrimPrefix(m, "/"), "/")
+	ok = ok && svc != "" && method != "" && !strings.Contains(method, "/") &&
+		!strings.ContainsAny(m, " \t\r\n?#") && h1.CheckTarget("/"+svc+"/"+method) == ""
+	return svc, method, ok
+}
+
 // resolveGRPCMethod finds method (package.Service/Method) through the
 // server's reflection service, or in the .proto files when given.
 func resolveGRPCMethod(ctx context.Context, t *Target, method string, protoFiles []string) (grpcMethod, error) {
-	svc, name, ok := strings.Cut(strings.TrimPrefix(method, "/"), "/")
-	if !ok || svc == "" || name == "" || strings.ContainsAny(method, " \t\r\n?#") || strings.Contains(name, "/") {
+	svc, name, ok := SplitGRPCMethod(method)
+	if !ok {
 		return grpcMethod{}, fmt.Errorf("method %q: want package.Service/Method", method)
 	}
 	if t.HTTP2 == nil {

@@ -57,7 +57,7 @@ func (f *grpcFlags) microload() (*probes.GRPC, error) {
 	if f.call == "" {
 		return nil, usageError{"grpc: --call package.Service/Method is required with --target"}
 	}
-	if svc, m, ok := strings.Cut(strings.TrimPrefix(f.call, "/"), "/"); !ok || svc == "" || m == "" || strings.Contains(m, "/") {
+	if _, _, ok := probes.SplitGRPCMethod(f.call); !ok {
 		return nil, usageError{fmt.Sprintf("--call %q: want package.Service/Method", f.call)}
 	}
 	l := &probes.GRPC{Method: f.call, Data: f.data, Proto: f.proto}

@@ -11,33 +11,18 @@ import (
 // fastServer answers every request with a 2-byte reply as soon as its
 // header block ends: the cost measured is the client's.
 func fastServer(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
+	return serveConns(b, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			line, err := br.ReadSlice('\n')
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadSlice('\n')
-					if err != nil {
-						return
-					}
-					if len(bytes.TrimSpace(line)) == 0 {
-						c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-					}
-				}
-			}()
+			if len(bytes.TrimSpace(line)) == 0 {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+			}
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 var benchHeader = []Field{{"User-Agent", "probe/1 (load test)"}, {"Accept-Encoding", "gzip"}, {"Authorization", "Bearer 0123456789abcdef"}}

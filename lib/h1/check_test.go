@@ -20,36 +20,22 @@ type recordingServer struct {
 }
 
 func newRecordingServer(t *testing.T) *recordingServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	s := &recordingServer{addr: ln.Addr().String()}
-	go func() {
+	s := &recordingServer{}
+	s.addr = serveConns(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			line, err := br.ReadSlice('\n')
+			s.mu.Lock()
+			s.got.Write(line)
+			s.mu.Unlock()
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadSlice('\n')
-					s.mu.Lock()
-					s.got.Write(line)
-					s.mu.Unlock()
-					if err != nil {
-						return
-					}
-					if len(bytes.TrimSpace(line)) == 0 {
-						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-					}
-				}
-			}()
+			if len(bytes.TrimSpace(line)) == 0 {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			}
 		}
-	}()
+	})
 	return s
 }
 

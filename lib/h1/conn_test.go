@@ -123,32 +123,17 @@ func TestRequestBytesAndKeepAlive(t *testing.T) {
 // endlessServer writes head, then body bytes from fill until the client
 // goes away: an endless reply.
 func endlessServer(t *testing.T, head string, fill []byte) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return serveConns(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		c.Write([]byte(head))
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := c.Write(fill); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				c.Write([]byte(head))
-				for {
-					if _, err := c.Write(fill); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // A reply past a bound is an error of its request, read no further than
@@ -184,37 +169,23 @@ func TestRepliesAreBounded(t *testing.T) {
 // onceServer answers the first request on each connection, then reads
 // the next one and hangs up without a reply; it counts the requests read.
 func onceServer(t *testing.T) (string, *atomic.Int64) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	var n atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
+	addr := serveConns(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for i := 0; ; i++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					n.Add(1)
-					if i > 0 {
-						return
-					}
-					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
-				}
-			}()
+			io.Copy(io.Discard, req.Body)
+			n.Add(1)
+			if i > 0 {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
 		}
-	}()
-	return ln.Addr().String(), &n
+	})
+	return addr, &n
 }
 
 // A request the server may have acted on is sent again only when it is

@@ -113,43 +113,43 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	if r.send != nil {
 		return r.exchange(p)
 	}
-	r.buf, r.n, r.err = p, 0, 0
-	err := r.rc.Read(r.readFn)
-	r.buf = nil
-	switch {
-	case err != nil: // the deadline, or the connection closed here
-		return 0, r.opError("read", err)
-	case r.err != 0:
-		return 0, r.opError("read", os.NewSyscallError("read", r.err))
-	case r.n == 0:
-		return 0, io.EOF
-	}
-	return r.n, nil
+	return r.result(r.read(p, r.readFn))
 }
 
 // exchange writes r.send and reads the start of its reply into p.
 func (r *rawIO) exchange(p []byte) (int, error) {
-	r.buf, r.n, r.err = p, 0, 0
-	err := r.rc.Read(r.exchangeFn)
-	r.buf = nil
+	rcErr := r.read(p, r.exchangeFn)
+	rest := r.send // nil once written whole
+	r.send = nil
 	switch {
 	case r.sendErr != nil:
-		r.send = nil
 		return 0, r.sendErr
-	case len(r.send) > 0 && err == nil: // the socket's buffer is full: the rest when writable
-		rest := r.send
-		r.send = nil
+	case rest != nil && rcErr != nil: // the deadline, or closed here, before the write
+		r.sendErr = r.opError("write", rcErr)
+		return 0, r.sendErr
+	case rest != nil: // the socket's buffer is full: the rest when writable
 		if _, err := r.Write(rest); err != nil {
 			r.sendErr = err
 			return 0, err
 		}
 		return r.Read(p)
-	case err != nil && r.send != nil: // the deadline, or closed here, before the write
-		r.send = nil
-		r.sendErr = r.opError("write", err)
-		return 0, r.sendErr
-	case err != nil:
-		return 0, r.opError("read", err)
+	}
+	return r.result(rcErr)
+}
+
+// read runs fn in one RawConn read into p; its error is RawConn's own.
+func (r *rawIO) read(p []byte, fn func(fd uintptr) bool) error {
+	r.buf, r.n, r.err = p, 0, 0
+	err := r.rc.Read(fn)
+	r.buf = nil
+	return err
+}
+
+// result is the last read's outcome as net.Conn's Read says it.
+func (r *rawIO) result(rcErr error) (int, error) {
+	switch {
+	case rcErr != nil: // the deadline, or the connection closed here
+		return 0, r.opError("read", rcErr)
 	case r.err != 0:
 		return 0, r.opError("read", os.NewSyscallError("read", r.err))
 	case r.n == 0:

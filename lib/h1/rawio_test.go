@@ -134,37 +134,21 @@ func isTimeout(err error) bool {
 // close says, half-closes it and lingers (reading what comes, as a
 // lingering close does) or closes it outright, without announcing either.
 func closingServer(t *testing.T, halfClose bool) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return serveConns(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+			l, err := br.ReadString('\n')
+			if err != nil || l == "\r\n" {
+				break
 			}
-			go func(c net.Conn) {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					l, err := br.ReadString('\n')
-					if err != nil || l == "\r\n" {
-						break
-					}
-				}
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-				if halfClose {
-					c.(*net.TCPConn).CloseWrite()
-					c.SetReadDeadline(time.Now().Add(3 * time.Second))
-					io.Copy(io.Discard, c)
-				}
-			}(c)
 		}
-	}()
-	return ln.Addr().String()
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		if halfClose {
+			c.(*net.TCPConn).CloseWrite()
+			c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			io.Copy(io.Discard, c)
+		}
+	})
 }
 
 // A connection the server closed, unannounced, after its reply: the next
