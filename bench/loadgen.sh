@@ -3,8 +3,10 @@
 # loopback server (100-byte reply) pinned to CPU 0, each generator pinned to
 # CPU 1, 32 connections, runs interleaved; beside them go-floor
 # (bench/floorclient: a bare Go client over net.Conn, the runtime's cost
-# without probe's). Prints a Markdown table and puts it into
-# docs/BENCHMARKS.md between the loadgen markers.
+# without probe's) and go-epoll (the same over its own epoll, wrk's
+# design: Go without its netpoller and scheduler in the request path).
+# Prints a Markdown table and puts it into docs/BENCHMARKS.md between the
+# loadgen markers.
 # Usage: bench/loadgen.sh [rounds] [seconds]   (default 3 rounds of 10 s)
 #   VEGETA=0: leave vegeta out (no install from the module proxy).
 #   PROTOCOLS=0: leave out HTTP/2 against h2load and gRPC against ghz (bench/protocols.sh).
@@ -26,7 +28,7 @@ vegeta=${VEGETA:-1}
 gens="wrk"
 [ "$vegeta" = 0 ] || gens+=" vegeta"
 [ -z "${PROBE_BEFORE:-}" ] || { cp "$PROBE_BEFORE" "$tmp/probe-before"; gens+=" probe-before"; }
-gens+=" go-floor probe"
+gens+=" go-floor go-epoll probe"
 go build -o "$tmp/probe" ./cmd/probe
 go build -o "$tmp/go-floor" ./bench/floorclient
 go build -o "$tmp/server" ./bench/trivialserver
@@ -41,15 +43,19 @@ cpu_of() {
     awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.3f\n", u[1]*60 + u[2] + s[1]*60 + s[2] }'
 }
 
+# Every generator sends the same request, probe's: Host, User-Agent and
+# Accept-Encoding: gzip (vegeta's Go client adds that itself). A bare GET
+# costs the server less, and a server-bound run's throughput with it.
+ua='User-Agent: probe/1 (load test)'
 declare -A rps cpu
 for r in $(seq "$rounds"); do
   # wrk
-  c=$(cpu_of sh -c "wrk -t1 -c$conns -d${secs}s $url > $tmp/wrk.txt")
+  c=$(cpu_of sh -c "wrk -t1 -c$conns -d${secs}s -H '$ua' -H 'Accept-Encoding: gzip' $url > $tmp/wrk.txt")
   n=$(awk '/requests in/ { print $1 }' "$tmp/wrk.txt")
   rps[wrk]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[wrk]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
   # vegeta: as fast as it can with 32 workers over kept-alive connections
   [ "$vegeta" = 0 ] || {
-  c=$(cpu_of sh -c "echo 'GET $url/' | $tmp/vegeta attack -rate=0 -max-workers=$conns -workers=$conns -connections=$conns -duration=${secs}s | $tmp/vegeta report -type=json > $tmp/vegeta.json")
+  c=$(cpu_of sh -c "echo 'GET $url/' | $tmp/vegeta attack -header '$ua' -rate=0 -max-workers=$conns -workers=$conns -connections=$conns -duration=${secs}s | $tmp/vegeta report -type=json > $tmp/vegeta.json")
   n=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$tmp/vegeta.json")
   rps[vegeta]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[vegeta]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
   }
@@ -57,6 +63,10 @@ for r in $(seq "$rounds"); do
   c=$(cpu_of sh -c "$tmp/go-floor -c $conns -d ${secs}s $url/ > $tmp/floor.txt")
   n=$(awk '/requests/ { print $2 }' "$tmp/floor.txt")
   rps[go-floor]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[go-floor]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
+  # the same with wrk's design in Go (one goroutine over its own epoll): the runtime without its netpoller
+  c=$(cpu_of sh -c "$tmp/go-floor -epoll -c $conns -d ${secs}s $url/ > $tmp/floor.txt")
+  n=$(awk '/requests/ { print $2 }' "$tmp/floor.txt")
+  rps[go-epoll]+="$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n/s }') "; cpu[go-epoll]+="$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.2f", 1e6*c/n }') "
   # probe's closed loop (and the earlier build's, when given)
   for g in $gens; do
     case $g in probe | probe-before) ;; *) continue ;; esac

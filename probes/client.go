@@ -9,7 +9,6 @@ import (
 	"hash/maphash"
 	"io"
 	"net"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -31,7 +30,8 @@ type Client struct {
 	rec       *recorder
 	measuring *atomic.Bool
 	live      *liveCounters
-	maxBody   int // a reply's bound, and of what is made of it (a gRPC reply's JSON)
+	maxBody   int       // a reply's bound, and of what is made of it (a gRPC reply's JSON)
+	done      time.Time // when the last call's reply came (the clock read then)
 }
 
 // liveCounters feed the progress line.
@@ -52,6 +52,14 @@ type recorder struct {
 	times          []RequestTime // with LoadOptions.RequestTimes, up to timesCap
 	timesCap       int
 	second         secondTally // the per-second series' current second
+	// The last operation, request key and verdict looked up: a client
+	// mostly sends the same request and gets the same bytes, and a map
+	// lookup by a string a request was a share of probe's CPU.
+	lastOp      *opRecord
+	lastKey     string
+	lastReplies *keyReplies
+	lastSum     uint64
+	lastChecked *checked
 }
 
 // keyReplies are one request key's replies: how often each digest came,
@@ -62,6 +70,28 @@ type keyReplies struct {
 	input     bool   // the request carries a query or a body
 	bodyBytes int    // the request body's size
 	counts    map[uint64]int64
+	// The last digest counted and how often since: counts has it after
+	// flush.
+	last  uint64
+	lastN int64
+}
+
+// count adds one reply of digest sum.
+func (k *keyReplies) count(sum uint64) {
+	if k.lastN > 0 && sum == k.last {
+		k.lastN++
+		return
+	}
+	k.flush()
+	k.last, k.lastN = sum, 1
+}
+
+// flush puts the last digest's count into counts.
+func (k *keyReplies) flush() {
+	if k.lastN > 0 {
+		k.counts[k.last] += k.lastN
+		k.lastN = 0
+	}
 }
 
 type checked struct {
@@ -99,8 +129,9 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 	if intended.IsZero() {
 		intended = sent
 	}
-	err := c.conn.Do(call.Req, &c.resp)
+	err := c.conn.DoAt(sent, call.Req, &c.resp)
 	done := time.Now()
+	c.done = done
 	var reply *Reply
 	if err == nil {
 		reply, err = c.verify(call)
@@ -160,12 +191,12 @@ func (c *Client) targetGone(err error) bool {
 // generator must not pay for what the target did not do.
 func (c *Client) verify(call Call) (*Reply, error) {
 	r := &c.resp
-	encoding := r.Header("Content-Encoding")
+	encoding := r.Encoding()
 	var h maphash.Hash
 	h.SetSeed(c.rec.seed)
 	h.WriteString(call.Op)
 	h.WriteByte(0)
-	h.WriteString(encoding)
+	h.Write(encoding)
 	h.WriteByte(byte(r.Status >> 8))
 	h.WriteByte(byte(r.Status))
 	h.Write(r.Body)
@@ -186,21 +217,31 @@ func (c *Client) verify(call Call) (*Reply, error) {
 	sum := h.Sum64()
 	if c.measuring.Load() {
 		c.rec.wire += int64(r.WireBytes)
-		d := c.rec.digests[call.Key]
-		if d == nil {
-			d = &keyReplies{op: call.Op, request: requestText(call.Req), input: hasInput(call.Req), bodyBytes: len(call.Req.Body), counts: map[uint64]int64{}}
-			c.rec.digests[call.Key] = d
+		d := c.rec.lastReplies
+		if d == nil || c.rec.lastKey != call.Key {
+			if d = c.rec.digests[call.Key]; d == nil {
+				d = &keyReplies{op: call.Op, request: requestText(call.Req), input: hasInput(call.Req), bodyBytes: len(call.Req.Body), counts: map[uint64]int64{}}
+				c.rec.digests[call.Key] = d
+			}
+			c.rec.lastKey, c.rec.lastReplies = call.Key, d
 		}
-		d.counts[sum]++
+		d.count(sum)
 	}
 	reply := &c.reply
 	*reply = Reply{Status: r.Status, Header: c.header, Body: r.Body}
-	if v, ok := c.rec.checked[sum]; ok && !call.Read {
-		c.countDecoded(v.decoded)
-		return reply, v.err
+	if !call.Read {
+		if v := c.rec.lastChecked; v != nil && c.rec.lastSum == sum {
+			c.countDecoded(v.decoded)
+			return reply, v.err
+		}
+		if v, ok := c.rec.checked[sum]; ok {
+			c.rec.lastSum, c.rec.lastChecked = sum, &v
+			c.countDecoded(v.decoded)
+			return reply, v.err
+		}
 	}
 	v := checked{decoded: len(r.Body)}
-	if strings.EqualFold(encoding, "gzip") {
+	if bytes.EqualFold(encoding, gzipName) {
 		// Decoded within the same bound as received: a gzip bomb is this
 		// request's error.
 		zr, err := gzip.NewReader(bytes.NewReader(r.Body))
@@ -229,6 +270,8 @@ func (c *Client) verify(call Call) (*Reply, error) {
 	return reply, v.err
 }
 
+var gzipName = []byte("gzip")
+
 func (c *Client) countDecoded(n int) {
 	if c.measuring.Load() {
 		c.rec.decoded += int64(n)
@@ -253,7 +296,7 @@ func checkReply(call Call, r *Reply) error {
 // the records are merged.
 type opRecord struct {
 	OpStats
-	onTime *hdrhistogram.Histogram
+	onTime histBatch
 	// The calls sent after they were due (the open loop behind its
 	// schedule), made on the first.
 	lateLatency, lateService *hdrhistogram.Histogram
@@ -266,7 +309,7 @@ type opRecord struct {
 func (op *opRecord) record(intended, sent, done time.Time) {
 	op.Calls++
 	if intended.Equal(sent) {
-		op.onTime.RecordValue(max(1, done.Sub(sent).Microseconds()))
+		op.onTime.record(max(1, done.Sub(sent).Microseconds()))
 		return
 	}
 	if op.lateLatency == nil {
@@ -280,8 +323,9 @@ func (op *opRecord) record(intended, sent, done time.Time) {
 func (op *opRecord) mergeTo(dst *OpStats) {
 	dst.Calls += op.Calls
 	dst.Errors += op.Errors
-	dst.Latency.Merge(op.onTime)
-	dst.Service.Merge(op.onTime)
+	op.onTime.flush()
+	dst.Latency.Merge(op.onTime.h)
+	dst.Service.Merge(op.onTime.h)
 	if op.lateLatency != nil {
 		dst.Latency.Merge(op.lateLatency)
 		dst.Service.Merge(op.lateService)
@@ -289,12 +333,16 @@ func (op *opRecord) mergeTo(dst *OpStats) {
 }
 
 func (r *recorder) op(name string, setup bool) *opRecord {
+	if op := r.lastOp; op != nil && op.Name == name {
+		return op
+	}
 	op, ok := r.ops[name]
 	if !ok {
-		op = &opRecord{OpStats: OpStats{Name: name, Setup: setup}, onTime: newHistogram()}
+		op = &opRecord{OpStats: OpStats{Name: name, Setup: setup}, onTime: newHistBatch(newHistogram())}
 		r.ops[name] = op
 		r.order = append(r.order, name)
 	}
+	r.lastOp = op
 	return op
 }
 
@@ -356,6 +404,7 @@ func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[st
 			d = &keyReplies{op: kr.op, request: kr.request, input: kr.input, bodyBytes: kr.bodyBytes, counts: map[uint64]int64{}}
 			digests[key] = d
 		}
+		kr.flush()
 		for sum, n := range kr.counts {
 			d.counts[sum] += n
 		}

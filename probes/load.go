@@ -203,52 +203,60 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	if o.Rate > 0 {
 		sched.interval = time.Duration(float64(time.Second) / o.Rate)
 	}
-	for id, c := range clients {
-		wg.Go(func() {
-			sess, err := ml.NewSession(ctx, c, id)
-			if err != nil {
-				sessionErr.CompareAndSwap(nil, &err)
+	// client is one client's loop; sleep waits (false: the run is ending).
+	client := func(id int, c *Client, sleep func(time.Duration) bool) {
+		sess, err := ml.NewSession(ctx, c, id)
+		if err != nil {
+			sessionErr.CompareAndSwap(nil, &err)
+			return
+		}
+		var backoff time.Duration
+		now := time.Now()
+		for i := 0; ; i++ {
+			if ctx.Err() != nil {
 				return
 			}
-			var backoff time.Duration
-			for i := 0; ; i++ {
-				if ctx.Err() != nil {
+			if !now.Before(end) {
+				return
+			}
+			if o.Requests > 0 && sent.Add(1) > o.Requests {
+				return
+			}
+			var intended time.Time
+			if sched.interval > 0 {
+				intended = sched.due(next.Add(1) - 1)
+				if !intended.Before(end) {
 					return
 				}
-				if !time.Now().Before(end) {
+				if d := time.Until(intended); d > 0 && !sleep(d) {
 					return
-				}
-				if o.Requests > 0 && sent.Add(1) > o.Requests {
-					return
-				}
-				var intended time.Time
-				if sched.interval > 0 {
-					intended = sched.due(next.Add(1) - 1)
-					if !intended.Before(end) {
-						return
-					}
-					if d := time.Until(intended); d > 0 {
-						select {
-						case <-time.After(d):
-						case <-ctx.Done():
-							return
-						}
-					}
-				}
-				if _, err := c.do(sess.Next(i), intended, false); isDialError(err) {
-					// A target that refuses connections is not hammered in a
-					// tight loop: each client backs off, 10 ms doubling to 1 s.
-					backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
-					select {
-					case <-time.After(min(backoff, time.Until(end))):
-					case <-ctx.Done():
-						return
-					}
-				} else {
-					backoff = 0
 				}
 			}
-		})
+			_, err := c.do(sess.Next(i), intended, false)
+			now = c.done // the clock c.do read last: one read fewer a request
+			if isDialError(err) {
+				// A target that refuses connections is not hammered in a
+				// tight loop: each client backs off, 10 ms doubling to 1 s.
+				backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+				if !sleep(min(backoff, time.Until(end))) {
+					return
+				}
+				now = time.Now()
+			} else {
+				backoff = 0
+			}
+		}
+	}
+	sleep := func(d time.Duration) bool {
+		select {
+		case <-time.After(d):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for id, c := range clients {
+		wg.Go(func() { client(id, c, sleep) })
 	}
 	// Close connections on cancellation so that blocked requests return.
 	stopInterrupt := context.AfterFunc(ctx, func() {

@@ -67,7 +67,7 @@ func countingServer(h http.Handler) (*httptest.Server, *atomic.Int64) {
 // wait must show in the latencies, not in the service times.
 func TestCoordinatedOmissionModel(t *testing.T) {
 	sched := openLoop{start: time.Unix(1000, 0), interval: 5 * time.Millisecond}
-	rec := &opRecord{onTime: newHistogram()}
+	rec := &opRecord{onTime: newHistBatch(newHistogram())}
 	free := sched.start // when the client can send next
 	for k := int64(0); k < 600; k++ {
 		due := sched.due(k)
@@ -252,6 +252,34 @@ func TestCheckFailuresAreCountedByReason(t *testing.T) {
 	}
 }
 
+// A reply's verdict is its bytes': replies that alternate between one
+// that passes the check and one that fails get alternating verdicts,
+// however the verdicts are cached.
+func TestVerdictsFollowTheBytes(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		if n.Add(1)%2 == 1 {
+			w.Write([]byte("<urlset><url><loc>http://x/a</loc></url></urlset>"))
+			return
+		}
+		w.Write([]byte("<urlset></urlset>"))
+	}))
+	defer srv.Close()
+	run, err := RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, errs := run.Requests()
+	if calls < 20 || errs < calls/2-1 || errs > calls/2+1 {
+		t.Errorf("%d calls, %d failed: want every other one (errors %v)", calls, errs, run.Errors)
+	}
+}
+
 func TestReplyDigestsPerKey(t *testing.T) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -276,6 +304,15 @@ func TestReplyDigestsPerKey(t *testing.T) {
 	}
 	if d := got["/x?k=varies"]; d.Distinct != int(d.Requests) || d.Requests < 10 {
 		t.Errorf("varying key: %+v", d)
+	}
+	// Every measured reply is counted once: the counts a client keeps of
+	// its last digest are all in the run's.
+	var counted int64
+	for _, d := range run.Digests {
+		counted += d.Requests
+	}
+	if calls, errs := run.Requests(); errs != 0 || counted != calls {
+		t.Errorf("%d replies in the digests of %d calls (%d errors)", counted, calls, errs)
 	}
 }
 

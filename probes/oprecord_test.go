@@ -10,7 +10,7 @@ import (
 // histograms of recording every call's latency and service time apart.
 func TestOpRecordMergesToBothFiguresOfEveryCall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	rec := &opRecord{onTime: newHistogram()}
+	rec := &opRecord{onTime: newHistBatch(newHistogram())}
 	want := &OpStats{Latency: newHistogram(), Service: newHistogram()}
 	base := time.Unix(1000, 0)
 	for k := range 5000 {
@@ -32,7 +32,7 @@ func TestOpRecordMergesToBothFiguresOfEveryCall(t *testing.T) {
 			got.Latency.ValueAtQuantile(99), want.Latency.ValueAtQuantile(99),
 			got.Service.ValueAtQuantile(99), want.Service.ValueAtQuantile(99))
 	}
-	if rec.lateLatency == nil || rec.onTime.TotalCount() == 0 {
+	if rec.lateLatency == nil || rec.onTime.h.TotalCount() == 0 {
 		t.Fatal("the test did not take both paths")
 	}
 }

@@ -110,11 +110,11 @@ type secondTally struct {
 	sec      int
 	requests int64
 	errors   int64
-	latency  *hdrhistogram.Histogram
+	latency  histBatch
 }
 
 func newSecondTally(shared *perSecond, from time.Time, window time.Duration) secondTally {
-	return secondTally{shared: shared, from: from, last: max(0, int((window-1)/time.Second)), latency: newSecondHistogram()}
+	return secondTally{shared: shared, from: from, last: max(0, int((window-1)/time.Second)), latency: newHistBatch(newSecondHistogram())}
 }
 
 // record counts one measured request that completed at done, latency after
@@ -133,14 +133,15 @@ func (t *secondTally) record(done time.Time, latency time.Duration, failed bool)
 	if failed {
 		t.errors++
 	}
-	t.latency.RecordValue(max(1, latency.Microseconds()))
+	t.latency.record(max(1, latency.Microseconds()))
 }
 
 func (t *secondTally) flush() {
 	if t.shared == nil || t.requests == 0 {
 		return
 	}
-	t.shared.add(t.sec, t.requests, t.errors, t.latency)
+	t.latency.flush()
+	t.shared.add(t.sec, t.requests, t.errors, t.latency.h)
 	t.requests, t.errors = 0, 0
-	t.latency.Reset()
+	t.latency.h.Reset()
 }

@@ -16,6 +16,7 @@ import (
 // connection (lib/h2). Both fill the same Response within the same bounds.
 type transport interface {
 	Do(req *h1.Request, resp *h1.Response) error
+	DoAt(now time.Time, req *h1.Request, resp *h1.Response) error // Do, sent now
 	Decode(r io.Reader) ([]byte, error)
 	Interrupt()
 	Close()
@@ -54,6 +55,10 @@ func (c *h1Transport) Counts() (opened, dropped int) { return c.Opened, c.Droppe
 type h2Transport struct{ *h2.Conn }
 
 func (h2Transport) Counts() (opened, dropped int) { return 0, 0 }
+
+func (c h2Transport) DoAt(_ time.Time, req *h1.Request, resp *h1.Response) error {
+	return c.Do(req, resp)
+}
 
 // counts are the connections the target's HTTP/2 pool has dialled and
 // lost so far; zero for HTTP/1.1, whose clients count their own.

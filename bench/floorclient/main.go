@@ -21,14 +21,25 @@ import (
 func main() {
 	conns := flag.Int("c", 32, "connections, one goroutine each")
 	dur := flag.Duration("d", 10*time.Second, "how long")
+	epoll := flag.Bool("epoll", false, "one goroutine over its own epoll (wrk's design) instead of one a connection")
 	flag.Parse()
 	u, err := url.Parse(flag.Arg(0))
 	if err != nil || u.Host == "" {
 		fmt.Fprintln(os.Stderr, "usage: floorclient [-c N] [-d DURATION] http://HOST:PORT/")
 		os.Exit(2)
 	}
-	req := []byte("GET / HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: floorclient\r\n\r\n")
+	// probe's request, as bench/loadgen.sh has every generator send.
+	req := []byte("GET / HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: probe/1 (load test)\r\nAccept-Encoding: gzip\r\n\r\n")
 	end := time.Now().Add(*dur)
+	if *epoll {
+		n, err := runEpoll(u.Host, *conns, req, end)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("requests %d\n", n)
+		return
+	}
 	var n atomic.Int64
 	var wg sync.WaitGroup
 	for range *conns {

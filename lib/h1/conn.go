@@ -81,8 +81,14 @@ type Response struct {
 	Body      []byte // as received: still compressed if Content-Encoding says so
 	WireBytes int    // status line, headers and body as they crossed the wire
 	header    []byte // the raw header block
+	encoding  []byte // the first Content-Encoding's value, within header
 	close     bool
 }
+
+// Encoding is the reply's Content-Encoding ("" when it has none), as
+// Header says it but read once, with the header block: the bytes live
+// until the next request.
+func (r *Response) Encoding() []byte { return r.encoding }
 
 // Header returns the first value of the named header (case-insensitive), or "".
 func (r *Response) Header(name string) string {
@@ -171,13 +177,19 @@ var errUnsent = errors.New("request not sent")
 // server cannot have seen, and for an idempotent one it may have (as
 // net/http does; a POST that reached the server is not sent twice).
 func (c *Conn) Do(req *Request, resp *Response) error {
+	return c.DoAt(time.Now(), req, resp)
+}
+
+// DoAt is Do for a caller that has just read the clock: now is when the
+// request goes (a clock read a request fewer).
+func (c *Conn) DoAt(now time.Time, req *Request, resp *Response) error {
 	c.release(resp)
 	raw, err := req.bytes(c.Addr)
 	if err != nil {
 		return err // nothing sent: the connection stays as it was
 	}
 	fresh := c.nc == nil
-	if err := c.roundTrip(req, raw, resp); err != nil {
+	if err := c.roundTrip(now, req, raw, resp); err != nil {
 		c.Close()
 		if !fresh && errors.Is(err, ErrClosed) {
 			c.Dropped++
@@ -185,7 +197,7 @@ func (c *Conn) Do(req *Request, resp *Response) error {
 		if fresh || !errors.Is(err, ErrClosed) || !errors.Is(err, errUnsent) && !idempotent(req.Method) {
 			return err
 		}
-		if err := c.roundTrip(req, raw, resp); err != nil {
+		if err := c.roundTrip(time.Now(), req, raw, resp); err != nil {
 			c.Close()
 			return err
 		}
@@ -197,7 +209,7 @@ func (c *Conn) Do(req *Request, resp *Response) error {
 	return nil
 }
 
-func (c *Conn) roundTrip(req *Request, raw []byte, resp *Response) error {
+func (c *Conn) roundTrip(now time.Time, req *Request, raw []byte, resp *Response) error {
 	if c.nc != nil && !idempotent(req.Method) && closedByPeer(c.nc) {
 		c.Dropped++
 		// Such a request is not sent twice, so it is not sent on a
@@ -222,7 +234,6 @@ func (c *Conn) roundTrip(req *Request, raw []byte, resp *Response) error {
 		c.nc, c.io, c.br, c.Opened, c.rearm = nc, rw, bufio.NewReaderSize(rw, 32<<10), c.Opened+1, time.Time{}
 		c.mu.Unlock()
 	}
-	now := time.Now()
 	hot := now.Sub(c.sentAt) < hotGap
 	c.sentAt = now
 	if c.Timeout > 0 {
@@ -332,7 +343,7 @@ func (c *Conn) Close() {
 
 // readResponse reads one reply into resp within lim's bounds.
 func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error {
-	resp.header = resp.header[:0]
+	resp.header, resp.encoding = resp.header[:0], nil
 	resp.Body = resp.Body[:0]
 	resp.Status, resp.close = 0, false
 	line, err := br.ReadSlice('\n')
@@ -352,8 +363,8 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
 		return fmt.Errorf("malformed status line %q", bytes.TrimSpace(line))
 	}
-	status, err := strconv.Atoi(string(line[9:12]))
-	if err != nil {
+	status, ok := digits(line[9:12])
+	if !ok {
 		return fmt.Errorf("malformed status line %q", bytes.TrimSpace(line))
 	}
 	resp.Status = status
@@ -372,10 +383,11 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 		if wire > maxHeader {
 			return &TooLargeError{What: "header", Limit: maxHeader}
 		}
-		l := bytes.TrimRight(line, "\r\n")
+		l := trimEOL(line)
 		if len(l) == 0 {
 			break
 		}
+		at := len(resp.header)
 		resp.header = append(append(resp.header, l...), crlf...)
 		c := bytes.IndexByte(l, ':')
 		if c < 0 {
@@ -383,8 +395,12 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 		}
 		name, value := l[:c], bytes.TrimSpace(l[c+1:])
 		switch {
+		case len(name) < len("Connection"): // the shortest of those below
+		case resp.encoding == nil && asciiEqualFold(name, "Content-Encoding"):
+			resp.encoding = bytes.TrimSpace(resp.header[at+c+1 : at+len(l)])
 		case asciiEqualFold(name, "Content-Length"):
-			if contentLength, err = strconv.Atoi(string(value)); err != nil || contentLength < 0 {
+			var ok bool
+			if contentLength, ok = digits(value); !ok {
 				return fmt.Errorf("bad Content-Length %q", value)
 			}
 		case asciiEqualFold(name, "Transfer-Encoding"):
@@ -483,6 +499,30 @@ func readChunked(br *bufio.Reader, lim *body, resp *Response) (int, error) {
 		}
 		wire += int(n) + 2
 	}
+}
+
+// digits is b as a decimal number of 1 to 18 digits (no sign, no space):
+// a status code or a Content-Length, parsed without a string made of it.
+func digits(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n, true
+}
+
+// trimEOL is line without its CR LF (or LF, or any run of them).
+func trimEOL(line []byte) []byte {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line
 }
 
 func asciiEqualFold(b []byte, s string) bool {

@@ -311,3 +311,59 @@ func TestABrokenReplyGivesItsReservationBack(t *testing.T) {
 		t.Errorf("budget free %d after the broken reply, want all %d", free, 4<<20)
 	}
 }
+
+// A reply's Content-Encoding is read with its header block, the first
+// one's value trimmed, and is no reply's but its own.
+func TestEncodingIsTheReplysOwn(t *testing.T) {
+	addr, _ := cannedServer(t,
+		"HTTP/1.1 200 OK\r\nContent-Encoding:  gzip \r\nContent-Length: 2\r\n\r\nab",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\ncd",
+		"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nef",
+	)
+	c := &Conn{Addr: addr, Timeout: 5 * time.Second}
+	var r Response
+	for i, want := range []string{"gzip", "", "br"} {
+		if err := c.Do(NewRequest("GET", "/", nil), &r); err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if string(r.Encoding()) != want || r.Header("Content-Encoding") != want {
+			t.Errorf("reply %d: Encoding %q, Header %q, want %q", i, r.Encoding(), r.Header("Content-Encoding"), want)
+		}
+	}
+}
+
+// A status code and a Content-Length are digits and nothing else.
+func TestNumbersAreDigits(t *testing.T) {
+	for _, bad := range []string{"HTTP/1.1 +20 OK\r\n\r\n", "HTTP/1.1 2 0 OK\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nab", "HTTP/1.1 200 OK\r\nContent-Length: 0x2\r\n\r\nab",
+		"HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n"} {
+		var r Response
+		err := readResponse(bufio.NewReader(strings.NewReader(bad)), false, &body{max: 1 << 16}, &r)
+		if err == nil {
+			t.Errorf("%q: no error (status %d, body %q)", bad, r.Status, r.Body)
+		}
+	}
+	for in, want := range map[string]int{"0": 0, "7": 7, "404": 404, "999999999999999999": 999999999999999999} {
+		if n, ok := digits([]byte(in)); !ok || n != want {
+			t.Errorf("digits(%q) = %d, %v", in, n, ok)
+		}
+	}
+	for _, in := range []string{"", "-1", "1 ", "1234567890123456789"} {
+		if _, ok := digits([]byte(in)); ok {
+			t.Errorf("digits(%q) took it", in)
+		}
+	}
+}
+
+// Another transport's reply says its encoding as a reply read here does.
+func TestFillSaysTheEncoding(t *testing.T) {
+	var r Response
+	r.Fill(200, http.Header{"Content-Encoding": {" gzip"}, "X-A": {"b"}}, []byte("x"), 10)
+	if string(r.Encoding()) != "gzip" || r.Header("X-A") != "b" {
+		t.Errorf("encoding %q, X-A %q", r.Encoding(), r.Header("X-A"))
+	}
+	r.Fill(200, http.Header{"X-A": {"c"}}, []byte("y"), 10)
+	if len(r.Encoding()) != 0 {
+		t.Errorf("encoding %q after a reply without one", r.Encoding())
+	}
+}

@@ -40,4 +40,8 @@ func (resp *Response) Fill(status int, header http.Header, body []byte, wire int
 	}
 	resp.Status, resp.Body, resp.WireBytes = status, body, wire
 	resp.header, resp.close = append(resp.header[:0], b.String()...), false
+	resp.encoding = nil
+	if v := header.Values("Content-Encoding"); len(v) > 0 {
+		resp.encoding = []byte(strings.TrimSpace(v[0]))
+	}
 }
