@@ -30,8 +30,7 @@ type Client struct {
 	rec       *recorder
 	measuring *atomic.Bool
 	live      *liveCounters
-	maxBody   int       // a reply's bound, and of what is made of it (a gRPC reply's JSON)
-	done      time.Time // when the last call's reply came (the clock read then)
+	maxBody   int // a reply's bound, and of what is made of it (a gRPC reply's JSON)
 }
 
 // liveCounters feed the progress line.
@@ -131,7 +130,6 @@ func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
 	}
 	err := c.conn.DoAt(sent, call.Req, &c.resp)
 	done := time.Now()
-	c.done = done
 	var reply *Reply
 	if err == nil {
 		reply, err = c.verify(call)

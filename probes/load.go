@@ -211,12 +211,11 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 			return
 		}
 		var backoff time.Duration
-		now := time.Now()
 		for i := 0; ; i++ {
 			if ctx.Err() != nil {
 				return
 			}
-			if !now.Before(end) {
+			if !time.Now().Before(end) {
 				return
 			}
 			if o.Requests > 0 && sent.Add(1) > o.Requests {
@@ -232,16 +231,13 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 					return
 				}
 			}
-			_, err := c.do(sess.Next(i), intended, false)
-			now = c.done // the clock c.do read last: one read fewer a request
-			if isDialError(err) {
+			if _, err := c.do(sess.Next(i), intended, false); isDialError(err) {
 				// A target that refuses connections is not hammered in a
 				// tight loop: each client backs off, 10 ms doubling to 1 s.
 				backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
 				if !sleep(min(backoff, time.Until(end))) {
 					return
 				}
-				now = time.Now()
 			} else {
 				backoff = 0
 			}

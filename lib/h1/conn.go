@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"runtime"
 	"strconv"
@@ -233,6 +234,7 @@ func (c *Conn) roundTrip(now time.Time, req *Request, raw []byte, resp *Response
 		c.mu.Lock()
 		c.nc, c.io, c.br, c.Opened, c.rearm = nc, rw, bufio.NewReaderSize(rw, 32<<10), c.Opened+1, time.Time{}
 		c.mu.Unlock()
+		now = time.Now() // the dial took its time: the deadline starts after it
 	}
 	hot := now.Sub(c.sentAt) < hotGap
 	c.sentAt = now
@@ -369,7 +371,7 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 	}
 	resp.Status = status
 	http10 := line[7] == '0'
-	contentLength, chunked := -1, false
+	contentLength, chunked, encoded := -1, false, false
 	connClose := http10
 	for {
 		line, err = br.ReadSlice('\n')
@@ -396,8 +398,9 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 		name, value := l[:c], bytes.TrimSpace(l[c+1:])
 		switch {
 		case len(name) < len("Connection"): // the shortest of those below
-		case resp.encoding == nil && asciiEqualFold(name, "Content-Encoding"):
-			resp.encoding = bytes.TrimSpace(resp.header[at+c+1 : at+len(l)])
+		case !encoded && asciiEqualFold(name, "Content-Encoding"):
+			// The first field's, as Header says it, even when empty.
+			resp.encoding, encoded = bytes.TrimSpace(resp.header[at+c+1:at+len(l)]), true
 		case asciiEqualFold(name, "Content-Length"):
 			var ok bool
 			if contentLength, ok = digits(value); !ok {
@@ -501,18 +504,20 @@ func readChunked(br *bufio.Reader, lim *body, resp *Response) (int, error) {
 	}
 }
 
-// digits is b as a decimal number of 1 to 18 digits (no sign, no space):
-// a status code or a Content-Length, parsed without a string made of it.
+// digits is b as a decimal number (digits only: no sign, no space) that
+// an int holds: a status code or a Content-Length, parsed without a
+// string made of it.
 func digits(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > 18 {
+	if len(b) == 0 {
 		return 0, false
 	}
 	n := 0
 	for _, c := range b {
-		if c < '0' || c > '9' {
+		d := int(c - '0')
+		if c < '0' || c > '9' || n > (math.MaxInt-d)/10 {
 			return 0, false
 		}
-		n = 10*n + int(c-'0')
+		n = 10*n + d
 	}
 	return n, true
 }

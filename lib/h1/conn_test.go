@@ -319,10 +319,11 @@ func TestEncodingIsTheReplysOwn(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nContent-Encoding:  gzip \r\nContent-Length: 2\r\n\r\nab",
 		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\ncd",
 		"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nef",
+		"HTTP/1.1 200 OK\r\nContent-Encoding: \r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\ngh",
 	)
 	c := &Conn{Addr: addr, Timeout: 5 * time.Second}
 	var r Response
-	for i, want := range []string{"gzip", "", "br"} {
+	for i, want := range []string{"gzip", "", "br", ""} {
 		if err := c.Do(NewRequest("GET", "/", nil), &r); err != nil {
 			t.Fatalf("reply %d: %v", i, err)
 		}
@@ -343,12 +344,13 @@ func TestNumbersAreDigits(t *testing.T) {
 			t.Errorf("%q: no error (status %d, body %q)", bad, r.Status, r.Body)
 		}
 	}
-	for in, want := range map[string]int{"0": 0, "7": 7, "404": 404, "999999999999999999": 999999999999999999} {
+	for in, want := range map[string]int{"0": 0, "7": 7, "404": 404, "999999999999999999": 999999999999999999,
+		"000000000000000000000007": 7, "9223372036854775807": 9223372036854775807} {
 		if n, ok := digits([]byte(in)); !ok || n != want {
 			t.Errorf("digits(%q) = %d, %v", in, n, ok)
 		}
 	}
-	for _, in := range []string{"", "-1", "1 ", "1234567890123456789"} {
+	for _, in := range []string{"", "-1", "1 ", "9223372036854775808", "12345678901234567890"} {
 		if _, ok := digits([]byte(in)); ok {
 			t.Errorf("digits(%q) took it", in)
 		}
