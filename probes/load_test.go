@@ -207,14 +207,24 @@ func TestConnectionChurnIsReported(t *testing.T) {
 	}
 }
 
-func TestCheckFailuresAreCountedByReason(t *testing.T) {
+// sitemapServer has no robots.txt and answers every other request with
+// reply(n, w), n counting the requests from 1.
+func sitemapServer(t *testing.T, reply func(n int64, w http.ResponseWriter)) *httptest.Server {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
 			return
 		}
-		switch n.Add(1) % 4 {
+		reply(n.Add(1), w)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestCheckFailuresAreCountedByReason(t *testing.T) {
+	srv := sitemapServer(t, func(n int64, w http.ResponseWriter) {
+		switch n % 4 {
 		case 0:
 			w.WriteHeader(500)
 		case 1:
@@ -227,8 +237,7 @@ func TestCheckFailuresAreCountedByReason(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<html>"))
 		}
-	}))
-	defer srv.Close()
+	})
 	// The first request (Prepare's) gets case 1, a whole sitemap.
 	run, err := RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
 	if err != nil {
@@ -256,20 +265,14 @@ func TestCheckFailuresAreCountedByReason(t *testing.T) {
 // that passes the check and one that fails get alternating verdicts,
 // however the verdicts are cached.
 func TestVerdictsFollowTheBytes(t *testing.T) {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
+	srv := sitemapServer(t, func(n int64, w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/xml")
-		if n.Add(1)%2 == 1 {
+		if n%2 == 1 {
 			w.Write([]byte("<urlset><url><loc>http://x/a</loc></url></urlset>"))
 			return
 		}
 		w.Write([]byte("<urlset></urlset>"))
-	}))
-	defer srv.Close()
+	})
 	run, err := RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
