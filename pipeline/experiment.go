@@ -20,6 +20,7 @@ import (
 	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/lib/h1"
 	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -44,11 +45,12 @@ const MinExperimentTime = 6 * time.Second
 const IgnoredParam = "probe-experiment"
 
 const (
-	maxOtherKeys    = 2   // other keys of the endpoint tried
-	minWorkSamples  = 20  // fewer CPU samples of the work in a variant: too few to compare
-	minTolerance    = 0.3 // a change of CPU per request within this stays put
-	noiseSigmas     = 2.5 // the tolerance is at least this many standard errors of the ratio
-	maxTolerance    = 0.6 // a wider tolerance than this compares nothing: inconclusive
+	maxOtherKeys    = 2    // other keys of the endpoint tried
+	minWorkSamples  = 20   // fewer CPU samples of the work in a variant: too few to compare
+	minTolerance    = 0.3  // a change of CPU per request within this stays put
+	noiseSigmas     = 2.5  // the tolerance is at least this many standard errors of the ratio
+	slotConfidence  = 0.99 // and at least the margin the seconds' own noise leaves at this confidence
+	maxTolerance    = 0.6  // a wider tolerance than this compares nothing: inconclusive
 	variantWarmup   = 300 * time.Millisecond
 	variantOverhead = 700 * time.Millisecond // Prepare, the profiles' fetches, the end of the run
 	maxScannedCalls = 4096                   // calls of a session looked through for a variant's key
@@ -193,7 +195,7 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 	window time.Duration, slots int, e *report.Experiment) ([][]*profile.Profile, error) {
 	vl := newVariantLoad(ml, vs)
 	profiles := make([][]*profile.Profile, len(vs))
-	requests := make([]int64, len(vs))
+	requests := make([][]int64, len(vs))
 	var slotErr error
 	vo := o
 	vo.Duration, vo.Warmup, vo.RequestTimes, vo.Profile, vo.Progress = window, variantWarmup, false, nil, nil
@@ -204,8 +206,14 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		for k := range slots {
 			i := k % len(vs)
 			vl.current.Store(int32(i))
+			// The requests of the profile's second, counted when it ends,
+			// not when the profile has been written and read back.
 			before := vl.sent[i].Load()
+			var counted atomic.Int64
+			counted.Store(-1)
+			timer := time.AfterFunc(slotLength, func() { counted.Store(vl.sent[i].Load() - before) })
 			prof, err := fetchCPUProfile(ctx, o.Profile, slotLength)
+			timer.Stop()
 			if ctx.Err() != nil {
 				return // the window ended inside this slot: its profile is cut
 			}
@@ -214,7 +222,11 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 				return
 			}
 			profiles[i] = append(profiles[i], prof)
-			requests[i] += vl.sent[i].Load() - before
+			n := counted.Load()
+			if n < 0 { // the profile came back early
+				n = vl.sent[i].Load() - before
+			}
+			requests[i] = append(requests[i], n)
 		}
 	}
 	run, err := p.o.Load(ctx, vl, t, vo)
@@ -231,8 +243,11 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		return nil, fmt.Errorf("the experiment's load ended early: %s", run.Ended)
 	}
 	for i, v := range vs {
-		ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, Request: vl.request(i), Requests: requests[i],
+		ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, Request: vl.request(i), SlotRequests: requests[i],
 			DurationS: float64(len(profiles[i])) * slotLength.Seconds()}
+		for _, n := range requests[i] {
+			ev.Requests += n
+		}
 		for _, prof := range profiles[i] {
 			ev.CPUSeconds += time.Duration(cpuOf(prof, nil)).Seconds()
 		}
@@ -316,12 +331,18 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 		names = append(names, f.OwnFrame)
 	}
 	for _, name := range names {
-		fr := report.ExperimentFrame{Frame: name, CPUPerRequestMS: make([]float64, len(vs)), Samples: make([]int, len(vs))}
+		fr := report.ExperimentFrame{Frame: name, CPUPerRequestMS: make([]float64, len(vs)), Samples: make([]int, len(vs)),
+			SlotCPUPerRequestMS: make([][]float64, len(vs))}
 		for i := range vs {
 			var w work
-			for _, prof := range profiles[i] {
+			for k, prof := range profiles[i] {
 				wp := workOf(prof, name)
 				w.nanos, w.samples, w.readsRequest = w.nanos+wp.nanos, w.samples+wp.samples, w.readsRequest || wp.readsRequest
+				slot := 0.0
+				if k < len(vs[i].SlotRequests) && vs[i].SlotRequests[k] > 0 {
+					slot = float64(wp.nanos) / 1e6 / float64(vs[i].SlotRequests[k])
+				}
+				fr.SlotCPUPerRequestMS[i] = append(fr.SlotCPUPerRequestMS[i], slot)
 			}
 			fr.Samples[i] = w.samples
 			if vs[i].Requests > 0 {
@@ -334,6 +355,7 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 		ef.Frames = append(ef.Frames, fr)
 	}
 	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads)
+	ef.SlotNoise = slotSpread(ef.Frames[0], vs).RelSD
 	return ef
 }
 
@@ -366,19 +388,31 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	if !vs[0].SameReply {
 		return inconclusive("the same request sent again got another reply than in the main run (beyond nonces and timestamps)")
 	}
-	// ratio is how far variant i's CPU per request is from base's (over n0
-	// samples and reqs requests), and the tolerance of that comparison:
-	// sampling noise of n0 and of the samples variant i would have had at
-	// base's CPU per request (a work that vanishes is a change, not noise).
-	ratio := func(base float64, n0 int, reqs int64, i int) (change, tol float64) {
+	spread := slotSpread(work, vs)
+	noisy := func(name string) string {
+		return fmt.Sprintf("the work's CPU per request varied ±%.0f%% from one second to the next of the same variant (%d degrees of freedom): too noisy to compare %s",
+			100*spread.RelSD, spread.DF, name)
+	}
+	// ratio is how far variant i's CPU per request is from base's, and the
+	// tolerance of that comparison, the widest of: minTolerance; the
+	// sampling noise of n0 samples and of those variant i would have had
+	// at base's CPU per request (a work that vanishes is a change, not
+	// noise); and the noise the seconds themselves showed, for baseN
+	// seconds' worth against variant i's (bySlots: it was the widest).
+	ratio := func(base float64, n0 int, reqs int64, baseN float64, i int) (change, tol float64, bySlots bool) {
 		expected := math.Max(1, float64(n0)*float64(vs[i].Requests)/float64(max(reqs, 1)))
-		return math.Abs(work.CPUPerRequestMS[i]/base - 1), math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
+		tol = math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
+		if m, ok := spread.Margin(slotConfidence, baseN, slotsWorth(vs[i])); ok && m > tol {
+			tol, bySlots = m, true
+		}
+		return math.Abs(work.CPUPerRequestMS[i]/base - 1), tol, bySlots
 	}
 	// The controls are pooled into the base: same-key, and ignored-param
 	// when the server did ignore it and its work stayed put.
 	base, n0, reqs := work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests
+	baseSlots := slotWeights(vs[0])
 	tol := minTolerance
-	var tested, movedBy, tooFew []string
+	var tested, movedBy, tooFew, tooNoisy []string
 	// A control that moved is the machine's noise, measured: the input's
 	// variants must then move more than twice as far to count, and
 	// input-independence cannot be claimed at all.
@@ -388,7 +422,10 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
 			continue
 		}
-		change, t := ratio(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, i)
+		change, t, bySlots := ratio(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, stats.EffectiveN(slotWeights(vs[0])), i)
+		if t > maxTolerance && bySlots {
+			return inconclusive(noisy(v.Name))
+		}
 		if t > maxTolerance {
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
 		}
@@ -398,6 +435,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		}
 		base = (base*float64(reqs) + work.CPUPerRequestMS[i]*float64(v.Requests)) / float64(reqs+v.Requests)
 		n0, reqs = n0+work.Samples[i], reqs+v.Requests
+		baseSlots = append(baseSlots, slotWeights(v)...)
 	}
 	for i := 1; i < len(vs); i++ {
 		v := vs[i]
@@ -405,12 +443,14 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		if v.Error != "" || !v.ShouldMatter && v.SameReply {
 			continue
 		}
-		change, t := ratio(base, n0, reqs, i)
+		change, t, bySlots := ratio(base, n0, reqs, stats.EffectiveN(baseSlots), i)
 		t = math.Max(t, 2*noise)
 		tol = math.Max(tol, t)
 		switch {
 		case change > t:
 			movedBy = append(movedBy, v.Name)
+		case t > maxTolerance && bySlots:
+			tooNoisy = append(tooNoisy, v.Name)
 		case t > maxTolerance:
 			tooFew = append(tooFew, v.Name)
 		default:
@@ -419,6 +459,9 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	if len(movedBy) == 0 && controlMoved != "" {
 		return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, a change that should not matter: too noisy to tell", controlMoved))
+	}
+	if len(movedBy) == 0 && len(tooNoisy) > 0 {
+		return inconclusive(noisy(strings.Join(tooNoisy, ", ")))
 	}
 	if len(movedBy) == 0 && len(tooFew) > 0 {
 		return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", strings.Join(tooFew, ", ")))
@@ -440,6 +483,31 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	return "load-time", "input-independent", tol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
 		experimentName, 100*tol, strings.Join(tested, ", "), figures())
 }
+
+// slotSpread is the noise of the work's CPU per request from one second
+// to the next within each variant that ran, pooled (stats.PooledSpread).
+func slotSpread(work report.ExperimentFrame, vs []report.ExperimentVariant) stats.Spread {
+	var values, weights [][]float64
+	for i, v := range vs {
+		if v.Error == "" && i < len(work.SlotCPUPerRequestMS) {
+			values, weights = append(values, work.SlotCPUPerRequestMS[i]), append(weights, slotWeights(v))
+		}
+	}
+	return stats.PooledSpread(values, weights)
+}
+
+// slotWeights are the variant's seconds' requests, each second's weight
+// in the variant's CPU per request.
+func slotWeights(v report.ExperimentVariant) []float64 {
+	w := make([]float64, len(v.SlotRequests))
+	for k, n := range v.SlotRequests {
+		w[k] = float64(n)
+	}
+	return w
+}
+
+// slotsWorth is how many equal seconds the variant's are worth.
+func slotsWorth(v report.ExperimentVariant) float64 { return stats.EffectiveN(slotWeights(v)) }
 
 // applyVerdict sets the finding's class, evidence and fix from the
 // experiment; rule is the finding's rule (nil: not in the catalog).

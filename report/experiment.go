@@ -35,6 +35,8 @@ type ExperimentVariant struct {
 	Request      string  `json:"request"` // method and path as sent
 	DurationS    float64 `json:"duration_s"`
 	Requests     int64   `json:"requests"`
+	// SlotRequests are the requests sent in each of the variant's seconds.
+	SlotRequests []int64 `json:"slot_requests,omitempty"`
 	Errors       int64   `json:"errors"`
 	CPUSeconds   float64 `json:"cpu_s"` // all the target's CPU in the variant's profile
 	// ReplyDigest is the most frequent reply's digest (hex); StableDigest
@@ -59,6 +61,10 @@ type ExperimentFinding struct {
 	// Tolerance is the largest relative change of the work's CPU per
 	// request that still counts as staying put (sampling noise included).
 	Tolerance float64 `json:"tolerance"`
+	// SlotNoise is the standard deviation of one second's CPU per request
+	// of the work relative to its variant's, pooled over the variants (0:
+	// too few seconds to measure it).
+	SlotNoise float64 `json:"slot_noise"`
 	Why       string  `json:"why"`
 }
 
@@ -68,6 +74,9 @@ type ExperimentFrame struct {
 	Frame           string    `json:"frame"`
 	CPUPerRequestMS []float64 `json:"cpu_per_request_ms"`
 	Samples         []int     `json:"samples"`
+	// SlotCPUPerRequestMS is each variant's seconds' CPU per request, in
+	// the order of the variant's SlotRequests (0 for a second of none).
+	SlotCPUPerRequestMS [][]float64 `json:"slot_cpu_per_request_ms,omitempty"`
 }
 
 // writeExperimentLines are the terminal's lines of the experiment: each
@@ -123,7 +132,7 @@ func (r *RunReport) experimentMarkdown() string {
 	}
 	b.WriteString(t.Markdown())
 	for _, f := range e.Findings {
-		fmt.Fprintf(&b, "\n**%s**: %s → %s (%s). %s\n\n", f.Rule, f.ClassBefore, f.Class, f.Verdict, sentence(f.Why))
+		fmt.Fprintf(&b, "\n**%s**: %s → %s (%s). %s%s\n\n", f.Rule, f.ClassBefore, f.Class, f.Verdict, sentence(f.Why), noiseNote(f))
 		ft := &Table{Columns: []Column{{Title: "CPU per request (ms)"}}}
 		for _, v := range e.Variants {
 			ft.Columns = append(ft.Columns, Column{Title: v.Name, Right: true})
@@ -161,8 +170,8 @@ func (r *RunReport) experimentHTML(h int) string {
 	}
 	b.WriteString("</table>")
 	for _, f := range e.Findings {
-		fmt.Fprintf(&b, "<p><b>%s</b>: %s → %s (%s). %s</p><table><tr><th>CPU per request (ms)</th>", esc(f.Rule), esc(f.ClassBefore), esc(f.Class),
-			esc(f.Verdict), esc(sentence(f.Why)))
+		fmt.Fprintf(&b, "<p><b>%s</b>: %s → %s (%s). %s%s</p><table><tr><th>CPU per request (ms)</th>", esc(f.Rule), esc(f.ClassBefore), esc(f.Class),
+			esc(f.Verdict), esc(sentence(f.Why)), esc(noiseNote(f)))
 		for _, v := range e.Variants {
 			fmt.Fprintf(&b, "<th>%s</th>", esc(v.Name))
 		}
@@ -177,6 +186,16 @@ func (r *RunReport) experimentHTML(h int) string {
 		b.WriteString("</table>")
 	}
 	return b.String()
+}
+
+// noiseNote is the sentence on the seconds' noise behind the tolerance
+// ("" when it was not measured).
+func noiseNote(f ExperimentFinding) string {
+	if f.SlotNoise == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" One second's CPU per request of the work differed from its variant's by ±%.0f%% (a standard deviation); the tolerance was ±%.0f%%.",
+		100*f.SlotNoise, 100*f.Tolerance)
 }
 
 func variantReply(v ExperimentVariant) string {

@@ -14,11 +14,11 @@ func TestExperimentSection(t *testing.T) {
 			{Name: "other-key-1", ShouldMatter: true, Request: "GET /config?page=<3>", Requests: 572, StableDigest: "02e9"},
 		},
 		Findings: []ExperimentFinding{{Rule: "repeated-json-decode", ClassBefore: "info", Class: "load-time", Verdict: "input-independent",
-			Why: "stayed put", Frames: []ExperimentFrame{{Frame: "encoding/json.Unmarshal", CPUPerRequestMS: []float64{2.88, 3.09}, Samples: []int{212, 173}}}}},
+			Why: "stayed put", SlotNoise: 0.14, Tolerance: 0.41, Frames: []ExperimentFrame{{Frame: "encoding/json.Unmarshal", CPUPerRequestMS: []float64{2.88, 3.09}, Samples: []int{212, 173}}}}},
 	}}
 	md := r.experimentMarkdown()
 	for _, want := range []string{"## Experiment", "| same-key", "`GET /config?page=2`", "info → load-time (input-independent)",
-		"`encoding/json.Unmarshal`", "2.880 (212 samples)", "3.090 (173 samples)"} {
+		"`encoding/json.Unmarshal`", "2.880 (212 samples)", "3.090 (173 samples)", "by ±14% (a standard deviation); the tolerance was ±41%."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md's experiment lacks %q:\n%s", want, md)
 		}
@@ -34,6 +34,13 @@ func TestExperimentSection(t *testing.T) {
 	page := r.experimentHTML(2)
 	if !strings.Contains(page, "<h2>Experiment</h2>") || !strings.Contains(page, "page=&lt;3&gt;") || strings.Contains(page, "<3>") {
 		t.Errorf("report.html's experiment: %s", page)
+	}
+	if !strings.Contains(page, "the tolerance was ±41%.</p>") {
+		t.Errorf("report.html's experiment does not give the seconds' noise: %s", page)
+	}
+	r.Experiment.Findings[0].SlotNoise = 0
+	if md := r.experimentMarkdown(); strings.Contains(md, "One second's") {
+		t.Errorf("a noise note without the seconds' noise measured:\n%s", md)
 	}
 	r.Experiment = &Experiment{Endpoint: "GET /x", Skipped: "no key"}
 	if md := r.experimentMarkdown(); !strings.Contains(md, "Not run: no key") {
