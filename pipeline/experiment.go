@@ -355,7 +355,9 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 		ef.Frames = append(ef.Frames, fr)
 	}
 	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads)
-	ef.SlotNoise = slotSpread(ef.Frames[0], vs).RelSD
+	if sp := slotSpread(ef.Frames[0], vs); sp.Measured() {
+		ef.SlotNoise = sp.RelSD
+	}
 	return ef
 }
 
@@ -390,28 +392,29 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	spread := slotSpread(work, vs)
 	noisy := func(name string) string {
-		return fmt.Sprintf("the work's CPU per request varied ±%.0f%% from one second to the next of the same variant (%d degrees of freedom): too noisy to compare %s",
+		return fmt.Sprintf("the work's CPU per request varied ±%.0f%% from one second to the next of the same variant (%d degrees of freedom), too noisy to tell a change of %s from the noise",
 			100*spread.RelSD, spread.DF, name)
 	}
-	// ratio is how far variant i's CPU per request is from base's, and the
-	// tolerance of that comparison, the widest of: minTolerance; the
-	// sampling noise of n0 samples and of those variant i would have had
-	// at base's CPU per request (a work that vanishes is a change, not
-	// noise); and the noise the seconds themselves showed, for baseN
-	// seconds' worth against variant i's (bySlots: it was the widest).
-	ratio := func(base float64, n0 int, reqs int64, baseN float64, i int) (change, tol float64, bySlots bool) {
+	// compare is how far variant i's CPU per request is from base's, with
+	// two bounds. stay is the widest change that counts as staying put:
+	// minTolerance, or the sampling noise of n0 samples and of those
+	// variant i would have had at base's CPU per request (a work that
+	// vanishes is a change, not noise). margin is the change the seconds'
+	// own noise explains, for baseN seconds' worth against variant i's (0:
+	// not measured). A move must pass both; staying put needs the change
+	// within stay and a margin narrow enough to have seen a move. The
+	// noise widens what counts as a move, never what counts as staying.
+	compare := func(base float64, n0 int, reqs int64, baseN float64, i int) (change, stay, margin float64) {
 		expected := math.Max(1, float64(n0)*float64(vs[i].Requests)/float64(max(reqs, 1)))
-		tol = math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
-		if m, ok := spread.Margin(slotConfidence, baseN, slotsWorth(vs[i])); ok && m > tol {
-			tol, bySlots = m, true
-		}
-		return math.Abs(work.CPUPerRequestMS[i]/base - 1), tol, bySlots
+		stay = math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
+		margin, _ = spread.Margin(slotConfidence, baseN, slotsWorth(vs[i]))
+		return math.Abs(work.CPUPerRequestMS[i]/base - 1), stay, margin
 	}
 	// The controls are pooled into the base: same-key, and ignored-param
 	// when the server did ignore it and its work stayed put.
 	base, n0, reqs := work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests
 	baseSlots := slotWeights(vs[0])
-	tol := minTolerance
+	stayTol, moveTol := minTolerance, minTolerance
 	var tested, movedBy, tooFew, tooNoisy []string
 	// A control that moved is the machine's noise, measured: the input's
 	// variants must then move more than twice as far to count, and
@@ -422,17 +425,17 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
 			continue
 		}
-		change, t, bySlots := ratio(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, stats.EffectiveN(slotWeights(vs[0])), i)
-		if t > maxTolerance && bySlots {
-			return inconclusive(noisy(v.Name))
-		}
-		if t > maxTolerance {
+		change, stay, margin := compare(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, stats.EffectiveN(slotWeights(vs[0])), i)
+		switch {
+		case stay > maxTolerance:
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
-		}
-		if change > t {
+		case margin > maxTolerance:
+			return inconclusive(noisy(v.Name))
+		case change > math.Max(stay, margin):
 			controlMoved, noise = v.Name, math.Max(noise, change)
 			continue
 		}
+		// Within what the seconds' noise explains: the same work.
 		base = (base*float64(reqs) + work.CPUPerRequestMS[i]*float64(v.Requests)) / float64(reqs+v.Requests)
 		n0, reqs = n0+work.Samples[i], reqs+v.Requests
 		baseSlots = append(baseSlots, slotWeights(v)...)
@@ -443,18 +446,19 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		if v.Error != "" || !v.ShouldMatter && v.SameReply {
 			continue
 		}
-		change, t, bySlots := ratio(base, n0, reqs, stats.EffectiveN(baseSlots), i)
-		t = math.Max(t, 2*noise)
-		tol = math.Max(tol, t)
+		change, stay, margin := compare(base, n0, reqs, stats.EffectiveN(baseSlots), i)
+		move := math.Max(math.Max(stay, margin), 2*noise)
 		switch {
-		case change > t:
+		case change > move:
 			movedBy = append(movedBy, v.Name)
-		case t > maxTolerance && bySlots:
-			tooNoisy = append(tooNoisy, v.Name)
-		case t > maxTolerance:
+			moveTol = math.Max(moveTol, move)
+		case stay > maxTolerance:
 			tooFew = append(tooFew, v.Name)
+		case margin > maxTolerance || change > stay:
+			tooNoisy = append(tooNoisy, v.Name)
 		default:
 			tested = append(tested, v.Name)
+			stayTol = math.Max(stayTol, stay)
 		}
 	}
 	if len(movedBy) == 0 && controlMoved != "" {
@@ -471,8 +475,8 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		if controlMoved != "" {
 			also = fmt.Sprintf(", twice the %.0f%% that %s, a change that should not matter, moved", 100*noise, controlMoved)
 		}
-		return "cacheable", "moves-with-input", tol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%%s), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
-			experimentName, strings.Join(movedBy, ", "), 100*tol, also, figures())
+		return "cacheable", "moves-with-input", moveTol, fmt.Sprintf("%s: the work's CPU per request moved with the request's input (%s, beyond ±%.0f%%%s), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
+			experimentName, strings.Join(movedBy, ", "), 100*moveTol, also, figures())
 	}
 	if reads != "" {
 		return inconclusive(reads)
@@ -480,20 +484,29 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	if len(tested) == 0 {
 		return inconclusive("no other key of the endpoint could be sent, so the input was never varied")
 	}
-	return "load-time", "input-independent", tol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
-		experimentName, 100*tol, strings.Join(tested, ", "), figures())
+	return "load-time", "input-independent", stayTol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
+		experimentName, 100*stayTol, strings.Join(tested, ", "), figures())
 }
 
 // slotSpread is the noise of the work's CPU per request from one second
-// to the next within each variant that ran, pooled (stats.PooledSpread).
+// to the next within each variant that ran with samples enough of the
+// work (a thin one's seconds are mostly sampling noise of its own),
+// pooled (stats.PooledSpread); a second of no requests is left out.
 func slotSpread(work report.ExperimentFrame, vs []report.ExperimentVariant) stats.Spread {
-	var values, weights [][]float64
+	var groups [][]float64
 	for i, v := range vs {
-		if v.Error == "" && i < len(work.SlotCPUPerRequestMS) {
-			values, weights = append(values, work.SlotCPUPerRequestMS[i]), append(weights, slotWeights(v))
+		if v.Error != "" || i >= len(work.SlotCPUPerRequestMS) || work.Samples[i] < minWorkSamples {
+			continue
 		}
+		var g []float64
+		for k, x := range work.SlotCPUPerRequestMS[i] {
+			if k < len(v.SlotRequests) && v.SlotRequests[k] > 0 {
+				g = append(g, x)
+			}
+		}
+		groups = append(groups, g)
 	}
-	return stats.PooledSpread(values, weights)
+	return stats.PooledSpread(groups)
 }
 
 // slotWeights are the variant's seconds' requests, each second's weight

@@ -188,14 +188,17 @@ func (r *RunReport) experimentHTML(h int) string {
 	return b.String()
 }
 
-// noiseNote is the sentence on the seconds' noise behind the tolerance
-// ("" when it was not measured).
+// noiseNote is the sentence on the seconds' noise ("" when it was not
+// measured), with the tolerance when the verdict had one.
 func noiseNote(f ExperimentFinding) string {
 	if f.SlotNoise == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" One second's CPU per request of the work differed from its variant's by ±%.0f%% (a standard deviation); the tolerance was ±%.0f%%.",
-		100*f.SlotNoise, 100*f.Tolerance)
+	note := fmt.Sprintf(" One second's CPU per request of the work differed from its variant's by ±%.0f%% (a standard deviation)", 100*f.SlotNoise)
+	if f.Tolerance > 0 {
+		note += fmt.Sprintf("; the tolerance was ±%.0f%%", 100*f.Tolerance)
+	}
+	return note + "."
 }
 
 func variantReply(v ExperimentVariant) string {

@@ -38,6 +38,10 @@ func TestExperimentSection(t *testing.T) {
 	if !strings.Contains(page, "the tolerance was ±41%.</p>") {
 		t.Errorf("report.html's experiment does not give the seconds' noise: %s", page)
 	}
+	r.Experiment.Findings[0].Verdict, r.Experiment.Findings[0].Tolerance = "inconclusive", 0
+	if md := r.experimentMarkdown(); !strings.Contains(md, "by ±14% (a standard deviation).") || strings.Contains(md, "tolerance was") {
+		t.Errorf("an inconclusive verdict's noise note:\n%s", md)
+	}
 	r.Experiment.Findings[0].SlotNoise = 0
 	if md := r.experimentMarkdown(); strings.Contains(md, "One second's") {
 		t.Errorf("a noise note without the seconds' noise measured:\n%s", md)

@@ -16,27 +16,26 @@ type Spread struct {
 	DF    int
 }
 
-// PooledSpread is the spread of values[g][k] around their groups' means,
-// each mean weighted by weights[g][k] (a measurement's weight, such as the
-// requests it covers; one of 0 or less leaves the measurement out). A
-// group with a mean of 0 or fewer than two measurements adds nothing.
-func PooledSpread(values, weights [][]float64) Spread {
+// PooledSpread is the spread of each group's values around the group's
+// mean, pooled over the groups: an unbiased estimate of one measurement's
+// variance when every measurement has the same, whatever the groups'
+// means (a group's mean is its own). A group with a mean of 0 or fewer
+// than two finite values adds nothing.
+func PooledSpread(groups [][]float64) Spread {
 	var ss float64
 	var df int
-	for g := range values {
+	for _, g := range groups {
 		var xs []float64
-		var sum, wsum float64
-		for k, x := range values[g] {
-			if k < len(weights[g]) && weights[g][k] > 0 && !math.IsNaN(x) && !math.IsInf(x, 0) {
-				xs = append(xs, x)
-				sum += x * weights[g][k]
-				wsum += weights[g][k]
+		var sum float64
+		for _, x := range g {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				xs, sum = append(xs, x), sum+x
 			}
 		}
 		if len(xs) < 2 || sum <= 0 {
 			continue
 		}
-		mean := sum / wsum
+		mean := sum / float64(len(xs))
 		for _, x := range xs {
 			ss += (x/mean - 1) * (x/mean - 1)
 		}
@@ -47,6 +46,10 @@ func PooledSpread(values, weights [][]float64) Spread {
 	}
 	return Spread{RelSD: math.Sqrt(ss / float64(df)), DF: df}
 }
+
+// Measured: the spread rests on two degrees of freedom or more, enough
+// for a margin.
+func (s Spread) Measured() bool { return s.DF >= 2 }
 
 // EffectiveN is how many equal measurements a weighted mean of these
 // weights is worth: (Σw)²/Σw² (those of 0 or less left out).
@@ -69,7 +72,7 @@ func EffectiveN(weights []float64) float64 {
 // when the spread was not measured (fewer than two degrees of freedom) or
 // a side has no measurement.
 func (s Spread) Margin(confidence, na, nb float64) (margin float64, ok bool) {
-	if s.DF < 2 || na <= 0 || nb <= 0 {
+	if !s.Measured() || na <= 0 || nb <= 0 {
 		return 0, false
 	}
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(s.DF)}.Quantile(1 - (1-confidence)/2)

@@ -6,23 +6,19 @@ import (
 	"testing"
 )
 
-// Figures worked by hand: relative deviations from each group's weighted
-// mean, pooled over the measurements less one per group.
+// Figures worked by hand: relative deviations from each group's mean,
+// pooled over the values less one per group.
 func TestPooledSpreadAgainstKnownValues(t *testing.T) {
-	s := PooledSpread([][]float64{{1, 3}, {10, 10, 13}}, [][]float64{{1, 1}, {1, 1, 1}})
-	if s.DF != 3 || !near(s.RelSD, math.Sqrt((0.5+6.0/121)/3)) {
-		t.Errorf("equal weights: %+v, want df 3 and relative sd %.5f", s, math.Sqrt((0.5+6.0/121)/3))
+	s := PooledSpread([][]float64{{1, 3}, {10, 10, 13}})
+	if s.DF != 3 || !near(s.RelSD, math.Sqrt((0.5+6.0/121)/3)) || !s.Measured() {
+		t.Errorf("%+v, want df 3 and relative sd %.5f", s, math.Sqrt((0.5+6.0/121)/3))
 	}
-	// A mean weighted 3:1 is 1.5: deviations -1/3 and +1.
-	if s := PooledSpread([][]float64{{1, 3}}, [][]float64{{3, 1}}); s.DF != 1 || !near(s.RelSD, math.Sqrt(1.0/9+1)) {
-		t.Errorf("weighted: %+v", s)
-	}
-	// A measurement of no weight, a lone one and a group at 0 add nothing.
-	s = PooledSpread([][]float64{{1, 3, 100}, {7}, {0, 0}}, [][]float64{{1, 1, 0}, {1}, {1, 1}})
-	if s.DF != 1 || !near(s.RelSD, math.Sqrt(0.5)) {
+	// A value that is no number, a lone one and a group at 0 add nothing.
+	s = PooledSpread([][]float64{{1, 3, math.NaN(), math.Inf(1)}, {7}, {0, 0}})
+	if s.DF != 1 || !near(s.RelSD, math.Sqrt(0.5)) || s.Measured() {
 		t.Errorf("left out: %+v", s)
 	}
-	if s := PooledSpread([][]float64{{5}, {6}}, [][]float64{{1}, {1}}); s.DF != 0 || s.RelSD != 0 {
+	if s := PooledSpread([][]float64{{5}, {6}}); s.DF != 0 || s.RelSD != 0 {
 		t.Errorf("no group of two: %+v", s)
 	}
 }
@@ -65,16 +61,14 @@ func TestMarginCoversTheNoise(t *testing.T) {
 	var sds []float64
 	for range trials {
 		values := make([][]float64, len(sizes))
-		weights := make([][]float64, len(sizes))
 		for g, n := range sizes {
 			for range n {
 				values[g] = append(values[g], 10*(1+sd*r.NormFloat64()))
-				weights[g] = append(weights[g], 1)
 			}
 		}
-		s := PooledSpread(values, weights)
+		s := PooledSpread(values)
 		sds = append(sds, s.RelSD)
-		m, ok := s.Margin(0.99, EffectiveN(weights[0]), EffectiveN(weights[3]))
+		m, ok := s.Margin(0.99, float64(sizes[0]), float64(sizes[3]))
 		if !ok {
 			t.Fatalf("no margin from %+v", s)
 		}
@@ -82,7 +76,6 @@ func TestMarginCoversTheNoise(t *testing.T) {
 			beyond++
 		}
 	}
-	t.Logf("spread %.3f, beyond %d of %d", mean(sds), beyond, trials)
 	if got := mean(sds); math.Abs(got-sd) > 0.02 {
 		t.Errorf("mean measured spread %.3f, want near %.2f", got, sd)
 	}
