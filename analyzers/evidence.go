@@ -202,6 +202,11 @@ const (
 	scopeToken = "token" // work that can itself make a small varying part: a hash, a token, a nonce
 )
 
+// OverReplyBytes: the rule's work makes the whole reply or a part that can
+// vary (scope whole or token), so bytes that change per request are its
+// input or its output.
+func (r *Rule) OverReplyBytes() bool { return r.Scope == scopeWhole || r.Scope == scopeToken }
+
 // classify is the class a load-time rule's finding keeps, given the
 // replies, with the evidence in words and the suggestion.
 //

@@ -3,8 +3,9 @@ package analyzers
 import (
 	"strings"
 
-	"github.com/probehq/probe/lib/frames"
 	"time"
+
+	"github.com/probehq/probe/lib/frames"
 
 	"github.com/google/pprof/profile"
 )

@@ -124,6 +124,11 @@ func caddySite(t testing.TB, port, admin string) string {
 		// reading list in plain HTML, which encode compresses with the rest.
 		page := strings.Replace(fmt.Sprintf(layout, n, n), "</body>", colophon()+"</body>", 1)
 		write(fmt.Sprintf("notes/%d.html", n), page)
+		if n <= 3 {
+			// The same page stamped with the time it was rendered, as
+			// pages with a "generated at" line or a per-request nonce are.
+			write(fmt.Sprintf("stamped/%d.html", n), strings.Replace(page, "</footer>", "<small>rendered {{now.UnixNano}}</small></footer>", 1))
+		}
 		fmt.Fprintf(&sitemap, "<url><loc>http://127.0.0.1:%s/notes/%d.html</loc></url>", port, n)
 	}
 	sitemap.WriteString("</urlset>")
@@ -230,6 +235,26 @@ func TestCaddy(t *testing.T) {
 		if f.Class == "load-time" {
 			t.Errorf("a precompressed file got a claim: %s %.0f%% (%s)", f.Rule, 100*f.CPUShare, f.Evidence)
 		}
+	}
+	// Compressing a reply that changes with every request is per-request
+	// work whatever it costs: no claim, and no experiment that would read
+	// its steady cost as load-time (a longer budget than the default, so
+	// one would have samples enough to claim).
+	stamped := load("http", "--path", "/stamped/{n}.html", "--param", "n=1,2,3", "--profile", "--experiment-time", "30s")
+	for _, f := range stamped.Findings {
+		if f.Rule == "repeated-gzip" && (f.Class == "load-time" || f.Class == "cacheable") {
+			t.Errorf("gzip of pages stamped per request got a claim: %s (%s)", f.Class, f.Evidence)
+		}
+	}
+	if e := stamped.Experiment; e != nil {
+		for _, f := range e.Findings {
+			if f.Rule == "repeated-gzip" {
+				t.Errorf("the experiment judged gzip of pages stamped per request: %s, %s", f.Verdict, f.Why)
+			}
+		}
+	}
+	if !strings.Contains(rules(stamped.Findings), "repeated-gzip") {
+		t.Errorf("the stamped pages' gzip was not found at all: %s", rules(stamped.Findings))
 	}
 	for _, name := range []string{"sitemap", "feed"} {
 		if r := load(name); r.Latency.Requests == 0 || r.Latency.Errors != 0 {

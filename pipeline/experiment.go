@@ -88,7 +88,7 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 	a report.Analysis) report.Analysis {
 	var eligible []int
 	for i, f := range a.Findings {
-		if experimentEligible(f) {
+		if experimentEligible(f) && !overVaryingReplies(ruleOf(p.o.Rules, f.Rule), run) {
 			eligible = append(eligible, i)
 		}
 	}
@@ -143,6 +143,30 @@ func experimentEligible(f analyzers.Finding) bool {
 		return false
 	}
 	return !strings.Contains(f.Evidence, "arrives with each request")
+}
+
+// overVaryingReplies: the finding's work makes the whole reply or a part
+// that varies (its rule's scope: compressing, encoding, a token), and the
+// same request's replies differed byte for byte in the run (a nonce, a
+// timestamp). The replies have settled it: such work runs over bytes that
+// change with every request, so neither a steady cost (load-time) nor one
+// that moves with the key (memoise per input) would be true of it. On
+// Caddy, gzip of a page stamped with the time per request cost the same
+// for every page, and a steady cost would have called it load-time.
+func overVaryingReplies(rule *Rule, run *probes.Run) bool {
+	if rule == nil || !rule.OverReplyBytes() {
+		return false
+	}
+	setup := map[string]bool{}
+	for _, op := range run.Ops {
+		setup[op.Name] = op.Setup
+	}
+	for _, d := range run.Digests {
+		if !setup[d.Op] && d.Distinct > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // experimentKeys are the run's busiest measured key and up to

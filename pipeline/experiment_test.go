@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -72,6 +73,17 @@ func experimentServer(t *testing.T) *url.URL {
 			return
 		}
 		fmt.Fprintf(w, "%d settings of %s, nonce %s\n", decodeSettings(doc), r.URL.Query().Get("name"), nonce())
+	})
+	mux.HandleFunc("/stamped", func(w http.ResponseWriter, r *http.Request) {
+		// A page of its own per page number, stamped per request, and
+		// compressed per request: gzip over bytes that change every time.
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		fmt.Fprintf(zw, "<p>rendered %d</p>", time.Now().UnixNano())
+		for i := range 400 {
+			fmt.Fprintf(zw, "<li>page %s, line %d: %s</li>", r.URL.Query().Get("page"), i, settingsJSON(1))
+		}
+		zw.Close()
 	})
 	mux.HandleFunc("/debug/pprof/", netpprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", netpprof.Profile)
@@ -394,5 +406,40 @@ func TestExperimentSecondsNoise(t *testing.T) {
 	vanished[3].slots = []float64{22, 23}
 	if v, why, _ := run(vanished); v != "moves-with-input" {
 		t.Errorf("a vanished work beside a moved one: verdict %s, want moves-with-input: %s", v, why)
+	}
+}
+
+// Work over the whole reply (compressing it) when the same request's
+// replies differ byte for byte: the replies have settled it, and the
+// experiment, whose steady cost would read as load-time, does not run.
+func TestExperimentLeavesWorkOverVaryingReplies(t *testing.T) {
+	u := experimentServer(t)
+	target := &probes.Target{URL: u}
+	o := probes.LoadOptions{Concurrency: 4, Duration: time.Second, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second,
+		Profile: &probes.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}}
+	ml := &probes.HTTP{Path: "/stamped", Param: "page", Values: []string{"1", "2", "3"}}
+	run, err := probes.RunLoad(context.Background(), ml, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct := 0
+	for _, d := range run.Digests {
+		distinct = max(distinct, d.Distinct)
+	}
+	if distinct < 2 {
+		t.Fatalf("the stamped pages' replies did not differ: %+v", run.Digests)
+	}
+	gz := analyzers.Finding{Rule: "repeated-gzip", Class: "info", Frames: []string{"compress/flate.(*compressor).deflate"},
+		Evidence: "3 of 3 request keys got varying replies, so probe does not claim this work can move to load time"}
+	decode := analyzers.Finding{Rule: "repeated-json-decode", Class: "info", Frames: []string{"encoding/json.Unmarshal"}, Evidence: "decoding JSON"}
+	p := New(Options{Rules: analyzers.DefaultRules()}).WithExperiment(MinExperimentTime)
+	a := p.experiment(context.Background(), ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{gz}})
+	if a.Experiment != nil || a.Findings[0].Class != "info" || a.Findings[0].Evidence != gz.Evidence {
+		t.Errorf("compressing varying replies was put to the experiment: class %s, %+v", a.Findings[0].Class, a.Experiment)
+	}
+	// Work that feeds a part of the reply is still tested beside it.
+	a = p.experiment(context.Background(), ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{gz, decode}})
+	if a.Experiment == nil || a.Experiment.Skipped != "" || len(a.Experiment.Findings) != 1 || a.Experiment.Findings[0].Rule != decode.Rule {
+		t.Errorf("the experiment of a part's work beside it: %+v", a.Experiment)
 	}
 }
