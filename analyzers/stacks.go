@@ -2,12 +2,11 @@ package analyzers
 
 import (
 	"strings"
-
 	"time"
 
-	"github.com/probehq/probe/lib/frames"
-
 	"github.com/google/pprof/profile"
+
+	"github.com/probehq/probe/lib/frames"
 )
 
 // stack is one sample as analyzers see it: function names leaf first
