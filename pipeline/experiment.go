@@ -88,7 +88,11 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 	a report.Analysis) report.Analysis {
 	var eligible []int
 	for i, f := range a.Findings {
-		if experimentEligible(f) && !overVaryingReplies(ruleOf(p.o.Rules, f.Rule), run) {
+		switch {
+		case !experimentEligible(f):
+		case overVaryingReplies(ruleOf(p.o.Rules, f.Rule), run):
+			a.Findings[i].Evidence += "; " + experimentName + " was not run on it: a request key's replies differed byte for byte, and this work is over the reply's bytes, so it runs over bytes that change per request whatever it costs"
+		default:
 			eligible = append(eligible, i)
 		}
 	}
@@ -128,7 +132,7 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 		if base.BodyBytes > 0 && rule != nil && rule.Input {
 			reads = "the requests carry bodies and the work may be decoding them: same-shaped bodies cost alike, so a steady CPU per request proves nothing"
 		}
-		ef := judgeFinding(*f, e.Variants, profiles, reads)
+		ef := judgeFinding(*f, e.Variants, profiles, reads, rule != nil && rule.OverReplyBytes())
 		e.Findings = append(e.Findings, ef)
 		applyVerdict(f, ef, rule)
 	}
@@ -285,7 +289,7 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		}
 		for _, dg := range run.Digests {
 			if dg.Key == v.keyOf() {
-				ev.ReplyDigest = fmt.Sprintf("%016x", dg.Top)
+				ev.ReplyDigest, ev.DistinctReplies = fmt.Sprintf("%016x", dg.Top), dg.Distinct
 				if len(dg.Bodies) > 0 {
 					ev.StableDigest = stableDigest(dg.Bodies[0])
 				}
@@ -348,7 +352,8 @@ func stableDigest(body []byte) string {
 // judgeFinding measures the finding's work (its innermost frame) and its
 // own frame in each variant's profile, and says what they show.
 // reads, when set, says why the work may be reading the request.
-func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [][]*profile.Profile, reads string) report.ExperimentFinding {
+// overReply: the finding's rule works over the reply's own bytes.
+func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [][]*profile.Profile, reads string, overReply bool) report.ExperimentFinding {
 	ef := report.ExperimentFinding{Rule: f.Rule, ClassBefore: f.Class, Class: f.Class, Verdict: "inconclusive"}
 	names := []string{f.Frames[0]}
 	if f.OwnFrame != "" && f.OwnFrame != f.Frames[0] {
@@ -378,7 +383,7 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 		}
 		ef.Frames = append(ef.Frames, fr)
 	}
-	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads)
+	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads, overReply)
 	if sp := slotSpread(ef.Frames[0], vs); sp.Measured() {
 		ef.SlotNoise = sp.RelSD
 	}
@@ -386,8 +391,11 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 }
 
 // verdict is the class the experiment's figures of the work support;
-// reads says why the work may read the request ("": no sign of it).
-func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVariant, reads string) (string, string, float64, string) {
+// reads says why the work may read the request ("": no sign of it);
+// overReply, that the work is over the reply's own bytes (compressing,
+// encoding it), whose cost says how big a reply is, not whether it is the
+// same one.
+func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVariant, reads string, overReply bool) (string, string, float64, string) {
 	figures := func() string {
 		var parts []string
 		for i, v := range vs {
@@ -410,6 +418,14 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	if len(vs) == 0 || vs[0].Error != "" || work.Samples[0] < minWorkSamples {
 		return inconclusive("the same request sent again gave too few samples of the work to compare")
+	}
+	if overReply {
+		for i, v := range vs {
+			if v.Error == "" && (i == 0 || !v.ShouldMatter && v.SameReply) && v.DistinctReplies > 1 {
+				return inconclusive(fmt.Sprintf("%s's replies differed byte for byte (%d distinct), and the work is over the reply's bytes: it runs over bytes that change with every request, whatever it costs",
+					v.Name, v.DistinctReplies))
+			}
+		}
 	}
 	if !vs[0].SameReply {
 		return inconclusive("the same request sent again got another reply than in the main run (beyond nonces and timestamps)")
@@ -455,11 +471,13 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
 		case margin > maxTolerance:
 			return inconclusive(noisy(v.Name))
-		case change > math.Max(stay, margin):
+		case change > stay:
+			// Beyond the tolerance: noise, measured, even when the
+			// seconds' margin would explain it (the noise never widens
+			// what counts as staying put).
 			controlMoved, noise = v.Name, math.Max(noise, change)
 			continue
 		}
-		// Within what the seconds' noise explains: the same work.
 		base = (base*float64(reqs) + work.CPUPerRequestMS[i]*float64(v.Requests)) / float64(reqs+v.Requests)
 		n0, reqs = n0+work.Samples[i], reqs+v.Requests
 		baseSlots = append(baseSlots, slotWeights(v)...)
@@ -507,6 +525,13 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	if len(tested) == 0 {
 		return inconclusive("no other key of the endpoint could be sent, so the input was never varied")
+	}
+	if overReply {
+		for i, v := range vs {
+			if i > 0 && v.Error == "" && v.ShouldMatter && !v.SameReply {
+				return inconclusive(fmt.Sprintf("the work is over the reply's bytes and %s got another reply: a steady cost says its replies cost alike to make, not that they are one piece of work (memoise it per key, or serve each reply precompressed, if the keys are few)", v.Name))
+			}
+		}
 	}
 	return "load-time", "input-independent", stayTol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
 		experimentName, 100*stayTol, strings.Join(tested, ", "), figures())

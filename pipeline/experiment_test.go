@@ -85,6 +85,17 @@ func experimentServer(t *testing.T) *url.URL {
 		}
 		zw.Close()
 	})
+	mux.HandleFunc("/gzpage", func(w http.ResponseWriter, r *http.Request) {
+		// The same without the stamp: each page's reply the same every
+		// time, and compressing it most of the handler's work.
+		w.Header().Set("Content-Encoding", "gzip")
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+		line := []byte(fmt.Sprintf("<li>page %s: %s</li>", r.URL.Query().Get("page"), settingsJSON(1)))
+		for range 2000 {
+			zw.Write(line)
+		}
+		zw.Close()
+	})
 	mux.HandleFunc("/debug/pprof/", netpprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", netpprof.Profile)
 	srv := httptest.NewServer(mux)
@@ -247,7 +258,7 @@ func TestExperimentVerdictRules(t *testing.T) {
 		// A parameter the server reads is an input that matters.
 		{"param not ignored, moves", work(1, 3), vs(true, false), "", "moves-with-input"},
 	} {
-		class, verdict, _, why := verdict("info", tc.work, tc.vs, tc.reads)
+		class, verdict, _, why := verdict("info", tc.work, tc.vs, tc.reads, false)
 		if verdict != tc.verdict {
 			t.Errorf("%s: verdict %s (class %s), want %s: %s", tc.name, verdict, class, tc.verdict, why)
 		}
@@ -255,23 +266,45 @@ func TestExperimentVerdictRules(t *testing.T) {
 			t.Errorf("%s: an inconclusive experiment changed the class to %s", tc.name, class)
 		}
 	}
+	// Work over the reply's bytes (compressing it): a steady cost across
+	// keys whose replies differ is not one piece of work, and a request
+	// whose replies differ byte for byte makes it per-request; a move
+	// over stable replies is still a move.
+	over := func(v []report.ExperimentVariant, fr report.ExperimentFrame) (string, string) {
+		_, verdict, _, why := verdict("info", fr, v, "", true)
+		return verdict, why
+	}
+	if v, why := over(vs(true, true, false), work(1, 1.05, 0.95)); v != "inconclusive" || !strings.Contains(why, "got another reply") {
+		t.Errorf("compressing other keys' replies at a steady cost: verdict %s, want inconclusive: %s", v, why)
+	}
+	if v, _ := over(vs(true, true, true), work(1, 1.05, 0.95)); v != "input-independent" {
+		t.Errorf("compressing one reply for every key: verdict %s, want input-independent", v)
+	}
+	stamped := vs(true, true, false)
+	stamped[0].DistinctReplies = 40
+	if v, why := over(stamped, work(1, 1, 2.5)); v != "inconclusive" || !strings.Contains(why, "byte for byte") {
+		t.Errorf("compressing replies stamped per request: verdict %s, want inconclusive: %s", v, why)
+	}
+	if v, why := over(vs(true, true, false), work(1, 1, 2.5)); v != "moves-with-input" {
+		t.Errorf("compressing stable replies whose cost moves with the key: verdict %s: %s", v, why)
+	}
 	few := work(1, 1, 1)
 	few.Samples[2] = 3
 	fewVs := vs(true, true, false)
 	fewVs[2].Requests = 2
-	if _, v, _, why := verdict("info", few, fewVs, ""); v != "inconclusive" {
+	if _, v, _, why := verdict("info", few, fewVs, "", false); v != "inconclusive" {
 		t.Errorf("2 requests of the other key: verdict %s, want inconclusive: %s", v, why)
 	}
 	// One other key too thin to compare, the next one moved: the input matters.
 	mixed := work(1, 1, 1, 3)
 	mixedVs := append(vs(true, true, false), report.ExperimentVariant{Name: "other-key-2", ShouldMatter: true, Requests: 100})
 	mixedVs[2].Requests = 2
-	if _, v, _, why := verdict("info", mixed, mixedVs, ""); v != "moves-with-input" {
+	if _, v, _, why := verdict("info", mixed, mixedVs, "", false); v != "moves-with-input" {
 		t.Errorf("a thin other key beside one that moved: verdict %s, want moves-with-input: %s", v, why)
 	}
 	gone := work(1, 1, 0)
 	gone.Samples[2] = 0
-	if _, v, _, why := verdict("info", gone, vs(true, true, false), ""); v != "moves-with-input" {
+	if _, v, _, why := verdict("info", gone, vs(true, true, false), "", false); v != "moves-with-input" {
 		t.Errorf("the work gone from the other key: verdict %s, want moves-with-input: %s", v, why)
 	}
 }
@@ -338,7 +371,7 @@ func TestExperimentSecondsNoise(t *testing.T) {
 			fr.Samples = append(fr.Samples, v.samples)
 			fr.SlotCPUPerRequestMS = append(fr.SlotCPUPerRequestMS, v.slots)
 		}
-		_, verdict, tol, why := verdict("info", fr, vs, "")
+		_, verdict, tol, why := verdict("info", fr, vs, "", false)
 		return verdict, why, tol
 	}
 	scaled := func(vars []variant, f func(i int, slots []float64) []float64) []variant {
@@ -412,16 +445,26 @@ func TestExperimentSecondsNoise(t *testing.T) {
 // Work over the whole reply (compressing it) when the same request's
 // replies differ byte for byte: the replies have settled it, and the
 // experiment, whose steady cost would read as load-time, does not run.
+// Over replies that do not vary, it runs, and never reads one key's
+// steady cost as another's reply.
 func TestExperimentLeavesWorkOverVaryingReplies(t *testing.T) {
 	u := experimentServer(t)
 	target := &probes.Target{URL: u}
 	o := probes.LoadOptions{Concurrency: 4, Duration: time.Second, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second,
 		Profile: &probes.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}}
-	ml := &probes.HTTP{Path: "/stamped", Param: "page", Values: []string{"1", "2", "3"}}
-	run, err := probes.RunLoad(context.Background(), ml, target, o)
-	if err != nil {
-		t.Fatal(err)
+	gz := analyzers.Finding{Rule: "repeated-gzip", Class: "info", Frames: []string{"compress/gzip.(*Writer).Write"},
+		Evidence: "3 of 3 request keys got varying replies, so probe does not claim this work can move to load time"}
+	decode := analyzers.Finding{Rule: "repeated-json-decode", Class: "info", Frames: []string{"encoding/json.Unmarshal"}, Evidence: "decoding JSON"}
+	p := New(Options{Rules: analyzers.DefaultRules()}).WithExperiment(8 * time.Second)
+	load := func(path string) (*probes.HTTP, *probes.Run) {
+		ml := &probes.HTTP{Path: path, Param: "page", Values: []string{"1", "2", "3"}}
+		run, err := probes.RunLoad(context.Background(), ml, target, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ml, run
 	}
+	ml, run := load("/stamped")
 	distinct := 0
 	for _, d := range run.Digests {
 		distinct = max(distinct, d.Distinct)
@@ -429,17 +472,28 @@ func TestExperimentLeavesWorkOverVaryingReplies(t *testing.T) {
 	if distinct < 2 {
 		t.Fatalf("the stamped pages' replies did not differ: %+v", run.Digests)
 	}
-	gz := analyzers.Finding{Rule: "repeated-gzip", Class: "info", Frames: []string{"compress/flate.(*compressor).deflate"},
-		Evidence: "3 of 3 request keys got varying replies, so probe does not claim this work can move to load time"}
-	decode := analyzers.Finding{Rule: "repeated-json-decode", Class: "info", Frames: []string{"encoding/json.Unmarshal"}, Evidence: "decoding JSON"}
-	p := New(Options{Rules: analyzers.DefaultRules()}).WithExperiment(MinExperimentTime)
 	a := p.experiment(context.Background(), ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{gz}})
-	if a.Experiment != nil || a.Findings[0].Class != "info" || a.Findings[0].Evidence != gz.Evidence {
-		t.Errorf("compressing varying replies was put to the experiment: class %s, %+v", a.Findings[0].Class, a.Experiment)
+	if a.Experiment != nil || a.Findings[0].Class != "info" || !strings.Contains(a.Findings[0].Evidence, "was not run on it") {
+		t.Errorf("compressing varying replies was put to the experiment: class %s, evidence %q, %+v", a.Findings[0].Class, a.Findings[0].Evidence, a.Experiment)
 	}
 	// Work that feeds a part of the reply is still tested beside it.
 	a = p.experiment(context.Background(), ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{gz, decode}})
 	if a.Experiment == nil || a.Experiment.Skipped != "" || len(a.Experiment.Findings) != 1 || a.Experiment.Findings[0].Rule != decode.Rule {
 		t.Errorf("the experiment of a part's work beside it: %+v", a.Experiment)
+	}
+	// Pages that are the same every time: tested, with the figures, and
+	// never load-time, as each page is a reply of its own.
+	ml, run = load("/gzpage")
+	a = p.WithExperiment(12*time.Second).experiment(context.Background(), ml, target, o, run, report.Analysis{Findings: []analyzers.Finding{gz}})
+	if a.Experiment == nil || len(a.Experiment.Findings) != 1 {
+		t.Fatalf("compressing replies that do not vary was not put to the experiment: %+v", a.Experiment)
+	}
+	ef := a.Experiment.Findings[0]
+	t.Logf("%s: %s", ef.Verdict, ef.Why)
+	if ef.Frames[0].Samples[0] == 0 {
+		t.Errorf("the experiment saw no sample of the compression: %+v", ef.Frames)
+	}
+	if a.Findings[0].Class == "load-time" {
+		t.Errorf("compressing each page's own reply was called load-time: %s", ef.Why)
 	}
 }

@@ -43,6 +43,9 @@ type ExperimentVariant struct {
 	// the same reply's with nonces, long hex ids and timestamps masked.
 	ReplyDigest  string `json:"reply_digest,omitempty"`
 	StableDigest string `json:"reply_stable_digest,omitempty"`
+	// DistinctReplies is how many different replies (byte for byte, as
+	// sent) the variant's requests got.
+	DistinctReplies int `json:"distinct_replies"`
 	// SameReply: the stable digest equals the reference's (for same-key,
 	// the main run's reply to that key; for the others, same-key's).
 	SameReply bool   `json:"same_reply"`
