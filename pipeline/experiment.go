@@ -459,7 +459,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	// A control that moved is the machine's noise, measured: the input's
 	// variants must then move more than twice as far to count, and
 	// input-independence cannot be claimed at all.
-	controlMoved, noise := "", 0.0
+	controlMoved, controlNoisy, noise := "", "", 0.0
 	for i := 1; i < len(vs); i++ {
 		v := vs[i]
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
@@ -470,7 +470,10 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		case stay > maxTolerance:
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
 		case margin > maxTolerance:
-			return inconclusive(noisy(v.Name))
+			// Too noisy to pool; an input that moves beyond the noise
+			// the seconds showed still counts.
+			controlNoisy = v.Name
+			continue
 		case change > stay:
 			// Beyond the tolerance: noise, measured, even when the
 			// seconds' margin would explain it (the noise never widens
@@ -502,6 +505,9 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 			tested = append(tested, v.Name)
 			stayTol = math.Max(stayTol, stay)
 		}
+	}
+	if len(movedBy) == 0 && controlNoisy != "" {
+		return inconclusive(noisy(controlNoisy))
 	}
 	if len(movedBy) == 0 && controlMoved != "" {
 		return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, a change that should not matter: too noisy to tell", controlMoved))

@@ -432,6 +432,13 @@ func TestExperimentSecondsNoise(t *testing.T) {
 	if v, why, _ := run(wild); v != "inconclusive" || !strings.Contains(why, "too noisy to tell") {
 		t.Errorf("seconds ±40%% apart: verdict %s, want inconclusive, too noisy: %s", v, why)
 	}
+	// On the same seconds, an input four times dearer is a move: the
+	// noise the seconds showed does not hide one beyond it.
+	far := slices.Clone(wild)
+	far[2].slots = []float64{4 * 16.6 * 0.6, 4 * 16.6 * 1.4, 4 * 16.6}
+	if v, why, _ := run(far); v != "moves-with-input" {
+		t.Errorf("seconds ±40%% apart, an input 4× dearer: verdict %s, want moves-with-input: %s", v, why)
+	}
 	// A variant whose work all but vanished has seconds of sampling noise
 	// only: they do not make the others' comparison noisy.
 	vanished := slices.Clone(steady)
