@@ -420,8 +420,8 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		return inconclusive("the same request sent again gave too few samples of the work to compare")
 	}
 	if overReply {
-		for i, v := range vs {
-			if v.Error == "" && (i == 0 || !v.ShouldMatter && v.SameReply) && v.DistinctReplies > 1 {
+		for _, v := range vs {
+			if v.Error == "" && v.DistinctReplies > 1 {
 				return inconclusive(fmt.Sprintf("%s's replies differed byte for byte (%d distinct), and the work is over the reply's bytes: it runs over bytes that change with every request, whatever it costs",
 					v.Name, v.DistinctReplies))
 			}
@@ -469,16 +469,16 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		switch {
 		case stay > maxTolerance:
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
-		case margin > maxTolerance:
-			// Too noisy to pool; an input that moves beyond the noise
-			// the seconds showed still counts.
-			controlNoisy = v.Name
-			continue
 		case change > stay:
 			// Beyond the tolerance: noise, measured, even when the
 			// seconds' margin would explain it (the noise never widens
 			// what counts as staying put).
 			controlMoved, noise = v.Name, math.Max(noise, change)
+			continue
+		case margin > maxTolerance:
+			// Too noisy to pool; an input that moves beyond the noise
+			// the seconds showed still counts.
+			controlNoisy = v.Name
 			continue
 		}
 		base = (base*float64(reqs) + work.CPUPerRequestMS[i]*float64(v.Requests)) / float64(reqs+v.Requests)
@@ -487,8 +487,9 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	for i := 1; i < len(vs); i++ {
 		v := vs[i]
-		// A parameter the server does not ignore is an input that matters.
-		if v.Error != "" || !v.ShouldMatter && v.SameReply {
+		// A parameter the server does not ignore is an input that
+		// matters; one whose reply was not kept is neither.
+		if v.Error != "" || !v.ShouldMatter && (v.SameReply || v.StableDigest == "") {
 			continue
 		}
 		change, stay, margin := compare(base, n0, reqs, stats.EffectiveN(baseSlots), i)
@@ -534,8 +535,9 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	if overReply {
 		for i, v := range vs {
-			if i > 0 && v.Error == "" && v.ShouldMatter && !v.SameReply {
-				return inconclusive(fmt.Sprintf("the work is over the reply's bytes and %s got another reply: a steady cost says its replies cost alike to make, not that they are one piece of work (memoise it per key, or serve each reply precompressed, if the keys are few)", v.Name))
+			// The bytes themselves, not the digest with nonces masked.
+			if i > 0 && v.Error == "" && (!v.SameReply || v.ReplyDigest != vs[0].ReplyDigest) {
+				return inconclusive(fmt.Sprintf("the work is over the reply's bytes and %s got other bytes: a steady cost says its replies cost alike to make, not that they are one piece of work (memoise it per key, or serve each reply precompressed, if the keys are few)", v.Name))
 			}
 		}
 	}

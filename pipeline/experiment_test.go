@@ -225,7 +225,12 @@ func TestExperimentVerdictRules(t *testing.T) {
 		names := []string{"same-key", "ignored-param", "other-key-1"}
 		var out []report.ExperimentVariant
 		for i, same := range replies {
-			out = append(out, report.ExperimentVariant{Name: names[i], ShouldMatter: i == 2, Requests: 100, SameReply: same})
+			digest := "d0"
+			if !same {
+				digest = fmt.Sprintf("d%d", i)
+			}
+			out = append(out, report.ExperimentVariant{Name: names[i], ShouldMatter: i == 2, Requests: 100, SameReply: same,
+				StableDigest: digest, ReplyDigest: digest})
 		}
 		return out
 	}
@@ -274,11 +279,30 @@ func TestExperimentVerdictRules(t *testing.T) {
 		_, verdict, _, why := verdict("info", fr, v, "", true)
 		return verdict, why
 	}
-	if v, why := over(vs(true, true, false), work(1, 1.05, 0.95)); v != "inconclusive" || !strings.Contains(why, "got another reply") {
+	if v, why := over(vs(true, true, false), work(1, 1.05, 0.95)); v != "inconclusive" || !strings.Contains(why, "got other bytes") {
 		t.Errorf("compressing other keys' replies at a steady cost: verdict %s, want inconclusive: %s", v, why)
 	}
 	if v, _ := over(vs(true, true, true), work(1, 1.05, 0.95)); v != "input-independent" {
 		t.Errorf("compressing one reply for every key: verdict %s, want input-independent", v)
+	}
+	// Bytes that differ where the stable digest masks them (an id) are
+	// other bytes all the same.
+	masked := vs(true, true, true)
+	masked[2].ReplyDigest = "d9"
+	if v, why := over(masked, work(1, 1.05, 0.95)); v != "inconclusive" {
+		t.Errorf("compressing replies that differ in a masked id: verdict %s, want inconclusive: %s", v, why)
+	}
+	// A parameter the server reads, the only input that ran, stamped.
+	read := vs(true, false)
+	read[1].DistinctReplies = 40
+	if v, why := over(read, work(1, 1.05)); v != "inconclusive" {
+		t.Errorf("compressing replies to a parameter the server reads, stamped: verdict %s: %s", v, why)
+	}
+	// An ignored-param whose reply was not kept is no input.
+	unkept := vs(true, false, false)
+	unkept[1].StableDigest, unkept[1].ReplyDigest = "", ""
+	if _, v, _, why := verdict("info", work(1, 4, 1), unkept, "", false); v != "input-independent" {
+		t.Errorf("an ignored-param with no reply kept, 4× dearer: verdict %s, want input-independent on the other key: %s", v, why)
 	}
 	stamped := vs(true, true, false)
 	stamped[0].DistinctReplies = 40
@@ -438,6 +462,13 @@ func TestExperimentSecondsNoise(t *testing.T) {
 	far[2].slots = []float64{4 * 16.6 * 0.6, 4 * 16.6 * 1.4, 4 * 16.6}
 	if v, why, _ := run(far); v != "moves-with-input" {
 		t.Errorf("seconds ±40%% apart, an input 4× dearer: verdict %s, want moves-with-input: %s", v, why)
+	}
+	// A control that moved as far as the input is noise, however noisy
+	// its seconds: the input must move twice as far.
+	both := slices.Clone(far)
+	both[1].slots = []float64{4 * 16.2 * 0.6, 4 * 16.2 * 1.4, 4 * 16.2}
+	if v, why, _ := run(both); v == "moves-with-input" || v == "input-independent" {
+		t.Errorf("a control that moved as far as the input: verdict %s, want inconclusive: %s", v, why)
 	}
 	// A variant whose work all but vanished has seconds of sampling noise
 	// only: they do not make the others' comparison noisy.

@@ -45,7 +45,7 @@ type ExperimentVariant struct {
 	StableDigest string `json:"reply_stable_digest,omitempty"`
 	// DistinctReplies is how many different replies (byte for byte, as
 	// sent) the variant's requests got.
-	DistinctReplies int `json:"distinct_replies"`
+	DistinctReplies int `json:"distinct_replies,omitempty"`
 	// SameReply: the stable digest equals the reference's (for same-key,
 	// the main run's reply to that key; for the others, same-key's).
 	SameReply bool   `json:"same_reply"`
