@@ -161,21 +161,17 @@ func overVaryingReplies(rule *Rule, run *probes.Run) bool {
 	if rule == nil || !rule.OverReplyBytes() {
 		return false
 	}
-	setup := map[string]bool{}
-	for _, op := range run.Ops {
-		setup[op.Name] = op.Setup
-	}
-	for _, d := range run.Digests {
-		if !setup[d.Op] && d.Distinct > 1 {
+	for _, d := range measuredDigests(run) {
+		if d.Distinct > 1 {
 			return true
 		}
 	}
 	return false
 }
 
-// experimentKeys are the run's busiest measured key and up to
-// maxOtherKeys other keys of the same operation, busiest first.
-func experimentKeys(run *probes.Run) (base *probes.Digest, others []probes.Digest) {
+// measuredDigests are the run's reply keys of operations that are not
+// set-up, with a request.
+func measuredDigests(run *probes.Run) []probes.Digest {
 	setup := map[string]bool{}
 	for _, op := range run.Ops {
 		setup[op.Name] = op.Setup
@@ -186,6 +182,13 @@ func experimentKeys(run *probes.Run) (base *probes.Digest, others []probes.Diges
 			ds = append(ds, d)
 		}
 	}
+	return ds
+}
+
+// experimentKeys are the run's busiest measured key and up to
+// maxOtherKeys other keys of the same operation, busiest first.
+func experimentKeys(run *probes.Run) (base *probes.Digest, others []probes.Digest) {
+	ds := measuredDigests(run)
 	if len(ds) == 0 {
 		return nil, nil
 	}
@@ -465,7 +468,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
 			continue
 		}
-		change, stay, margin := compare(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, stats.EffectiveN(slotWeights(vs[0])), i)
+		change, stay, margin := compare(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, slotsWorth(vs[0]), i)
 		switch {
 		case stay > maxTolerance:
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))

@@ -203,8 +203,17 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	if o.Rate > 0 {
 		sched.interval = time.Duration(float64(time.Second) / o.Rate)
 	}
-	// client is one client's loop; sleep waits (false: the run is ending).
-	client := func(id int, c *Client, sleep func(time.Duration) bool) {
+	// sleep waits d; false: the run is ending.
+	sleep := func(d time.Duration) bool {
+		select {
+		case <-time.After(d):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	// client is one client's loop.
+	client := func(id int, c *Client) {
 		sess, err := ml.NewSession(ctx, c, id)
 		if err != nil {
 			sessionErr.CompareAndSwap(nil, &err)
@@ -243,16 +252,8 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 			}
 		}
 	}
-	sleep := func(d time.Duration) bool {
-		select {
-		case <-time.After(d):
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	for id, c := range clients {
-		wg.Go(func() { client(id, c, sleep) })
+		wg.Go(func() { client(id, c) })
 	}
 	// Close connections on cancellation so that blocked requests return.
 	stopInterrupt := context.AfterFunc(ctx, func() {
