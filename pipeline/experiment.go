@@ -451,13 +451,13 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		expected := math.Max(1, float64(n0)*float64(vs[i].Requests)/float64(max(reqs, 1)))
 		stay = math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
 		margin, _ = spread.Margin(slotConfidence, baseN, slotsWorth(vs[i]))
-		return math.Abs(work.CPUPerRequestMS[i]/base - 1), stay, margin
+		return relativeChange(work.CPUPerRequestMS[i], base), stay, margin
 	}
 	// The controls are pooled into the base: same-key, and ignored-param
 	// when the server did ignore it and its work stayed put.
 	base, n0, reqs := work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests
 	baseSlots := slotWeights(vs[0])
-	stayTol, moveTol := minTolerance, minTolerance
+	stayTol, moveTol := minTolerance, math.Inf(1)
 	var tested, movedBy, tooFew, tooNoisy []string
 	// A control that moved is the machine's noise, measured: the input's
 	// variants must then move more than twice as far to count, and
@@ -470,7 +470,7 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		}
 		change, stay, margin := compare(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, slotsWorth(vs[0]), i)
 		switch {
-		case stay > maxTolerance:
+		case stay > maxTolerance || math.IsNaN(change):
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
 		case change > stay:
 			// Beyond the tolerance: noise, measured, even when the
@@ -498,9 +498,11 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 		change, stay, margin := compare(base, n0, reqs, stats.EffectiveN(baseSlots), i)
 		move := math.Max(math.Max(stay, margin), 2*noise)
 		switch {
+		case math.IsNaN(change):
+			tooFew = append(tooFew, v.Name)
 		case change > move:
 			movedBy = append(movedBy, v.Name)
-			moveTol = math.Max(moveTol, move)
+			moveTol = math.Min(moveTol, move) // every move passed it
 		case stay > maxTolerance:
 			tooFew = append(tooFew, v.Name)
 		case margin > maxTolerance || change > stay:
@@ -546,6 +548,20 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 	}
 	return "load-time", "input-independent", stayTol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
 		experimentName, 100*stayTol, strings.Join(tested, ", "), figures())
+}
+
+// relativeChange is how far x is from base as the larger of their ratios
+// less one, so that a third cheaper counts as far as a third dearer
+// (0.7× is 43%, not 30%); a work that vanishes is an infinite change, and
+// NaN is a figure that cannot be compared.
+func relativeChange(x, base float64) float64 {
+	switch {
+	case math.IsNaN(x) || math.IsNaN(base) || base <= 0:
+		return math.NaN()
+	case x <= 0:
+		return math.Inf(1)
+	}
+	return math.Max(x/base, base/x) - 1
 }
 
 // slotSpread is the noise of the work's CPU per request from one second

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	netpprof "net/http/pprof"
@@ -311,6 +312,21 @@ func TestExperimentVerdictRules(t *testing.T) {
 	}
 	if v, why := over(vs(true, true, false), work(1, 1, 2.5)); v != "moves-with-input" {
 		t.Errorf("compressing stable replies whose cost moves with the key: verdict %s: %s", v, why)
+	}
+	// A third cheaper is as far as a third dearer: 0.71× is a 40% change.
+	if _, v, _, why := verdict("info", work(1, 1, 0.71), vs(true, true, false), "", false); v != "moves-with-input" {
+		t.Errorf("an other key at 0.71×: verdict %s, want moves-with-input: %s", v, why)
+	}
+	// The bound a move is said to pass is one every move passed.
+	two := append(vs(true, true, false), report.ExperimentVariant{Name: "other-key-2", ShouldMatter: true, Requests: 8, StableDigest: "d3", ReplyDigest: "d3"})
+	wt := work(5, 5, 6.75, 15)
+	wt.Samples[3] = 24
+	if _, v, tol, why := verdict("info", wt, two, "", false); v != "moves-with-input" || tol > 0.35 || !strings.Contains(why, "beyond ±30%") {
+		t.Errorf("two moves of unlike bounds: verdict %s, tolerance %.2f: %s", v, tol, why)
+	}
+	// A figure that is no number is never staying put.
+	if _, v, _, why := verdict("info", work(1, 1, math.NaN()), vs(true, true, false), "", false); v != "inconclusive" {
+		t.Errorf("a NaN figure: verdict %s, want inconclusive: %s", v, why)
 	}
 	few := work(1, 1, 1)
 	few.Samples[2] = 3
