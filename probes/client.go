@@ -31,6 +31,7 @@ type Client struct {
 	measuring *atomic.Bool
 	live      *liveCounters
 	maxBody   int // a reply's bound, and of what is made of it (a gRPC reply's JSON)
+	clock     monoClock
 }
 
 // liveCounters feed the progress line.
@@ -107,7 +108,7 @@ func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget,
 		conn:   newTransport(t, timeout, maxBody, budget),
 		rec: &recorder{ops: map[string]*opRecord{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
 			checked: map[uint64]checked{}, seed: seed, samples: kept}, // RunLoad gives second its run's series
-		measuring: measuring, live: live, maxBody: maxBody,
+		measuring: measuring, live: live, maxBody: maxBody, clock: monoClock{time.Now()},
 	}
 	c.header = c.resp.Header
 	return c
@@ -124,12 +125,16 @@ func (c *Client) Do(call Call) (*Reply, error) {
 
 // do sends call; intended is when the open loop meant to send it (zero: now).
 func (c *Client) do(call Call, intended time.Time, setup bool) (*Reply, error) {
-	sent := time.Now()
+	return c.doAt(call, intended, c.clock.now(), setup)
+}
+
+// doAt is do for a caller that has just read the clock: sent is now.
+func (c *Client) doAt(call Call, intended, sent time.Time, setup bool) (*Reply, error) {
 	if intended.IsZero() {
 		intended = sent
 	}
 	err := c.conn.DoAt(sent, call.Req, &c.resp)
-	done := time.Now()
+	done := c.clock.now()
 	var reply *Reply
 	if err == nil {
 		reply, err = c.verify(call)

@@ -224,9 +224,6 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 			if ctx.Err() != nil {
 				return
 			}
-			if !time.Now().Before(end) {
-				return
-			}
 			if o.Requests > 0 && sent.Add(1) > o.Requests {
 				return
 			}
@@ -240,7 +237,14 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 					return
 				}
 			}
-			if _, err := c.do(sess.Next(i), intended, false); isDialError(err) {
+			// The clock read that ends the run is the request's send
+			// time: one read fewer a request.
+			call := sess.Next(i)
+			now := c.clock.now()
+			if !now.Before(end) {
+				return
+			}
+			if _, err := c.doAt(call, intended, now, false); isDialError(err) {
 				// A target that refuses connections is not hammered in a
 				// tight loop: each client backs off, 10 ms doubling to 1 s.
 				backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)

@@ -3,6 +3,7 @@ package probes
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -96,5 +97,41 @@ func BenchmarkSecondTally(b *testing.B) {
 	for b.Loop() {
 		done = done.Add(10 * time.Microsecond) // a new second every 100,000 requests
 		t.record(done, 3*time.Millisecond, false)
+	}
+}
+
+// cannedTransport answers every request at once with the same 100-byte
+// reply, as if read from a socket: no I/O and no scheduler.
+type cannedTransport struct{ body []byte }
+
+func (t *cannedTransport) Do(req *h1.Request, resp *h1.Response) error {
+	return t.DoAt(time.Time{}, req, resp)
+}
+
+func (t *cannedTransport) DoAt(_ time.Time, _ *h1.Request, resp *h1.Response) error {
+	resp.Status, resp.Body, resp.WireBytes = 200, append(resp.Body[:0], t.body...), 70+len(t.body)
+	return nil
+}
+
+func (t *cannedTransport) Decode(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
+func (t *cannedTransport) Interrupt()                         {}
+func (t *cannedTransport) Close()                             {}
+func (t *cannedTransport) Counts() (opened, dropped int)      { return 1, 0 }
+
+// BenchmarkClientWork is what probe does for a measured request beside
+// the socket's reads and writes and the scheduler: the clock, the reply's
+// digest and cached verdict, and the records. bench/loadgen.sh measures
+// the whole; this is the part of it that is probe's own code.
+func BenchmarkClientWork(b *testing.B) {
+	u, _ := url.Parse("http://127.0.0.1:1")
+	c := NewClient(&Target{URL: u}, 0)
+	c.conn = &cannedTransport{body: bytes.Repeat([]byte("x"), 100)}
+	c.measuring.Store(true)
+	call := Call{Op: "GET /", Key: "/", Req: h1.NewRequest("GET", "/", nil)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.do(call, time.Time{}, false); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -109,4 +109,9 @@ func (t *Target) HeaderValue(name string) string {
 // staticSession repeats calls in turn.
 type staticSession []Call
 
-func (s staticSession) Next(i int) Call { return s[i%len(s)] }
+func (s staticSession) Next(i int) Call {
+	if len(s) == 1 {
+		return s[0] // most loads: no division a request
+	}
+	return s[i%len(s)]
+}

@@ -76,3 +76,25 @@ func BenchmarkRequestCheck(b *testing.B) {
 		}
 	}
 }
+
+// repeatReader hands out one reply again and again, a read each: the
+// parse measured without a socket.
+type repeatReader struct{ reply []byte }
+
+func (r *repeatReader) Read(p []byte) (int, error) { return copy(p, r.reply), nil }
+
+// BenchmarkReadResponse is the reply's parse alone, on net/http's reply
+// of bench/trivialserver (three headers, 100 bytes of body).
+func BenchmarkReadResponse(b *testing.B) {
+	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: Wed, 02 Dec 2026 05:00:00 GMT\r\n" +
+		"Content-Length: 100\r\n\r\n" + string(bytes.Repeat([]byte("x"), 99)) + "\n")
+	br := bufio.NewReaderSize(&repeatReader{reply}, 32<<10)
+	lim := &body{max: DefaultMaxBody}
+	var r Response
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := readResponse(br, false, lim, &r); err != nil || len(r.Body) != 100 {
+			b.Fatal(err)
+		}
+	}
+}
