@@ -181,12 +181,34 @@ func (c *Client) targetGone(err error) bool {
 	if c.target.Child == nil || !errors.Is(err, syscall.ECONNREFUSED) {
 		return false
 	}
+	if l := c.loop(); l != nil {
+		// In a loop a wait on a channel would stop its other clients.
+		for range 20 {
+			select {
+			case <-c.target.Child.Exited():
+				return true
+			default:
+			}
+			if !l.Sleep(10 * time.Millisecond) {
+				return false
+			}
+		}
+		return false
+	}
 	select {
 	case <-c.target.Child.Exited():
 		return true
 	case <-time.After(200 * time.Millisecond):
 		return false
 	}
+}
+
+// loop is the event loop c's connection runs in, or nil (a goroutine's).
+func (c *Client) loop() *h1.Loop {
+	if t, ok := c.conn.(*h1Transport); ok {
+		return t.Loop
+	}
+	return nil
 }
 
 // verify checks the reply. Bytes already checked for this operation are not

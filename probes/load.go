@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -203,8 +204,12 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	if o.Rate > 0 {
 		sched.interval = time.Duration(float64(time.Second) / o.Rate)
 	}
+	loops := closedLoops(clients, o)
 	// sleep waits d; false: the run is ending.
-	sleep := func(d time.Duration) bool {
+	sleep := func(c *Client, d time.Duration) bool {
+		if l := c.loop(); l != nil {
+			return l.Sleep(d)
+		}
 		select {
 		case <-time.After(d):
 			return true
@@ -233,7 +238,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 				if !intended.Before(end) {
 					return
 				}
-				if d := time.Until(intended); d > 0 && !sleep(d) {
+				if d := time.Until(intended); d > 0 && !sleep(c, d) {
 					return
 				}
 			}
@@ -248,7 +253,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 				// A target that refuses connections is not hammered in a
 				// tight loop: each client backs off, 10 ms doubling to 1 s.
 				backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
-				if !sleep(min(backoff, time.Until(end))) {
+				if !sleep(c, min(backoff, time.Until(end))) {
 					return
 				}
 			} else {
@@ -257,10 +262,20 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		}
 	}
 	for id, c := range clients {
-		wg.Go(func() { client(id, c) })
+		if l := c.loop(); l != nil {
+			l.Go(func() { client(id, c) })
+		} else {
+			wg.Go(func() { client(id, c) })
+		}
+	}
+	for _, l := range loops {
+		wg.Go(l.Run)
 	}
 	// Close connections on cancellation so that blocked requests return.
 	stopInterrupt := context.AfterFunc(ctx, func() {
+		for _, l := range loops {
+			l.Interrupt()
+		}
 		for _, c := range clients {
 			c.conn.Interrupt()
 		}
@@ -451,4 +466,37 @@ func startProgress(f func(Progress), start time.Time, warmup time.Duration, live
 			RPS: float64(n-errs-lastOK) / now.Sub(last).Seconds()})
 		lastOK, last = n-errs, now
 	})
+}
+
+// closedLoops put the clients of a closed loop over HTTP/1.1 into event
+// loops of their own (lib/h1's Loop, wrk's design), as many as the
+// process has Ps (wrk's threads), the clients dealt among them: a reply
+// then wakes no goroutine, and the generator's CPU a request is below
+// wrk's (docs/BENCHMARKS.md). None: the clients are goroutines (the open
+// loop, whose sends the runtime's timers time; HTTP/2, whose streams
+// share connections; PROBE_LOOP=0; a system without epoll).
+func closedLoops(clients []*Client, o LoadOptions) []*h1.Loop {
+	if o.Rate > 0 || os.Getenv("PROBE_LOOP") == "0" {
+		return nil
+	}
+	for _, c := range clients {
+		if _, ok := c.conn.(*h1Transport); !ok {
+			return nil
+		}
+	}
+	loops := make([]*h1.Loop, min(runtime.GOMAXPROCS(0), len(clients)))
+	for i := range loops {
+		l, err := h1.NewLoop()
+		if err != nil {
+			for _, l := range loops[:i] {
+				l.Run() // no clients: closes it
+			}
+			return nil
+		}
+		loops[i] = l
+	}
+	for i, c := range clients {
+		c.conn.(*h1Transport).Loop = loops[i%len(loops)]
+	}
+	return loops
 }

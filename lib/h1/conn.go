@@ -137,9 +137,12 @@ type Conn struct {
 	Budget  *Budget // shared by the connections of a run: what they hold beyond an allowance each; nil: none
 	Opened  int     // connections dialled
 	Dropped int     // kept-alive connections the server closed (Connection: close, or gone when reused): churn
-	reply   body    // accounts for the reply's body buffer
-	decoded body    // and for the buffer Decode fills
-	nc      net.Conn
+	// Loop, when set, is the event loop the connection is read, written
+	// and dialled in: Do is then called from one of its clients.
+	Loop    *Loop
+	reply   body // accounts for the reply's body buffer
+	decoded body // and for the buffer Decode fills
+	nc      socket
 	io      io.ReadWriter // nc's socket read and written raw (rawIO), or nc
 	br      *bufio.Reader
 	mu      sync.Mutex // guards nc against Interrupt from another goroutine
@@ -219,17 +222,9 @@ func (c *Conn) roundTrip(now time.Time, req *Request, raw []byte, resp *Response
 		c.Close()
 	}
 	if c.nc == nil {
-		d := net.Dialer{Timeout: 5 * time.Second}
-		nc, err := d.Dial("tcp", c.Addr)
+		nc, rw, err := c.dial()
 		if err != nil {
 			return err
-		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetNoDelay(true)
-		}
-		var rw io.ReadWriter = nc
-		if r := newRawIO(nc); r != nil {
-			rw = r
 		}
 		c.mu.Lock()
 		c.nc, c.io, c.br, c.Opened, c.rearm = nc, rw, bufio.NewReaderSize(rw, 32<<10), c.Opened+1, time.Time{}
@@ -259,10 +254,12 @@ func (c *Conn) roundTrip(now time.Time, req *Request, raw []byte, resp *Response
 	if _, err := c.io.Write(raw); err != nil {
 		return fmt.Errorf("%w (%w): %v", ErrClosed, errUnsent, err)
 	}
-	// Let the other clients send before this one waits for its reply: the
-	// reads then find data instead of parking at once (fewer syscalls, as an
-	// event loop like wrk's batches them).
-	runtime.Gosched()
+	if c.Loop == nil {
+		// Let the other clients send before this one waits for its reply:
+		// the reads then find data instead of parking at once (fewer
+		// syscalls, as an event loop like wrk's batches them).
+		runtime.Gosched()
+	}
 	return readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp)
 }
 
@@ -304,9 +301,42 @@ func (c *Conn) release(resp *Response) {
 	}
 }
 
+// socket is a connection as Conn keeps it: a net.Conn, or a Loop's.
+type socket interface {
+	SetDeadline(t time.Time) error
+	Close() error
+}
+
+// dial connects to c.Addr: in c's loop, or a net.Conn whose socket is
+// read and written raw (rawIO) on Go's netpoller.
+func (c *Conn) dial() (socket, io.ReadWriter, error) {
+	if c.Loop != nil {
+		s, err := c.Loop.dial(c.Addr, 5*time.Second)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s, nil
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	nc, err := d.Dial("tcp", c.Addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if r := newRawIO(nc); r != nil {
+		return nc, r, nil
+	}
+	return nc, nc, nil
+}
+
 // closedByPeer peeks at the socket without blocking: a kept-alive
 // connection the server closed reads as end of file.
-func closedByPeer(nc net.Conn) bool {
+func closedByPeer(nc socket) bool {
+	if ls, ok := nc.(interface{ peerClosed() bool }); ok {
+		return ls.peerClosed()
+	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return false

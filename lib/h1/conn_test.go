@@ -49,75 +49,81 @@ func cannedServer(t *testing.T, replies ...string) (addr string, accepted *int) 
 }
 
 func TestFraming(t *testing.T) {
-	addr, accepted := cannedServer(t,
-		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello",
-		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Id: 7\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nTrailer: x\r\n\r\n",
-		"HTTP/1.1 204 No Content\r\n\r\n",
-		"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
-		"HTTP/1.0 200 OK\r\n\r\nuntil close",
-	)
-	c := &Conn{Addr: addr, Timeout: 5 * time.Second}
-	var r Response
-	want := []struct {
-		status int
-		body   string
-	}{{200, "hello"}, {200, "abcdefg"}, {204, ""}, {404, "no"}, {200, "until close"}}
-	for i, w := range want {
-		if err := c.Do(NewRequest("GET", "/x", nil), &r); err != nil {
-			t.Fatalf("reply %d: %v", i, err)
+	engines(t, func(t *testing.T, e *engine) {
+		addr, accepted := cannedServer(t,
+			"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello",
+			"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Id: 7\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nTrailer: x\r\n\r\n",
+			"HTTP/1.1 204 No Content\r\n\r\n",
+			"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
+			"HTTP/1.0 200 OK\r\n\r\nuntil close",
+		)
+		c := e.conn(&Conn{Addr: addr, Timeout: 5 * time.Second})
+		var r Response
+		want := []struct {
+			status int
+			body   string
+		}{{200, "hello"}, {200, "abcdefg"}, {204, ""}, {404, "no"}, {200, "until close"}}
+		for i, w := range want {
+			if err := e.do(c, NewRequest("GET", "/x", nil), &r); err != nil {
+				t.Fatalf("reply %d: %v", i, err)
+			}
+			if r.Status != w.status || string(r.Body) != w.body {
+				t.Errorf("reply %d: %d %q, want %d %q", i, r.Status, r.Body, w.status, w.body)
+			}
+			if i == 0 && (r.Header("content-type") != "text/plain" || r.WireBytes != len(want[0].body)+len("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n")) {
+				t.Errorf("header %q, wire bytes %d", r.Header("content-type"), r.WireBytes)
+			}
+			if i == 1 && r.Header("X-Id") != "7" {
+				t.Errorf("X-Id %q", r.Header("X-Id"))
+			}
 		}
-		if r.Status != w.status || string(r.Body) != w.body {
-			t.Errorf("reply %d: %d %q, want %d %q", i, r.Status, r.Body, w.status, w.body)
+		if c.Opened != 2 || *accepted != 2 {
+			t.Errorf("opened %d, accepted %d: want a new connection only after Connection: close", c.Opened, *accepted)
 		}
-		if i == 0 && (r.Header("content-type") != "text/plain" || r.WireBytes != len(want[0].body)+len("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n")) {
-			t.Errorf("header %q, wire bytes %d", r.Header("content-type"), r.WireBytes)
-		}
-		if i == 1 && r.Header("X-Id") != "7" {
-			t.Errorf("X-Id %q", r.Header("X-Id"))
-		}
-	}
-	if c.Opened != 2 || *accepted != 2 {
-		t.Errorf("opened %d, accepted %d: want a new connection only after Connection: close", c.Opened, *accepted)
-	}
+	})
 }
 
 func TestMalformedReplies(t *testing.T) {
-	for _, bad := range []string{"SSH-2.0-OpenSSH\r\n", "HTTP/1.1 2xx OK\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
-		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"} {
-		addr, _ := cannedServer(t, bad)
-		c := &Conn{Addr: addr, Timeout: 2 * time.Second}
-		var r Response
-		if err := c.Do(NewRequest("GET", "/", nil), &r); err == nil {
-			t.Errorf("%q: no error", bad)
+	engines(t, func(t *testing.T, e *engine) {
+		for _, bad := range []string{"SSH-2.0-OpenSSH\r\n", "HTTP/1.1 2xx OK\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+			"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"} {
+			addr, _ := cannedServer(t, bad)
+			c := e.conn(&Conn{Addr: addr, Timeout: 2 * time.Second})
+			var r Response
+			if err := e.do(c, NewRequest("GET", "/", nil), &r); err == nil {
+				t.Errorf("%q: no error", bad)
+			}
 		}
-	}
+	})
 }
 
 func TestRequestBytesAndKeepAlive(t *testing.T) {
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got = append(got, r.Method+" "+r.URL.String()+" "+r.Header.Get("X-A")+" "+string(b)+" "+r.Host)
-		w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
-	c := &Conn{Addr: addr}
-	var r Response
-	req := NewRequest("POST", "/q?x=1", []byte(`{"a":1}`), Field{"X-A", "b"})
-	for range 3 {
-		if err := c.Do(req, &r); err != nil || r.Status != 200 {
-			t.Fatal(err, r.Status)
+	engines(t, func(t *testing.T, e *engine) {
+		var got []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			got = append(got, r.Method+" "+r.URL.String()+" "+r.Header.Get("X-A")+" "+string(b)+" "+r.Host)
+			w.Write([]byte("ok"))
+		}))
+		defer srv.Close()
+		addr := strings.TrimPrefix(srv.URL, "http://")
+		c := e.conn(&Conn{Addr: addr})
+		var r Response
+		req := NewRequest("POST", "/q?x=1", []byte(`{"a":1}`), Field{"X-A", "b"})
+		for range 3 {
+			if err := e.do(c, req, &r); err != nil || r.Status != 200 {
+				t.Fatal(err, r.Status)
+			}
 		}
-	}
-	if c.Opened != 1 || len(got) != 3 || got[0] != `POST /q?x=1 b {"a":1} `+addr {
-		t.Errorf("opened %d, requests %q", c.Opened, got)
-	}
-	// A kept-alive connection the server dropped while idle is dialled again.
-	srv.CloseClientConnections()
-	if err := c.Do(req, &r); err != nil || c.Opened != 2 {
-		t.Errorf("after the server closed the idle connection: %v, opened %d", err, c.Opened)
-	}
+		if c.Opened != 1 || len(got) != 3 || got[0] != `POST /q?x=1 b {"a":1} `+addr {
+			t.Errorf("opened %d, requests %q", c.Opened, got)
+		}
+		// A kept-alive connection the server dropped while idle is dialled again.
+		srv.CloseClientConnections()
+		if err := e.do(c, req, &r); err != nil || c.Opened != 2 {
+			t.Errorf("after the server closed the idle connection: %v, opened %d", err, c.Opened)
+		}
+	})
 }
 
 // endlessServer writes head, then body bytes from fill until the client
@@ -139,31 +145,33 @@ func endlessServer(t *testing.T, head string, fill []byte) string {
 // A reply past a bound is an error of its request, read no further than
 // the bound: never a panic, never probe's memory.
 func TestRepliesAreBounded(t *testing.T) {
-	chunk := []byte("4000\r\n" + strings.Repeat("x", 0x4000) + "\r\n")
-	for _, tc := range []struct {
-		name, head string
-		fill       []byte
-		want       string
-	}{
-		{"content-length beyond int64", "HTTP/1.1 200 OK\r\nContent-Length: 999999999999999999999\r\n\r\n", nil, "bad Content-Length"},
-		{"content-length 1e17", "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999\r\n\r\n", nil, "reply over 1.0 MiB"},
-		{"content-length 8 GB", "HTTP/1.1 200 OK\r\nContent-Length: 8000000000\r\n\r\n", []byte("x"), "reply over 1.0 MiB"},
-		{"endless body", "HTTP/1.0 200 OK\r\n\r\n", make([]byte, 64<<10), "reply over 1.0 MiB"},
-		{"endless chunks", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", chunk, "reply over 1.0 MiB"},
-		{"endless header", "HTTP/1.1 200 OK\r\n", []byte("X-A: b\r\n"), "header over 1.0 MiB"},
-		{"endless header line", "HTTP/1.1 200 OK\r\nX-A: ", []byte("b"), "header line over"},
-	} {
-		addr := endlessServer(t, tc.head, tc.fill)
-		c := &Conn{Addr: addr, Timeout: 10 * time.Second, MaxBody: 1 << 20}
-		var r Response
-		err := c.Do(NewRequest("GET", "/", nil), &r)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+	engines(t, func(t *testing.T, e *engine) {
+		chunk := []byte("4000\r\n" + strings.Repeat("x", 0x4000) + "\r\n")
+		for _, tc := range []struct {
+			name, head string
+			fill       []byte
+			want       string
+		}{
+			{"content-length beyond int64", "HTTP/1.1 200 OK\r\nContent-Length: 999999999999999999999\r\n\r\n", nil, "bad Content-Length"},
+			{"content-length 1e17", "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999\r\n\r\n", nil, "reply over 1.0 MiB"},
+			{"content-length 8 GB", "HTTP/1.1 200 OK\r\nContent-Length: 8000000000\r\n\r\n", []byte("x"), "reply over 1.0 MiB"},
+			{"endless body", "HTTP/1.0 200 OK\r\n\r\n", make([]byte, 64<<10), "reply over 1.0 MiB"},
+			{"endless chunks", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", chunk, "reply over 1.0 MiB"},
+			{"endless header", "HTTP/1.1 200 OK\r\n", []byte("X-A: b\r\n"), "header over 1.0 MiB"},
+			{"endless header line", "HTTP/1.1 200 OK\r\nX-A: ", []byte("b"), "header line over"},
+		} {
+			addr := endlessServer(t, tc.head, tc.fill)
+			c := e.conn(&Conn{Addr: addr, Timeout: 10 * time.Second, MaxBody: 1 << 20})
+			var r Response
+			err := e.do(c, NewRequest("GET", "/", nil), &r)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+			}
+			if cap(r.Body) > 2<<20 {
+				t.Errorf("%s: body buffer of %d bytes for a bound of 1 MiB", tc.name, cap(r.Body))
+			}
 		}
-		if cap(r.Body) > 2<<20 {
-			t.Errorf("%s: body buffer of %d bytes for a bound of 1 MiB", tc.name, cap(r.Body))
-		}
-	}
+	})
 }
 
 // onceServer answers the first request on each connection, then reads
@@ -192,25 +200,27 @@ func onceServer(t *testing.T) (string, *atomic.Int64) {
 // idempotent: a POST whose kept-alive connection closed after it was
 // written is an error, not a second POST.
 func TestOnlyIdempotentRequestsAreRetried(t *testing.T) {
-	for _, tc := range []struct {
-		method string
-		sent   int64
-		fails  bool
-	}{{"GET", 3, false}, {"POST", 2, true}} {
-		addr, n := onceServer(t)
-		c := &Conn{Addr: addr, Timeout: 2 * time.Second}
-		var r Response
-		if err := c.Do(NewRequest("GET", "/", nil), &r); err != nil {
-			t.Fatal(err)
+	engines(t, func(t *testing.T, e *engine) {
+		for _, tc := range []struct {
+			method string
+			sent   int64
+			fails  bool
+		}{{"GET", 3, false}, {"POST", 2, true}} {
+			addr, n := onceServer(t)
+			c := e.conn(&Conn{Addr: addr, Timeout: 2 * time.Second})
+			var r Response
+			if err := e.do(c, NewRequest("GET", "/", nil), &r); err != nil {
+				t.Fatal(err)
+			}
+			err := e.do(c, NewRequest(tc.method, "/", []byte("x")), &r)
+			// GET: taken and dropped on the kept-alive connection, then sent
+			// again on a new one and answered (3 requests read). POST: taken
+			// and dropped, not sent again (2).
+			if (err != nil) != tc.fails || n.Load() != tc.sent {
+				t.Errorf("%s: %v, %d requests read, want %d", tc.method, err, n.Load(), tc.sent)
+			}
 		}
-		err := c.Do(NewRequest(tc.method, "/", []byte("x")), &r)
-		// GET: taken and dropped on the kept-alive connection, then sent
-		// again on a new one and answered (3 requests read). POST: taken
-		// and dropped, not sent again (2).
-		if (err != nil) != tc.fails || n.Load() != tc.sent {
-			t.Errorf("%s: %v, %d requests read, want %d", tc.method, err, n.Load(), tc.sent)
-		}
-	}
+	})
 }
 
 // FuzzReadResponse: any bytes from a server give a reply or an error
@@ -238,99 +248,105 @@ func FuzzReadResponse(f *testing.F) {
 // a reply it cannot hold is an error of that request, and a connection's
 // big buffer goes back to the budget at its next request.
 func TestConnectionsShareAReplyBudget(t *testing.T) {
-	big := strings.Repeat("x", 5<<19) // 2.5 MiB
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/small" {
-			w.Write([]byte("ok"))
-			return
+	engines(t, func(t *testing.T, e *engine) {
+		big := strings.Repeat("x", 5<<19) // 2.5 MiB
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/small" {
+				w.Write([]byte("ok"))
+				return
+			}
+			w.Write([]byte(big))
+		}))
+		defer srv.Close()
+		addr := strings.TrimPrefix(srv.URL, "http://")
+		budget := NewBudget(5 << 19) // 2.5 MiB: one big reply beyond the allowance, not two
+		a := e.conn(&Conn{Addr: addr, MaxBody: 8 << 20, Budget: budget})
+		b := e.conn(&Conn{Addr: addr, MaxBody: 8 << 20, Budget: budget})
+		var ra, rb Response
+		if err := e.do(a, NewRequest("GET", "/big", nil), &ra); err != nil || len(ra.Body) != len(big) {
+			t.Fatalf("a: %v, %d bytes", err, len(ra.Body))
 		}
-		w.Write([]byte(big))
-	}))
-	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
-	budget := NewBudget(5 << 19) // 2.5 MiB: one big reply beyond the allowance, not two
-	a := &Conn{Addr: addr, MaxBody: 8 << 20, Budget: budget}
-	b := &Conn{Addr: addr, MaxBody: 8 << 20, Budget: budget}
-	var ra, rb Response
-	if err := a.Do(NewRequest("GET", "/big", nil), &ra); err != nil || len(ra.Body) != len(big) {
-		t.Fatalf("a: %v, %d bytes", err, len(ra.Body))
-	}
-	var be *BudgetError
-	if err := b.Do(NewRequest("GET", "/big", nil), &rb); !errors.As(err, &be) || !strings.Contains(err.Error(), "2.5 MiB all clients may hold") {
-		t.Errorf("b while a holds its reply: %v", err)
-	}
-	if err := a.Do(NewRequest("GET", "/small", nil), &ra); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Do(NewRequest("GET", "/big", nil), &rb); err != nil || len(rb.Body) != len(big) {
-		t.Errorf("b after a let go: %v, %d bytes", err, len(rb.Body))
-	}
-	if free := budget.free.Load(); free < 0 || free > 5<<19 {
-		t.Errorf("budget free %d", free)
-	}
+		var be *BudgetError
+		if err := e.do(b, NewRequest("GET", "/big", nil), &rb); !errors.As(err, &be) || !strings.Contains(err.Error(), "2.5 MiB all clients may hold") {
+			t.Errorf("b while a holds its reply: %v", err)
+		}
+		if err := e.do(a, NewRequest("GET", "/small", nil), &ra); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.do(b, NewRequest("GET", "/big", nil), &rb); err != nil || len(rb.Body) != len(big) {
+			t.Errorf("b after a let go: %v, %d bytes", err, len(rb.Body))
+		}
+		if free := budget.free.Load(); free < 0 || free > 5<<19 {
+			t.Errorf("budget free %d", free)
+		}
+	})
 }
 
 // A reply that takes its share of the budget by its Content-Length and
 // then breaks off gives the share back: the budget does not leak.
 func TestABrokenReplyGivesItsReservationBack(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			br := bufio.NewReader(c)
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			if req.URL.Path == "/small" {
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-			} else {
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 3145728\r\n\r\n" + strings.Repeat("x", 100<<10)))
-			}
-			c.Close()
+	engines(t, func(t *testing.T, e *engine) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	budget := NewBudget(4 << 20)
-	c := &Conn{Addr: ln.Addr().String(), MaxBody: 8 << 20, Budget: budget}
-	var r Response
-	if err := c.Do(NewRequest("GET", "/broken", nil), &r); err == nil {
-		t.Fatal("a reply cut short: no error")
-	}
-	if err := c.Do(NewRequest("GET", "/small", nil), &r); err != nil {
-		t.Fatal(err)
-	}
-	if free := budget.free.Load(); free != 4<<20 {
-		t.Errorf("budget free %d after the broken reply, want all %d", free, 4<<20)
-	}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					c.Close()
+					continue
+				}
+				if req.URL.Path == "/small" {
+					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+				} else {
+					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 3145728\r\n\r\n" + strings.Repeat("x", 100<<10)))
+				}
+				c.Close()
+			}
+		}()
+		budget := NewBudget(4 << 20)
+		c := e.conn(&Conn{Addr: ln.Addr().String(), MaxBody: 8 << 20, Budget: budget})
+		var r Response
+		if err := e.do(c, NewRequest("GET", "/broken", nil), &r); err == nil {
+			t.Fatal("a reply cut short: no error")
+		}
+		if err := e.do(c, NewRequest("GET", "/small", nil), &r); err != nil {
+			t.Fatal(err)
+		}
+		if free := budget.free.Load(); free != 4<<20 {
+			t.Errorf("budget free %d after the broken reply, want all %d", free, 4<<20)
+		}
+	})
 }
 
 // A reply's Content-Encoding is read with its header block, the first
 // one's value trimmed, and is no reply's but its own.
 func TestEncodingIsTheReplysOwn(t *testing.T) {
-	addr, _ := cannedServer(t,
-		"HTTP/1.1 200 OK\r\nContent-Encoding:  gzip \r\nContent-Length: 2\r\n\r\nab",
-		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\ncd",
-		"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nef",
-		"HTTP/1.1 200 OK\r\nContent-Encoding: \r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\ngh",
-	)
-	c := &Conn{Addr: addr, Timeout: 5 * time.Second}
-	var r Response
-	for i, want := range []string{"gzip", "", "br", ""} {
-		if err := c.Do(NewRequest("GET", "/", nil), &r); err != nil {
-			t.Fatalf("reply %d: %v", i, err)
+	engines(t, func(t *testing.T, e *engine) {
+		addr, _ := cannedServer(t,
+			"HTTP/1.1 200 OK\r\nContent-Encoding:  gzip \r\nContent-Length: 2\r\n\r\nab",
+			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\ncd",
+			"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nef",
+			"HTTP/1.1 200 OK\r\nContent-Encoding: \r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\ngh",
+		)
+		c := e.conn(&Conn{Addr: addr, Timeout: 5 * time.Second})
+		var r Response
+		for i, want := range []string{"gzip", "", "br", ""} {
+			if err := e.do(c, NewRequest("GET", "/", nil), &r); err != nil {
+				t.Fatalf("reply %d: %v", i, err)
+			}
+			if string(r.Encoding()) != want || r.Header("Content-Encoding") != want {
+				t.Errorf("reply %d: Encoding %q, Header %q, want %q", i, r.Encoding(), r.Header("Content-Encoding"), want)
+			}
 		}
-		if string(r.Encoding()) != want || r.Header("Content-Encoding") != want {
-			t.Errorf("reply %d: Encoding %q, Header %q, want %q", i, r.Encoding(), r.Header("Content-Encoding"), want)
-		}
-	}
+	})
 }
 
 // A status code and a Content-Length are digits and nothing else.

@@ -158,27 +158,29 @@ func closingServer(t *testing.T, halfClose bool) string {
 // seen (a half-close that lingers draws no reset: the request is written
 // and read apart, so the end of file is read, not waited past).
 func TestAnUnannouncedCloseIsRetriedAtOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		halfClose bool
-		gap       time.Duration
-	}{{"closed, next at once", false, 0}, {"closed, next after 100 ms", false, 100 * time.Millisecond},
-		{"half-closed, lingering, next after 100 ms", true, 100 * time.Millisecond}} {
-		c := &Conn{Addr: closingServer(t, tc.halfClose), Timeout: 2 * time.Second}
-		var resp Response
-		req := NewRequest("GET", "/", nil)
-		for i := range 5 {
-			time.Sleep(tc.gap)
-			start := time.Now()
-			if err := c.Do(req, &resp); err != nil || resp.Status != 200 {
-				t.Fatalf("%s: request %d: %v, status %d", tc.name, i, err, resp.Status)
+	engines(t, func(t *testing.T, e *engine) {
+		for _, tc := range []struct {
+			name      string
+			halfClose bool
+			gap       time.Duration
+		}{{"closed, next at once", false, 0}, {"closed, next after 100 ms", false, 100 * time.Millisecond},
+			{"half-closed, lingering, next after 100 ms", true, 100 * time.Millisecond}} {
+			c := e.conn(&Conn{Addr: closingServer(t, tc.halfClose), Timeout: 2 * time.Second})
+			var resp Response
+			req := NewRequest("GET", "/", nil)
+			for i := range 5 {
+				time.Sleep(tc.gap)
+				start := time.Now()
+				if err := e.do(c, req, &resp); err != nil || resp.Status != 200 {
+					t.Fatalf("%s: request %d: %v, status %d", tc.name, i, err, resp.Status)
+				}
+				if d := time.Since(start); d > 500*time.Millisecond {
+					t.Errorf("%s: request %d took %v: it waited for the deadline", tc.name, i, d)
+				}
 			}
-			if d := time.Since(start); d > 500*time.Millisecond {
-				t.Errorf("%s: request %d took %v: it waited for the deadline", tc.name, i, d)
+			if c.Opened != 5 {
+				t.Errorf("%s: %d connections for 5 requests, want one each", tc.name, c.Opened)
 			}
 		}
-		if c.Opened != 5 {
-			t.Errorf("%s: %d connections for 5 requests, want one each", tc.name, c.Opened)
-		}
-	}
+	})
 }
