@@ -190,10 +190,15 @@ func (c *Client) targetGone(err error) bool {
 			default:
 			}
 			if !l.Sleep(10 * time.Millisecond) {
-				return false
+				break // the run was cancelled: by the target's exit, as likely as not
 			}
 		}
-		return false
+		select {
+		case <-c.target.Child.Exited():
+			return true
+		default:
+			return false
+		}
 	}
 	select {
 	case <-c.target.Child.Exited():

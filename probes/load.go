@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -484,7 +483,7 @@ func closedLoops(clients []*Client, o LoadOptions) []*h1.Loop {
 			return nil
 		}
 	}
-	loops := make([]*h1.Loop, min(runtime.GOMAXPROCS(0), len(clients)))
+	loops := make([]*h1.Loop, min(h1.Procs(), len(clients)))
 	for i := range loops {
 		l, err := h1.NewLoop()
 		if err != nil {

@@ -2,8 +2,9 @@ package probes
 
 import (
 	"net/url"
-	"runtime"
 	"testing"
+
+	"github.com/probehq/probe/lib/h1"
 )
 
 // A closed loop over HTTP/1.1 runs its clients in event loops, at most one
@@ -20,8 +21,8 @@ func TestClosedLoopsRunTheClients(t *testing.T) {
 	}
 	cs := clients(&Target{URL: u}, 9)
 	loops := closedLoops(cs, LoadOptions{})
-	if want := min(runtime.GOMAXPROCS(0), 9); len(loops) != want {
-		t.Errorf("%d loops for 9 clients at GOMAXPROCS %d, want %d", len(loops), runtime.GOMAXPROCS(0), want)
+	if want := min(h1.Procs(), 9); len(loops) != want {
+		t.Errorf("%d loops for 9 clients at GOMAXPROCS %d, want %d", len(loops), h1.Procs(), want)
 	}
 	seen := map[any]int{}
 	for _, c := range cs {

@@ -43,6 +43,7 @@ type Loop struct {
 	// clock is the loop's time when it last woke: reads and writes check
 	// their deadline against it, not against a clock read each.
 	clock int64
+	names map[string]*lookup // host names' addresses, looked up once a loop
 }
 
 // scanEvery is how often the loop looks for deadlines passed and sleeps
@@ -65,7 +66,7 @@ func NewLoop() (*Loop, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	return &Loop{epfd: fd, base: time.Now()}, nil
+	return &Loop{epfd: fd, base: time.Now(), names: map[string]*lookup{}}, nil
 }
 
 // Go adds a client; it starts when Run does.
@@ -202,63 +203,6 @@ func (l *Loop) wait(s *loopSocket, write bool) {
 	l.park(t)
 }
 
-// dial connects to addr within timeout, waiting in the loop.
-func (l *Loop) dial(addr string, timeout time.Duration) (*loopSocket, error) {
-	ta, err := net.ResolveTCPAddr("tcp", addr)
-	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
-	}
-	opErr := func(call string, e error) error {
-		return &net.OpError{Op: "dial", Net: "tcp", Addr: ta, Err: os.NewSyscallError(call, e)}
-	}
-	family, sa := syscall.AF_INET, syscall.Sockaddr(nil)
-	if ip4 := ta.IP.To4(); ip4 != nil {
-		s4 := &syscall.SockaddrInet4{Port: ta.Port}
-		copy(s4.Addr[:], ip4)
-		sa = s4
-	} else {
-		family = syscall.AF_INET6
-		s6 := &syscall.SockaddrInet6{Port: ta.Port}
-		copy(s6.Addr[:], ta.IP.To16())
-		sa = s6
-	}
-	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, opErr("socket", err)
-	}
-	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-	s := &loopSocket{l: l, fd: fd, peer: ta, rready: true, wready: true}
-	if err := l.add(s); err != nil {
-		syscall.Close(fd)
-		return nil, opErr("epoll_ctl", err)
-	}
-	err = syscall.Connect(fd, sa)
-	if err == syscall.EINPROGRESS {
-		s.wready = false
-		s.SetDeadline(time.Now().Add(timeout))
-		for !s.wready && !s.expired(l.now()) && !l.stopped.Load() {
-			l.wait(s, true)
-		}
-		if !s.wready {
-			s.Close()
-			return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: ta, Err: os.ErrDeadlineExceeded}
-		}
-		var v int
-		if v, err = syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_ERROR); err == nil && v != 0 {
-			err = syscall.Errno(v)
-		}
-		s.SetDeadline(time.Time{})
-	}
-	if err != nil {
-		s.Close()
-		return nil, opErr("connect", err)
-	}
-	if la, err := syscall.Getsockname(fd); err == nil {
-		s.local = sockaddrTCP(la)
-	}
-	return s, nil
-}
-
 // add registers s with the loop's epoll, edge-triggered.
 func (l *Loop) add(s *loopSocket) error {
 	if n := len(l.free); n > 0 {
@@ -272,16 +216,6 @@ func (l *Loop) add(s *loopSocket) error {
 	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
 		l.socks[s.id], l.free = nil, append(l.free, s.id)
 		return err
-	}
-	return nil
-}
-
-func sockaddrTCP(sa syscall.Sockaddr) net.Addr {
-	switch a := sa.(type) {
-	case *syscall.SockaddrInet4:
-		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
-	case *syscall.SockaddrInet6:
-		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
 	}
 	return nil
 }
@@ -421,6 +355,9 @@ func (s *loopSocket) Close() error {
 		return nil
 	}
 	s.closed = true
+	// Out of the epoll before the close: a copy of the file (a fork in
+	// progress) would keep its events coming under an id reused.
+	syscall.EpollCtl(s.l.epfd, syscall.EPOLL_CTL_DEL, s.fd, nil)
 	s.l.socks[s.id], s.l.free = nil, append(s.l.free, s.id)
 	if s.task != nil && s.task.sock == s {
 		s.task.sock = nil
@@ -459,3 +396,14 @@ func lowerProcs() {
 // edgeTriggered is EPOLLET as the event's uint32 (syscall's constant is
 // a negative int).
 const edgeTriggered = 1 << 31
+
+// Procs is GOMAXPROCS less the running loops' own Ps: what the process
+// has for its goroutines, and so how many loops a run may start.
+func Procs() int {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.loops > 0 {
+		return procs.base
+	}
+	return runtime.GOMAXPROCS(0)
+}

@@ -4,6 +4,7 @@ package h1
 
 import (
 	"errors"
+	"runtime"
 	"time"
 )
 
@@ -27,3 +28,6 @@ func (*loopSocket) Read([]byte) (int, error)    { return 0, errNoLoop }
 func (*loopSocket) Write([]byte) (int, error)   { return 0, errNoLoop }
 func (*loopSocket) SetDeadline(time.Time) error { return errNoLoop }
 func (*loopSocket) Close() error                { return nil }
+
+// Procs is GOMAXPROCS (no loops run here).
+func Procs() int { return runtime.GOMAXPROCS(0) }

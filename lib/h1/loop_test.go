@@ -4,18 +4,22 @@ package h1
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 // runLoop runs clients in a new loop until each has returned.
@@ -176,10 +180,10 @@ func TestLoopLeavesTheProcessAP(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer srv.Close()
-	var during int
+	var during, base int
 	var err error
 	runLoop(t, func(l *Loop) {
-		during = runtime.GOMAXPROCS(0)
+		during, base = runtime.GOMAXPROCS(0), Procs()
 		c := &Conn{Addr: strings.TrimPrefix(srv.URL, "http://"), Timeout: 10 * time.Second, Loop: l}
 		defer c.Close()
 		var r Response
@@ -189,7 +193,107 @@ func TestLoopLeavesTheProcessAP(t *testing.T) {
 			}
 		}
 	})
-	if during != 2 || runtime.GOMAXPROCS(0) != 1 || err != nil {
-		t.Errorf("GOMAXPROCS 1: %d while the loop ran, %d after; %v", during, runtime.GOMAXPROCS(0), err)
+	if during != 2 || base != 1 || runtime.GOMAXPROCS(0) != 1 || err != nil {
+		t.Errorf("GOMAXPROCS 1: %d while the loop ran (Procs %d), %d after; %v", during, base, runtime.GOMAXPROCS(0), err)
+	}
+}
+
+// fakeDNS is the process's resolver for the test: A 127.0.0.1 and AAAA
+// ::1 for every name, a second late for names that start with "slow".
+func fakeDNS(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			var m dnsmessage.Message
+			if m.Unpack(buf[:n]) != nil || len(m.Questions) == 0 {
+				continue
+			}
+			go func(m dnsmessage.Message) {
+				q := m.Questions[0]
+				if strings.HasPrefix(q.Name.String(), "slow") {
+					time.Sleep(time.Second)
+				}
+				m.Header.Response, m.Header.Authoritative = true, true
+				h := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60, Type: q.Type}
+				switch q.Type {
+				case dnsmessage.TypeA:
+					m.Answers = []dnsmessage.Resource{{Header: h, Body: &dnsmessage.AResource{A: [4]byte{127, 0, 0, 1}}}}
+				case dnsmessage.TypeAAAA:
+					m.Answers = []dnsmessage.Resource{{Header: h, Body: &dnsmessage.AAAAResource{AAAA: netip.IPv6Loopback().As16()}}}
+				}
+				b, _ := m.Pack()
+				pc.WriteTo(b, from)
+			}(m)
+		}
+	}()
+	old := net.DefaultResolver
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		return net.Dial("udp", pc.LocalAddr().String())
+	}}
+	t.Cleanup(func() { net.DefaultResolver = old; pc.Close() })
+}
+
+// A host name with an IPv4 and an IPv6 address, its server on the IPv6
+// one only ("localhost" for a server bound to ::1): each address is
+// tried, as net.Dialer tries them.
+func TestLoopDialsEachAddressOfAName(t *testing.T) {
+	fakeDNS(t)
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })}
+	go srv.Serve(ln)
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	engines(t, func(t *testing.T, e *engine) {
+		c := e.conn(&Conn{Addr: "dual.test:" + port, Timeout: 2 * time.Second})
+		var r Response
+		if err := e.do(c, NewRequest("GET", "/", nil), &r); err != nil || r.Status != 200 {
+			t.Errorf("%v, status %d", err, r.Status)
+		}
+		e.run(c.Close)
+	})
+}
+
+// A client whose dial waits for a slow resolver holds up no other client
+// of its loop.
+func TestLoopGoesOnWhileANameIsLookedUp(t *testing.T) {
+	fakeDNS(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	var worst time.Duration
+	var slowErr error
+	runLoop(t, func(l *Loop) {
+		c := &Conn{Addr: strings.TrimPrefix(srv.URL, "http://"), Timeout: 5 * time.Second, Loop: l}
+		defer c.Close()
+		var r Response
+		for range 100 {
+			began := time.Now()
+			if err := c.Do(NewRequest("GET", "/", nil), &r); err != nil {
+				t.Error(err)
+				return
+			}
+			l.Sleep(5 * time.Millisecond)
+			worst = max(worst, time.Since(began))
+		}
+	}, func(l *Loop) {
+		l.Sleep(20 * time.Millisecond)
+		c := &Conn{Addr: "slow.test:" + port, Timeout: 5 * time.Second, Loop: l}
+		defer c.Close()
+		var r Response
+		slowErr = c.Do(NewRequest("GET", "/", nil), &r)
+	})
+	if worst > 500*time.Millisecond || slowErr != nil {
+		t.Errorf("a request took %v while another client's name (a second to look up) was looked up; that client: %v", worst, slowErr)
 	}
 }
