@@ -63,64 +63,76 @@ func TestExperiment(t *testing.T) {
 		trap        bool
 	}{{"/config", "page=1,2,3", false}, {"/user", "name=ann,bob,cy", true}} {
 		t.Run(tc.path, func(t *testing.T) {
-			out := t.TempDir()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, probe, "http", "--target", target, "--path", tc.path, "--param", tc.param, "--profile", "--wall=false",
-				"--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--experiment-time", "12s", "--out", out, "--force")
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("probe: %v\n%s", err, b)
-			}
-			b, err := os.ReadFile(filepath.Join(out, "report.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rep report.RunReport
-			if err := json.Unmarshal(b, &rep); err != nil {
-				t.Fatal(err)
-			}
-			e := rep.Experiment
-			if e == nil {
-				t.Fatalf("report.json has no experiment; findings %+v", rep.Findings)
-			}
-			if e.Skipped != "" || len(e.Variants) < 3 {
-				t.Fatalf("experiment skipped (%s) or too few variants: %+v", e.Skipped, e.Variants)
-			}
-			for _, v := range e.Variants {
-				if v.Error != "" || v.Requests == 0 || v.StableDigest == "" {
-					t.Errorf("variant %s: error %q, %d requests, digest %q", v.Name, v.Error, v.Requests, v.StableDigest)
+			// A busy machine (CI runs other packages' tests beside this
+			// one) can leave the seconds too noisy to tell: the
+			// experiment then rightly claims nothing, and it is run again,
+			// twice at most. A wrong verdict fails at once.
+			for attempt := 1; ; attempt++ {
+				out := t.TempDir()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, probe, "http", "--target", target, "--path", tc.path, "--param", tc.param, "--profile", "--wall=false",
+					"--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--experiment-time", "18s", "--out", out, "--force")
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("probe: %v\n%s", err, b)
 				}
-			}
-			// The work of decodeSettings: the finding whose frames hold JSON decoding.
-			var judged *report.ExperimentFinding
-			for i, f := range e.Findings {
-				t.Logf("%s: %s → %s (%s) %s", f.Rule, f.ClassBefore, f.Class, f.Verdict, f.Why)
-				if strings.Contains(f.Frames[0].Frame, "encoding/json") || len(f.Frames) > 1 && strings.Contains(f.Frames[1].Frame, "decodeSettings") {
-					judged = &e.Findings[i]
+				b, err := os.ReadFile(filepath.Join(out, "report.json"))
+				if err != nil {
+					t.Fatal(err)
 				}
-				if tc.trap && f.Class == "load-time" {
-					t.Errorf("the trap's %s was called load-time: %s", f.Rule, f.Why)
+				var rep report.RunReport
+				if err := json.Unmarshal(b, &rep); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if judged == nil {
-				t.Fatalf("the experiment judged no finding of the JSON decoding; findings %+v", rep.Findings)
-			}
-			want := "input-independent"
-			if tc.trap {
-				want = "moves-with-input"
-			}
-			if judged.Verdict != want {
-				t.Errorf("verdict %s, want %s: %s", judged.Verdict, want, judged.Why)
-			}
-			for _, f := range rep.Findings {
-				if f.Rule == judged.Rule && f.Class != judged.Class {
-					t.Errorf("finding %s has class %s, the experiment said %s", f.Rule, f.Class, judged.Class)
+				e := rep.Experiment
+				if e == nil {
+					t.Fatalf("report.json has no experiment; findings %+v", rep.Findings)
 				}
-			}
-			md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-			page, _ := os.ReadFile(filepath.Join(out, "report.html"))
-			if !strings.Contains(string(md), "## Experiment") || !strings.Contains(string(page), "Experiment</h") {
-				t.Errorf("report.md or report.html shows no experiment")
+				if e.Skipped != "" || len(e.Variants) < 3 {
+					t.Fatalf("experiment skipped (%s) or too few variants: %+v", e.Skipped, e.Variants)
+				}
+				for _, v := range e.Variants {
+					if v.Error != "" || v.Requests == 0 || v.StableDigest == "" {
+						t.Errorf("variant %s: error %q, %d requests, digest %q", v.Name, v.Error, v.Requests, v.StableDigest)
+					}
+				}
+				// The work of decodeSettings: the finding whose frames hold JSON decoding.
+				var judged *report.ExperimentFinding
+				for i, f := range e.Findings {
+					t.Logf("%s: %s → %s (%s) %s", f.Rule, f.ClassBefore, f.Class, f.Verdict, f.Why)
+					if strings.Contains(f.Frames[0].Frame, "encoding/json") || len(f.Frames) > 1 && strings.Contains(f.Frames[1].Frame, "decodeSettings") {
+						judged = &e.Findings[i]
+					}
+					if tc.trap && f.Class == "load-time" {
+						t.Errorf("the trap's %s was called load-time: %s", f.Rule, f.Why)
+					}
+				}
+				if judged == nil {
+					t.Fatalf("the experiment judged no finding of the JSON decoding; findings %+v", rep.Findings)
+				}
+				if judged.Verdict == "inconclusive" && attempt < 3 &&
+					(strings.Contains(judged.Why, "too noisy to tell") || strings.Contains(judged.Why, "too few samples")) {
+					t.Logf("attempt %d could not tell: %s", attempt, judged.Why)
+					continue
+				}
+				want := "input-independent"
+				if tc.trap {
+					want = "moves-with-input"
+				}
+				if judged.Verdict != want {
+					t.Errorf("verdict %s, want %s: %s", judged.Verdict, want, judged.Why)
+				}
+				for _, f := range rep.Findings {
+					if f.Rule == judged.Rule && f.Class != judged.Class {
+						t.Errorf("finding %s has class %s, the experiment said %s", f.Rule, f.Class, judged.Class)
+					}
+				}
+				md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+				page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+				if !strings.Contains(string(md), "## Experiment") || !strings.Contains(string(page), "Experiment</h") {
+					t.Errorf("report.md or report.html shows no experiment")
+				}
+				break
 			}
 		})
 	}
