@@ -103,7 +103,13 @@ func (l *Loop) now() int64 { return int64(time.Since(l.base)) }
 func (l *Loop) Run() {
 	raiseProcs()
 	defer lowerProcs()
-	defer syscall.Close(l.epfd)
+	defer func() {
+		// Its clients' sockets may be closed after it (RunLoad closes
+		// them at the end): they then leave no epoll, whose number may
+		// be another file's by then.
+		syscall.Close(l.epfd)
+		l.epfd = -1
+	}()
 	l.live, l.clock = len(l.tasks), l.now()
 	for _, t := range l.tasks {
 		l.resume(t)
@@ -357,7 +363,9 @@ func (s *loopSocket) Close() error {
 	s.closed = true
 	// Out of the epoll before the close: a copy of the file (a fork in
 	// progress) would keep its events coming under an id reused.
-	syscall.EpollCtl(s.l.epfd, syscall.EPOLL_CTL_DEL, s.fd, nil)
+	if s.l.epfd >= 0 {
+		syscall.EpollCtl(s.l.epfd, syscall.EPOLL_CTL_DEL, s.fd, nil)
+	}
 	s.l.socks[s.id], s.l.free = nil, append(s.l.free, s.id)
 	if s.task != nil && s.task.sock == s {
 		s.task.sock = nil
