@@ -65,3 +65,20 @@ func TestSameOrigin(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// Under Status a 3xx is the reply: nothing goes to its Location.
+func TestStatusFollowsNothing(t *testing.T) {
+	other, got := capture(t)
+	s := redirector(t, other.URL+"/x")
+	c := &http.Client{CheckRedirect: Status}
+	req, _ := http.NewRequest("GET", s.URL, nil)
+	req.Header.Set("X-API-Key", "k")
+	resp, err := c.Do(req)
+	if err != nil || resp.StatusCode != 307 || !strings.HasSuffix(resp.Header.Get("Location"), "/x") {
+		t.Fatalf("want the 307 itself: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if got.Load() != 0 {
+		t.Fatalf("the other address got %d requests", got.Load())
+	}
+}
