@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/probehq/probe/lib/redirect"
 )
 
 // roomName is room i's name ({room}): the file's, or r0, r1, ….
@@ -58,13 +60,19 @@ type publisher struct {
 	http    *http.Client
 	base    string            // the target's URL without a trailing slash
 	ws      []*websocket.Conn // one per worker with Publish "ws"
+	// redirected is the first publish answered 3xx (refused): the run's
+	// warning names where it pointed.
+	redirected atomic.Pointer[redirect.Error]
 }
 
 func (p *publisher) open(ctx context.Context, r *run) error {
 	p.workers = min(r.o.Rooms, 8)
 	base := strings.TrimSuffix(r.o.Base.String(), "/")
 	p.base = base
-	p.http = &http.Client{Timeout: 30 * time.Second,
+	// A publish answered 3xx is refused (lib/redirect): it is not sent
+	// again where the server points, with the headers and the token, and
+	// it is not accepted.
+	p.http = &http.Client{Timeout: 30 * time.Second, CheckRedirect: redirect.Refuse("a publish"),
 		Transport: &http.Transport{MaxIdleConnsPerHost: p.workers, MaxConnsPerHost: p.workers}}
 	if r.o.Publish != "ws" {
 		return nil
@@ -79,10 +87,14 @@ func (p *publisher) open(ctx context.Context, r *run) error {
 			h.Set("Authorization", "Bearer "+r.o.Token)
 		}
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		w, resp, err := websocket.Dial(dctx, wsBase+r.o.PublishPath, &websocket.DialOptions{HTTPHeader: h})
+		w, resp, err := websocket.Dial(dctx, wsBase+r.o.PublishPath, &websocket.DialOptions{HTTPHeader: h,
+			HTTPClient: &http.Client{CheckRedirect: redirect.Refuse("the publisher's WebSocket upgrade")}})
 		cancel()
 		if err != nil {
 			p.close()
+			if e := redirect.As(err); e != nil {
+				return e
+			}
 			if resp != nil {
 				body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 				return fmt.Errorf("the publisher's connection: %w", &RefusedError{Status: resp.StatusCode, Body: string(body), Err: err})
@@ -210,6 +222,10 @@ func (p *publisher) send(ctx context.Context, r *run, w int, path, body string) 
 	}
 	req.Header.Set("Content-Type", ctype)
 	resp, err := p.http.Do(req)
+	if e := redirect.As(err); e != nil {
+		p.redirected.CompareAndSwap(nil, e)
+		return e
+	}
 	if err != nil {
 		return err
 	}

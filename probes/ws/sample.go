@@ -17,8 +17,13 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/probes"
 )
+
+// pprofClient fetches the target's profiles and goroutine counts: a 3xx
+// is refused, not followed (lib/redirect).
+var pprofClient = &http.Client{CheckRedirect: redirect.Refuse("the pprof fetch")}
 
 // sampler watches the target's resident memory, descriptors and CPU, and
 // probe's own memory, every 200 ms: the peaks are what a fan-out costs.
@@ -189,7 +194,10 @@ func goroutineCount(ctx context.Context, p *Profile) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := pprofClient.Do(req)
+	if e := redirect.As(err); e != nil {
+		return 0, fmt.Errorf("%s: %v", u.Path, e)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -242,7 +250,10 @@ func fetchURL(ctx context.Context, p *Profile, u *url.URL, seconds int) (*profil
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := pprofClient.Do(req)
+	if e := redirect.As(err); e != nil {
+		return nil, nil, fmt.Errorf("%s: %v", u.Path, e)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,6 +25,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/pprof/profile"
+
+	"github.com/probehq/probe/lib/redirect"
 )
 
 // Options are one fan-out run.
@@ -197,6 +199,9 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	if re := redirect.As(e.Err); re != nil { // a redirect probe refused to follow
+		return re.Error()
+	}
 	if e.Status == 0 {
 		return fmt.Sprintf("the WebSocket upgrade failed: %v", e.Err)
 	}
@@ -206,6 +211,8 @@ func (e *RefusedError) Error() string {
 	}
 	return fmt.Sprintf("the target refused the WebSocket upgrade: HTTP %d %q", e.Status, body)
 }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Validate checks o's numbers.
 func (o *Options) Validate() error {
@@ -443,6 +450,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Raw["block.pb.gz"] = raw
 		}
 	}
+	if e := pub.redirected.Load(); e != nil {
+		res.Warnings = append(res.Warnings, e.Error()+": each such publish failed, expected by no connection")
+	}
 	r.stopping.Store(true)
 	for _, c := range r.conns {
 		c.close()
@@ -674,7 +684,9 @@ func loopbackClients(base *url.URL, n int) []*http.Client {
 			d.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(1+k))}
 		}
 		tr := &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false}
-		out = append(out, &http.Client{Transport: tr, Timeout: 0})
+		// An upgrade answered 3xx is refused, not followed to where the
+		// server points with the headers and the token (lib/redirect).
+		out = append(out, &http.Client{Transport: tr, Timeout: 0, CheckRedirect: redirect.Refuse("the WebSocket upgrade")})
 	}
 	return out
 }
