@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/probes"
 )
 
@@ -298,7 +299,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 	// One kept-alive connection per agent: Go's default of two per host
 	// makes 128 agents open and close connections until the ports run out
 	// (the seed's pitfall).
-	l.client = &http.Client{Transport: tr}
+	l.client = &http.Client{Transport: tr, CheckRedirect: redirect.Refuse("the MCP request")}
 	cs, err := l.connect(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -307,7 +308,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 	var listed []string
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, err)
+			return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, redirected(err))
 		}
 		if len(listed) >= 10000 {
 			break
@@ -335,7 +336,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			word := l.word()
 			res, err := l.call(ctx, pcs, spec.Tool(Write), it, word, "")
 			if err != nil {
-				return nil, fmt.Errorf("the first write of item %s/%s: %v", p, it.name, err)
+				return nil, fmt.Errorf("the first write of item %s/%s: %v", p, it.name, redirected(err))
 			}
 			v, err := version(res, spec.Tool(Write))
 			if err != nil {
@@ -345,7 +346,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			if spec.Tool(Read).Version != "" {
 				res, err := l.call(ctx, pcs, spec.Tool(Read), it, "", "")
 				if err != nil {
-					return nil, fmt.Errorf("reading item %s/%s: %v", p, it.name, err)
+					return nil, fmt.Errorf("reading item %s/%s: %v", p, it.name, redirected(err))
 				}
 				if _, err := version(res, spec.Tool(Read)); err != nil {
 					return nil, err
@@ -429,13 +430,16 @@ func (l *Load) connect(ctx context.Context, id int) (*mcp.ClientSession, error) 
 	if len(l.o.Keys) > 0 {
 		key = l.o.Keys[id%len(l.o.Keys)]
 	}
-	hc := &http.Client{Transport: &keyed{base: l.client.Transport, header: l.o.Header, key: key, limit: l.o.MaxReply}, Timeout: l.o.Timeout}
+	// keyed sets the key on every request it sends, a redirect's too: a
+	// 3xx is refused here, before the next hop (lib/redirect).
+	hc := &http.Client{Transport: &keyed{base: l.client.Transport, header: l.o.Header, key: key, limit: l.o.MaxReply},
+		Timeout: l.o.Timeout, CheckRedirect: redirect.Refuse("the MCP request")}
 	client := mcp.NewClient(&mcp.Implementation{Name: "probe-agent", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 	defer cancel()
 	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: l.o.Endpoint, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("MCP initialize at %s: %v", l.o.Endpoint, oneLine(err))
+		return nil, fmt.Errorf("MCP initialize at %s: %v", l.o.Endpoint, oneLine(redirected(err)))
 	}
 	return cs, nil
 }
@@ -524,6 +528,15 @@ func cut(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// redirected is the redirect probe refused in err, alone, when there is
+// one (its line names the Location); else err.
+func redirected(err error) error {
+	if e := redirect.As(err); e != nil {
+		return e
+	}
+	return err
 }
 
 func oneLine(err error) string {
