@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/lib/redirect"
 )
 
 // Engine names a continuous profiler.
@@ -232,6 +233,8 @@ func (s *Source) callError(err error) error {
 	var op *net.OpError
 	var dns *net.DNSError
 	switch {
+	case redirect.As(err) != nil:
+		return fmt.Errorf("%s: %v", s, redirect.As(err))
 	case errors.As(err, &op), errors.As(err, &dns):
 		return fmt.Errorf("%s cannot be reached: %v", s, errors.Unwrap(err))
 	case errors.Is(err, context.DeadlineExceeded):
@@ -254,11 +257,17 @@ func (s *Source) maxBytes() int64 {
 	return pprofio.DefaultLimit
 }
 
+// client is the engine's HTTP client; whoever made it, a 3xx is refused,
+// not followed with the headers, the tenant and the query to where the
+// engine points (lib/redirect).
 func (s *Source) client() *http.Client {
+	c := &http.Client{Timeout: s.timeout()}
 	if s.Client != nil {
-		return s.Client
+		cp := *s.Client
+		c = &cp
 	}
-	return &http.Client{Timeout: s.timeout()}
+	c.CheckRedirect = redirect.Refuse("the profiler query")
+	return c
 }
 
 func total(p *profile.Profile) int64 {
