@@ -17,7 +17,12 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/lib/redirect"
 )
+
+// pprofClient fetches the target's profiles: a 3xx is refused, never
+// followed (lib/redirect), and the error names its Location.
+var pprofClient = &http.Client{CheckRedirect: redirect.Refuse("the pprof fetch")}
 
 // ProfileOptions turn on continuous profiling of the target during the
 // measured window, from its net/http/pprof endpoints (and fgprof's, when it
@@ -60,7 +65,10 @@ func CheckPprof(ctx context.Context, u *url.URL) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := pprofClient.Do(req)
+	if e := redirect.As(err); e != nil {
+		return fmt.Errorf("%s: %w", u, e)
+	}
 	if err != nil {
 		return err
 	}
@@ -226,7 +234,10 @@ func fetchProfile(ctx context.Context, base *url.URL, name string, query url.Val
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := pprofClient.Do(req)
+	if e := redirect.As(err); e != nil {
+		return nil, nil, fmt.Errorf("%s: %w", u.Path, e)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

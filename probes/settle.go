@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/probehq/probe/lib/redirect"
 )
 
 // The quiet target (issue 25): between the microloads of probe all the
@@ -51,8 +53,9 @@ func ReplyTime(ctx context.Context, t *Target, timeout time.Duration) (time.Dura
 		}
 		req.Header.Add(f.Name, f.Value)
 	}
-	// A client of its own, no kept connection: the probe adds no load.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	// A client of its own, no kept connection: the probe adds no load. A
+	// 3xx is the reply, as the load engine sees it; nothing follows it.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, CheckRedirect: redirect.Status}
 	defer client.CloseIdleConnections()
 	start := time.Now()
 	resp, err := client.Do(req)

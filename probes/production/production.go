@@ -234,7 +234,7 @@ func (s *Source) callError(err error) error {
 	var dns *net.DNSError
 	switch {
 	case redirect.As(err) != nil:
-		return fmt.Errorf("%s: %v", s, redirect.As(err))
+		return fmt.Errorf("%s: %w", s, redirect.As(err))
 	case errors.As(err, &op), errors.As(err, &dns):
 		return fmt.Errorf("%s cannot be reached: %v", s, errors.Unwrap(err))
 	case errors.Is(err, context.DeadlineExceeded):

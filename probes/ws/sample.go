@@ -196,7 +196,7 @@ func goroutineCount(ctx context.Context, p *Profile) (int, error) {
 	}
 	resp, err := pprofClient.Do(req)
 	if e := redirect.As(err); e != nil {
-		return 0, fmt.Errorf("%s: %v", u.Path, e)
+		return 0, fmt.Errorf("%s: %w", u.Path, e)
 	}
 	if err != nil {
 		return 0, err
@@ -252,7 +252,7 @@ func fetchURL(ctx context.Context, p *Profile, u *url.URL, seconds int) (*profil
 	}
 	resp, err := pprofClient.Do(req)
 	if e := redirect.As(err); e != nil {
-		return nil, nil, fmt.Errorf("%s: %v", u.Path, e)
+		return nil, nil, fmt.Errorf("%s: %w", u.Path, e)
 	}
 	if err != nil {
 		return nil, nil, err
