@@ -20,6 +20,7 @@ import (
 	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/lib/h1"
 	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
@@ -303,6 +304,10 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 	return profiles, nil
 }
 
+// pprofClient fetches the experiment's CPU profiles: a 3xx is refused,
+// not followed (lib/redirect).
+var pprofClient = &http.Client{CheckRedirect: redirect.Refuse("the pprof fetch")}
+
 // fetchCPUProfile is a CPU profile of the target's next d, read within
 // the main run's limit.
 func fetchCPUProfile(ctx context.Context, o *probes.ProfileOptions, d time.Duration) (*profile.Profile, error) {
@@ -311,7 +316,10 @@ func fetchCPUProfile(ctx context.Context, o *probes.ProfileOptions, d time.Durat
 	ctx, cancel := context.WithTimeout(ctx, d+20*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := pprofClient.Do(req)
+	if e := redirect.As(err); e != nil {
+		return nil, fmt.Errorf("%s: %w", u.Path, e)
+	}
 	if err != nil {
 		return nil, err
 	}

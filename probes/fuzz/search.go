@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/crash"
+	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/probes"
 )
 
@@ -292,9 +293,12 @@ func (f *fuzzer) note(in Input, out Outcome) (enough bool) {
 	return f.o.StopAfter > 0 && f.seen.distinct() >= f.o.StopAfter
 }
 
+// newHTTPClient is the fuzzer's client: a 3xx is the input's reply, as
+// the load engine sees it; nothing follows it with the header
+// (lib/redirect).
 func newHTTPClient(conns int) *http.Client {
 	return &http.Client{Transport: &http.Transport{MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns,
-		DisableCompression: true, ResponseHeaderTimeout: 0}}
+		DisableCompression: true, ResponseHeaderTimeout: 0}, CheckRedirect: redirect.Status}
 }
 
 var digits = regexp.MustCompile(`0x[0-9a-f]+|\d+`)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/probes"
 )
 
@@ -182,7 +183,8 @@ func answers(ctx context.Context, child *probes.Child, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// Any reply will do, a 3xx too: nothing follows it (lib/redirect).
+	resp, err := (&http.Client{CheckRedirect: redirect.Status}).Do(req)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("the target at %s accepts connections but answered no request within %s", child.URL, timeout)
