@@ -261,13 +261,12 @@ func (s *Source) maxBytes() int64 {
 // not followed with the headers, the tenant and the query to where the
 // engine points (lib/redirect).
 func (s *Source) client() *http.Client {
-	c := &http.Client{Timeout: s.timeout()}
-	if s.Client != nil {
-		cp := *s.Client
-		c = &cp
+	if s.Client == nil {
+		return &http.Client{Timeout: s.timeout(), CheckRedirect: redirect.Refuse("the profiler query")}
 	}
+	c := *s.Client
 	c.CheckRedirect = redirect.Refuse("the profiler query")
-	return c
+	return &c
 }
 
 func total(p *profile.Profile) int64 {
