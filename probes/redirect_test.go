@@ -66,7 +66,8 @@ func TestLoadEngineFollowsNoRedirect(t *testing.T) {
 		if http2 {
 			target.HTTP2 = &HTTP2{}
 		}
-		run, err := RunLoad(context.Background(), &HTTP{Path: "/x"}, target, LoadOptions{Concurrency: 2, Duration: 200 * time.Millisecond})
+		run, err := RunLoad(context.Background(), &HTTP{Path: "/x"}, target,
+			LoadOptions{Concurrency: 2, Duration: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,8 @@ func TestLoadEngineFollowsNoRedirect(t *testing.T) {
 func TestDiscoveryFollowsNoRedirect(t *testing.T) {
 	other, got := elsewhere(t)
 	target := &Target{URL: mover(t, other), Header: secrets}
-	_, err := RunLoad(context.Background(), &Sitemap{}, target, LoadOptions{Concurrency: 1, Duration: 100 * time.Millisecond})
+	_, err := RunLoad(context.Background(), &Sitemap{}, target,
+		LoadOptions{Concurrency: 1, Duration: 100 * time.Millisecond})
 	if err == nil {
 		t.Fatal("a site whose every page is a redirect gave sitemaps")
 	}
@@ -108,8 +110,8 @@ service Feed { rpc Get(Ask) returns (Item); }
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, err := RunLoad(context.Background(), &GRPC{Method: "feed.Feed/Get", Data: `{"topic": "x"}`, Proto: []string{proto}},
-		target, LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond})
+	grpcLoad := &GRPC{Method: "feed.Feed/Get", Data: `{"topic": "x"}`, Proto: []string{proto}}
+	run, err := RunLoad(context.Background(), grpcLoad, target, LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

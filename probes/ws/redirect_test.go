@@ -87,7 +87,8 @@ func TestRedirectedUpgradesAreNotLostEvents(t *testing.T) {
 	if got.Load() != 0 {
 		t.Fatalf("the other address got %d requests", got.Load())
 	}
-	if res.Refused != 39 || res.ReadyCount != 1 || !strings.HasPrefix(res.FirstRefusal, "the WebSocket upgrade was redirected (302 to "+other.URL) {
+	refusal := "the WebSocket upgrade was redirected (302 to " + other.URL
+	if res.Refused != 39 || res.ReadyCount != 1 || !strings.HasPrefix(res.FirstRefusal, refusal) {
 		t.Fatalf("refused %d, ready %d, first refusal %q", res.Refused, res.ReadyCount, res.FirstRefusal)
 	}
 	// The one connection upgraded gets its room's 6 events; none is missing.
@@ -101,7 +102,9 @@ func TestRedirectedUpgradesAreNotLostEvents(t *testing.T) {
 // not accepted, and the run says where it pointed.
 func TestRedirectedPublishIsRefused(t *testing.T) {
 	other, got := elsewhere(t)
-	srv := redirecting(t, other.URL, http.StatusTemporaryRedirect, func(r *http.Request) bool { return r.URL.Path == "/publish" })
+	srv := redirecting(t, other.URL, http.StatusTemporaryRedirect, func(r *http.Request) bool {
+		return r.URL.Path == "/publish"
+	})
 	res, err := Run(context.Background(), hostile(t, srv))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +142,8 @@ func TestRedirectedPublisherUpgradeIsRefused(t *testing.T) {
 	o := hostile(t, srv)
 	o.Publish, o.PublishPath = "ws", "/ws?room=pub&token=t0k"
 	_, err := Run(context.Background(), o)
-	if e := redirect.As(err); e == nil || !strings.HasPrefix(err.Error(), "the publisher's WebSocket upgrade was redirected (307 to "+other.URL) {
+	want := "the publisher's WebSocket upgrade was redirected (307 to " + other.URL
+	if e := redirect.As(err); e == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("err %v", err)
 	}
 	if got.Load() != 0 {
@@ -165,8 +169,9 @@ func TestRedirectedPprofFetchIsRefused(t *testing.T) {
 	if got.Load() != 0 {
 		t.Fatalf("the other address got %d requests", got.Load())
 	}
-	for _, want := range []string{"no mutex profile: /debug/pprof/mutex: the pprof fetch was redirected (307 to " + other.URL,
-		"no goroutine count: /debug/pprof/goroutine: the pprof fetch was redirected (307 to " + other.URL} {
+	refused := "the pprof fetch was redirected (307 to " + other.URL
+	for _, want := range []string{"no mutex profile: /debug/pprof/mutex: " + refused,
+		"no goroutine count: /debug/pprof/goroutine: " + refused} {
 		found := false
 		for _, w := range res.Warnings {
 			found = found || strings.HasPrefix(w, want)
