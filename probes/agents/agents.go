@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -304,20 +306,15 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 		return nil, err
 	}
 	defer cs.Close()
-	var listed []string
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, err)
-		}
-		if len(listed) >= 10000 {
-			break
-		}
-		listed = append(listed, tool.Name)
+	listed, err := listTools(ctx, cs, toolsListTime)
+	if err != nil {
+		return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, err)
 	}
 	for _, r := range Roles {
 		if t := spec.Tool(r); !slices.Contains(listed, t.Name) {
 			slices.Sort(listed)
-			return nil, &ErrTool{fmt.Sprintf("the server lists no tool %q (the %s tool); it has: %s", t.Name, r, strings.Join(listed, ", "))}
+			return nil, &ErrTool{fmt.Sprintf("the server lists no tool %q (the %s tool); it has: %s",
+				textline.Of(t.Name, maxShownName), r, textline.Names(listed, maxShownName))}
 		}
 	}
 	for pi, p := range l.projects {
@@ -354,6 +351,65 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 		}
 	}
 	return l, nil
+}
+
+// toolsListTime bounds the whole of a server's tools/list, every page (a
+// variable for the tests).
+var toolsListTime = 30 * time.Second
+
+// The bounds of a server's tools/list: its pages, the bytes of all the
+// names it lists, the tools kept, and how long a name is shown.
+const (
+	maxToolPages     = 1000
+	maxToolNameBytes = 1 << 20
+	maxTools         = 10000
+	maxShownName     = 64
+)
+
+// listTools is the names of the tools the server lists, page after page:
+// at most maxToolPages pages and maxToolNameBytes of names, within
+// timeout for the whole listing, and never a cursor twice (its pages
+// loop); the first maxTools names are kept.
+func listTools(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var names []string
+	seen := map[[sha256.Size]byte]bool{}
+	nameBytes := 0
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		if page > maxToolPages {
+			return nil, fmt.Errorf("over %d pages, each with a next cursor: the listing does not end", maxToolPages)
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return nil, fmt.Errorf("the listing took over %v (%d pages)", timeout, page-1)
+			}
+			return nil, errors.New(textline.Of(err.Error(), textline.Max))
+		}
+		for _, tool := range res.Tools {
+			if tool == nil {
+				continue
+			}
+			if nameBytes += len(tool.Name); nameBytes > maxToolNameBytes {
+				return nil, fmt.Errorf("tool names over %d KiB in all (page %d)", maxToolNameBytes>>10, page)
+			}
+			if len(names) < maxTools {
+				names = append(names, tool.Name)
+			}
+		}
+		if res.NextCursor == "" {
+			return names, nil
+		}
+		h := sha256.Sum256([]byte(res.NextCursor))
+		if seen[h] {
+			return nil, fmt.Errorf("page %d names a cursor an earlier page named (%s): the pages loop",
+				page, textline.Of(res.NextCursor, 40))
+		}
+		seen[h] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
 }
 
 // Projects are the projects' names.
