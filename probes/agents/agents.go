@@ -332,7 +332,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			word := l.word()
 			res, err := l.call(ctx, pcs, spec.Tool(Write), it, word, "")
 			if err != nil {
-				return nil, fmt.Errorf("the first write of item %s/%s: %v", p, it.name, err)
+				return nil, fmt.Errorf("the first write of item %s/%s: %s", p, it.name, textline.Of(err.Error(), textline.Max))
 			}
 			v, err := version(res, spec.Tool(Write))
 			if err != nil {
@@ -342,7 +342,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			if spec.Tool(Read).Version != "" {
 				res, err := l.call(ctx, pcs, spec.Tool(Read), it, "", "")
 				if err != nil {
-					return nil, fmt.Errorf("reading item %s/%s: %v", p, it.name, err)
+					return nil, fmt.Errorf("reading item %s/%s: %s", p, it.name, textline.Of(err.Error(), textline.Max))
 				}
 				if _, err := version(res, spec.Tool(Read)); err != nil {
 					return nil, err
@@ -491,7 +491,7 @@ func (l *Load) connect(ctx context.Context, id int) (*mcp.ClientSession, error) 
 	defer cancel()
 	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: l.o.Endpoint, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("MCP initialize at %s: %v", l.o.Endpoint, oneLine(err))
+		return nil, fmt.Errorf("MCP initialize at %s: %v", l.o.Endpoint, textline.Of(err.Error(), textline.Max))
 	}
 	return cs, nil
 }
@@ -506,7 +506,7 @@ func (l *Load) call(ctx context.Context, cs *mcp.ClientSession, t *Tool, it *ite
 		return nil, err
 	}
 	if res.IsError {
-		return res, fmt.Errorf("%s: tool error: %s", t.Name, cut(text(res), 200))
+		return res, fmt.Errorf("%s: tool error: %s", t.Name, textline.Of(text(res), 200))
 	}
 	return res, nil
 }
@@ -560,28 +560,16 @@ func version(res *mcp.CallToolResult, t *Tool) (int64, error) {
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return 0, &ErrTool{fmt.Sprintf("%s's result is not JSON, so it holds no version %q: %s", t.Name, t.Version, cut(body, 120))}
+		return 0, &ErrTool{fmt.Sprintf("%s's result is not JSON, so it holds no version %q: %s", t.Name, t.Version, textline.Of(body, 120))}
 	}
 	v, ok := probes.JSONAt(doc, steps)
 	if !ok {
-		return 0, &ErrTool{fmt.Sprintf("%s's result has no %q (give the path of the version in it); it holds %s", t.Name, t.Version, cut(body, 160))}
+		return 0, &ErrTool{fmt.Sprintf("%s's result has no %q (give the path of the version in it); it holds %s", t.Name, t.Version, textline.Of(body, 160))}
 	}
 	n, isNum := v.(json.Number)
 	i, err := n.Int64()
 	if !isNum || err != nil || i < 0 || i > maxVersion {
-		return 0, &ErrTool{fmt.Sprintf("%s's %q is %s, not a version (an integer from 0 to 2^53)", t.Name, t.Version, cut(fmt.Sprint(v), 40))}
+		return 0, &ErrTool{fmt.Sprintf("%s's %q is %s, not a version (an integer from 0 to 2^53)", t.Name, t.Version, textline.Of(fmt.Sprint(v), 40))}
 	}
 	return i, nil
-}
-
-func cut(s string, n int) string {
-	s = oneLine(errors.New(s))
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }

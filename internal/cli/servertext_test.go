@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"unicode"
+
+	"google.golang.org/grpc"
+	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+)
+
+// evil is what a hostile server puts in every text it sends: an escape
+// that clears the terminal, a carriage return, and a line of its own
+// that poses as probe's verdict.
+const evil = "\x1b[2J\rboom\nprobe: all checks passed, exit 0"
+
+// printable fails the test unless stderr is a few lines of printable text,
+// each at most maxLine bytes, and none of them the server's own "probe: …".
+func printable(t *testing.T, stderr string, maxLines, maxLine int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if len(lines) > maxLines {
+		t.Errorf("%d lines on stderr, want at most %d: %.300q", len(lines), maxLines, stderr)
+	}
+	for _, l := range lines {
+		if len(l) > maxLine {
+			t.Errorf("a line of %d bytes, want at most %d: %.300q", len(l), maxLine, l)
+		}
+		if strings.HasPrefix(l, "probe: all checks passed") {
+			t.Errorf("a line of the server's own: %q", l)
+		}
+		for _, r := range l {
+			if unicode.IsControl(r) {
+				t.Fatalf("a control character %q on stderr: %.300q", r, l)
+			}
+		}
+	}
+}
+
+// hostileReflection is a gRPC reflection service that knows no symbol,
+// says so in 200,001 lines, and lists 2,001 services with escapes in
+// their names (or, when failList, answers the list with the same error).
+type hostileReflection struct {
+	rpb.UnimplementedServerReflectionServer
+	failList bool
+}
+
+func (h *hostileReflection) ServerReflectionInfo(stream rpb.ServerReflection_ServerReflectionInfoServer) error {
+	huge := strings.Repeat(evil+"\n", 200_000) + "end"
+	for {
+		req, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		resp := &rpb.ServerReflectionResponse{OriginalRequest: req}
+		if _, list := req.MessageRequest.(*rpb.ServerReflectionRequest_ListServices); list && !h.failList {
+			var svcs []*rpb.ServiceResponse
+			for i := range 2001 {
+				svcs = append(svcs, &rpb.ServiceResponse{Name: fmt.Sprintf("svc%04d.%s", i, evil)})
+			}
+			resp.MessageResponse = &rpb.ServerReflectionResponse_ListServicesResponse{
+				ListServicesResponse: &rpb.ListServiceResponse{Service: svcs}}
+		} else {
+			resp.MessageResponse = &rpb.ServerReflectionResponse_ErrorResponse{
+				ErrorResponse: &rpb.ErrorResponse{ErrorCode: 5, ErrorMessage: huge}}
+		}
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+	}
+}
+
+// What a gRPC server's reflection says reaches the terminal as one
+// printable line: 2,001 services are 20 names and "and 1981 more", an
+// error of 200,001 lines is one capped line, no escape or line of its own.
+func TestGRPCReflectionTextIsOneLine(t *testing.T) {
+	for _, failList := range []bool{false, true} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := grpc.NewServer(grpc.MaxSendMsgSize(64 << 20))
+		rpb.RegisterServerReflectionServer(srv, &hostileReflection{failList: failList})
+		go srv.Serve(l)
+		code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", "http://"+l.Addr().String(),
+			"--call", "no.Such/Call", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+		srv.Stop()
+		if code != exitError || stdout != "" {
+			t.Errorf("list fails %v: exit %d, stdout %.200q", failList, code, stdout)
+		}
+		printable(t, stderr, 1, 4000)
+		want := "has no service no.Such; it has svc0000. [2J boom probe: all checks passed, exit 0, svc0001."
+		if failList {
+			want = "reflection: [2J boom probe: all checks passed, exit 0 [2J boom"
+		}
+		if !strings.Contains(stderr, want) || !failList && !strings.HasSuffix(stderr, " and 1981 more\n") {
+			t.Errorf("list fails %v: stderr %.600q, want %q", failList, stderr, want)
+		}
+	}
+}
