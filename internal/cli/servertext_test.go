@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode"
@@ -103,5 +106,64 @@ func TestGRPCReflectionTextIsOneLine(t *testing.T) {
 		if !strings.Contains(stderr, want) || !failList && !strings.HasSuffix(stderr, " and 1981 more\n") {
 			t.Errorf("list fails %v: stderr %.600q, want %q", failList, stderr, want)
 		}
+	}
+}
+
+// What a profiler says reaches the terminal as one printable line: a
+// Connect error's message, a raw error body, an error of a Pyroscope, and
+// the 2,001 services of a profiler that holds no such service (20 names,
+// then how many more).
+func TestProfilerTextIsOneLine(t *testing.T) {
+	huge := strings.Repeat(evil+"\n", 50_000)
+	services := []string{}
+	for i := range 2001 {
+		services = append(services, fmt.Sprintf("svc%04d%s", i, evil))
+	}
+	for _, c := range []struct {
+		name, engine string
+		serve        http.HandlerFunc
+		want         string
+	}{
+		{"a Connect error", "parca", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			json.NewEncoder(w).Encode(map[string]string{"code": "internal" + evil, "message": huge})
+		}, "Query: internal [2J boom probe: all checks pass…: [2J boom probe: all checks passed"},
+		{"a raw error body", "parca", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, huge)
+		}, "Query: HTTP 502 Bad Gateway: [2J boom probe: all checks passed, exit 0 [2J boom"},
+		{"a Pyroscope's error", "pyroscope", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			json.NewEncoder(w).Encode(map[string]string{"code": "internal", "message": huge})
+		}, "[2J boom probe: all checks passed, exit 0 [2J boom"},
+		{"2,001 services", "parca", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if strings.HasSuffix(r.URL.Path, "/Values") {
+				json.NewEncoder(w).Encode(map[string]any{"labelValues": services})
+				return
+			}
+			io.WriteString(w, `{}`)
+		}, "has no service \"shop\" from 7 days before the range to now (services it has: " +
+			"svc0000 [2J boom probe: all checks passed, exit 0, svc0001"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(c.serve)
+			defer srv.Close()
+			from := c.engine + "://" + strings.TrimPrefix(srv.URL, "http://")
+			code, stdout, stderr := runProbe(t, context.Background(), "analyze", "--from", from, "--service", "shop",
+				"--out", t.TempDir())
+			if code != exitError || stdout != "" {
+				t.Errorf("exit %d, stdout %.200q", code, stdout)
+			}
+			printable(t, stderr, 1, 2500)
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %.600q, want %q", stderr, c.want)
+			}
+			if c.name == "2,001 services" && !strings.HasSuffix(stderr, " and 1981 more)\n") {
+				t.Errorf("stderr %.600q: want 20 services and 1981 more", stderr)
+			}
+		})
 	}
 }
