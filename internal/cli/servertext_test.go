@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -165,5 +166,21 @@ func TestProfilerTextIsOneLine(t *testing.T) {
 				t.Errorf("stderr %.600q: want 20 services and 1981 more", stderr)
 			}
 		})
+	}
+}
+
+// The last words of a failed run are printable lines, however many and
+// whatever a server put in its error: each line capped, at most 100.
+func TestFailureLinesArePrintable(t *testing.T) {
+	var b strings.Builder
+	printFailure(&b, errors.New("target x: "+strings.Repeat("\x1b[2J\r"+strings.Repeat("y", 5000)+"\n", 200_000)+"end"))
+	printable(t, b.String(), maxErrorLines+1, len("probe: ")+maxErrorLine+len("…"))
+	if !strings.HasSuffix(b.String(), "probe: … and 199901 more lines\n") || !strings.HasPrefix(b.String(), "probe: target x: [2J y") {
+		t.Errorf("stderr %.300q … %q", b.String(), b.String()[max(0, b.Len()-100):])
+	}
+	b.Reset()
+	printFailure(&b, errors.New("3 checks failed\nsecond"))
+	if b.String() != "probe: 3 checks failed\nprobe: second\n" {
+		t.Errorf("stderr %q", b.String())
 	}
 }
