@@ -184,3 +184,22 @@ func TestFailureLinesArePrintable(t *testing.T) {
 		t.Errorf("stderr %q", b.String())
 	}
 }
+
+// What a WebSocket target says when it refuses the upgrade reaches the
+// terminal as one printable line.
+func TestWSRefusalIsOneLine(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, strings.Repeat(evil+"\n", 2001))
+	}))
+	defer srv.Close()
+	code, stdout, stderr := runProbe(t, context.Background(), "ws", "--target", srv.URL, "--connections", "2", "--rooms", "1",
+		"--events", "1", "--auth", "none", "--out", t.TempDir())
+	if code != exitError || stdout != "" {
+		t.Errorf("exit %d, stdout %.200q", code, stdout)
+	}
+	printable(t, stderr, 2, 1000) // the progress line, the error
+	if want := `refused the WebSocket upgrade: HTTP 403 "[2J boom probe: all checks passed, exit 0 [2J boom`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %.600q, want %q", stderr, want)
+	}
+}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/pprof/profile"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Options are one fan-out run.
@@ -198,13 +199,9 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	if e.Status == 0 {
-		return fmt.Sprintf("the WebSocket upgrade failed: %v", e.Err)
+		return "the WebSocket upgrade failed: " + textline.Of(fmt.Sprint(e.Err), textline.Max)
 	}
-	body := strings.Join(strings.Fields(e.Body), " ")
-	if len(body) > 120 {
-		body = body[:120] + "…"
-	}
-	return fmt.Sprintf("the target refused the WebSocket upgrade: HTTP %d %q", e.Status, body)
+	return fmt.Sprintf("the target refused the WebSocket upgrade: HTTP %d %q", e.Status, textline.Of(e.Body, 120))
 }
 
 // Validate checks o's numbers.
