@@ -203,3 +203,32 @@ func TestWSRefusalIsOneLine(t *testing.T) {
 		t.Errorf("stderr %.600q, want %q", stderr, want)
 	}
 }
+
+// A site that announces a hundred MCP endpoints, none of which answers,
+// is one line naming 20 of them and how many more.
+func TestMCPDiscoveryTriedIsOneLine(t *testing.T) {
+	var home strings.Builder
+	home.WriteString("<html><head>")
+	for i := range 100 {
+		fmt.Fprintf(&home, `<link rel="mcp" href="/m%03d">`, i)
+	}
+	home.WriteString("</head></html>")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, home.String())
+			return
+		}
+		http.Error(w, evil, http.StatusTeapot)
+	}))
+	defer srv.Close()
+	code, stdout, stderr := runProbe(t, context.Background(), "toolslist", "--target", srv.URL, "--duration", "300ms",
+		"--warmup", "0s", "--out", t.TempDir())
+	if code != exitError || stdout != "" {
+		t.Errorf("exit %d, stdout %.200q", code, stdout)
+	}
+	printable(t, stderr, 1, 4000)
+	if !strings.Contains(stderr, "no MCP endpoint answered initialize (tried /mcp (") || !strings.Contains(stderr, " and 81 more)") {
+		t.Errorf("stderr %.300q … %q", stderr, stderr[max(0, len(stderr)-300):])
+	}
+}
