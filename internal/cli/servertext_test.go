@@ -232,3 +232,58 @@ func TestMCPDiscoveryTriedIsOneLine(t *testing.T) {
 		t.Errorf("stderr %.300q … %q", stderr, stderr[max(0, len(stderr)-300):])
 	}
 }
+
+// mcpNamesServer is an MCP endpoint (JSON replies) whose tools/list names
+// tools as a hostile server would: an escape, a carriage return and a line
+// of its own, then a hundred more.
+func mcpNamesServer(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if len(req.ID) == 0 { // a notification
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	reply := map[string]any{"jsonrpc": "2.0", "id": req.ID}
+	switch req.Method {
+	case "initialize":
+		reply["result"] = map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
+			"serverInfo": map[string]any{"name": "hostile", "version": "1"}}
+	case "tools/list":
+		tools := []map[string]any{{"name": evil, "inputSchema": map[string]any{"type": "object"}}}
+		for i := range 100 {
+			tools = append(tools, map[string]any{"name": fmt.Sprintf("t%03d", i), "inputSchema": map[string]any{"type": "object"}})
+		}
+		reply["result"] = map[string]any{"tools": tools}
+	default:
+		reply["error"] = map[string]any{"code": -32601, "message": "method not found"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(reply)
+}
+
+// The tools an MCP server lists reach the terminal as one printable line:
+// its own "probe: all checks passed" stays inside it, 20 names are shown.
+func TestMCPToolNamesAreOneLine(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(mcpNamesServer))
+	defer srv.Close()
+	code, stdout, stderr := runProbe(t, context.Background(), "agents", "--target", srv.URL, "--path", "/", "--agents", "2",
+		"--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+	if code != exitUsage || stdout != "" {
+		t.Errorf("exit %d, stdout %.200q", code, stdout)
+	}
+	printable(t, stderr, 1, 4000)
+	want := `agents: the server lists no tool "write_note" (the write tool); it has: [2J boom probe: all checks passed, exit 0, t000`
+	if !strings.Contains(stderr, want) || !strings.HasSuffix(stderr, " and 81 more\n") {
+		t.Errorf("stderr %.300q … %q, want %q", stderr, stderr[max(0, len(stderr)-300):], want)
+	}
+}
