@@ -373,7 +373,8 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 		for _, raw := range r.GetFileDescriptorResponse().GetFileDescriptorProto() {
 			fd := &descriptorpb.FileDescriptorProto{}
 			if err := proto.Unmarshal(raw, fd); err != nil {
-				return fmt.Errorf("reflection sent a file descriptor that does not decode: %s", textline.Of(err.Error(), textline.Max))
+				return fmt.Errorf("reflection sent a file descriptor that does not decode: %s",
+					textline.Of(err.Error(), textline.Max))
 			}
 			if _, ok := files[fd.GetName()]; !ok {
 				files[fd.GetName()] = fd
@@ -441,7 +442,8 @@ func protoMethod(ctx context.Context, files []string, svc, method string) (proto
 			}
 		}
 		sort.Strings(have)
-		return nil, fmt.Errorf("the --proto files define no service %s; they define %s", svc, textline.Names(have, maxShownName))
+		return nil, fmt.Errorf("the --proto files define no service %s; they define %s",
+			svc, textline.Names(have, maxShownName))
 	}
 	return findMethod(d, svc, method)
 }

@@ -175,7 +175,8 @@ func TestFailureLinesArePrintable(t *testing.T) {
 	var b strings.Builder
 	printFailure(&b, errors.New("target x: "+strings.Repeat("\x1b[2J\r"+strings.Repeat("y", 5000)+"\n", 200_000)+"end"))
 	printable(t, b.String(), maxErrorLines+1, len("probe: ")+maxErrorLine+len("…"))
-	if !strings.HasSuffix(b.String(), "probe: … and 199901 more lines\n") || !strings.HasPrefix(b.String(), "probe: target x: [2J y") {
+	if !strings.HasSuffix(b.String(), "probe: … and 199901 more lines\n") ||
+		!strings.HasPrefix(b.String(), "probe: target x: [2J y") {
 		t.Errorf("stderr %.300q … %q", b.String(), b.String()[max(0, b.Len()-100):])
 	}
 	b.Reset()
@@ -193,13 +194,14 @@ func TestWSRefusalIsOneLine(t *testing.T) {
 		io.WriteString(w, strings.Repeat(evil+"\n", 2001))
 	}))
 	defer srv.Close()
-	code, stdout, stderr := runProbe(t, context.Background(), "ws", "--target", srv.URL, "--connections", "2", "--rooms", "1",
-		"--events", "1", "--auth", "none", "--out", t.TempDir())
+	code, stdout, stderr := runProbe(t, context.Background(), "ws", "--target", srv.URL, "--connections", "2",
+		"--rooms", "1", "--events", "1", "--auth", "none", "--out", t.TempDir())
 	if code != exitError || stdout != "" {
 		t.Errorf("exit %d, stdout %.200q", code, stdout)
 	}
 	printable(t, stderr, 2, 1000) // the progress line, the error
-	if want := `refused the WebSocket upgrade: HTTP 403 "[2J boom probe: all checks passed, exit 0 [2J boom`; !strings.Contains(stderr, want) {
+	want := `refused the WebSocket upgrade: HTTP 403 "[2J boom probe: all checks passed, exit 0 [2J boom`
+	if !strings.Contains(stderr, want) {
 		t.Errorf("stderr %.600q, want %q", stderr, want)
 	}
 }
@@ -228,7 +230,8 @@ func TestMCPDiscoveryTriedIsOneLine(t *testing.T) {
 		t.Errorf("exit %d, stdout %.200q", code, stdout)
 	}
 	printable(t, stderr, 1, 4000)
-	if !strings.Contains(stderr, "no MCP endpoint answered initialize (tried /mcp (") || !strings.Contains(stderr, " and 81 more)") {
+	if !strings.Contains(stderr, "no MCP endpoint answered initialize (tried /mcp (") ||
+		!strings.Contains(stderr, " and 81 more)") {
 		t.Errorf("stderr %.300q … %q", stderr, stderr[max(0, len(stderr)-300):])
 	}
 }
@@ -256,12 +259,14 @@ func mcpNamesServer(w http.ResponseWriter, r *http.Request) {
 	reply := map[string]any{"jsonrpc": "2.0", "id": req.ID}
 	switch req.Method {
 	case "initialize":
-		reply["result"] = map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
-			"serverInfo": map[string]any{"name": "hostile", "version": "1"}}
+		reply["result"] = map[string]any{"protocolVersion": "2025-06-18",
+			"capabilities": map[string]any{"tools": map[string]any{}},
+			"serverInfo":   map[string]any{"name": "hostile", "version": "1"}}
 	case "tools/list":
 		tools := []map[string]any{{"name": evil, "inputSchema": map[string]any{"type": "object"}}}
 		for i := range 100 {
-			tools = append(tools, map[string]any{"name": fmt.Sprintf("t%03d", i), "inputSchema": map[string]any{"type": "object"}})
+			tools = append(tools, map[string]any{"name": fmt.Sprintf("t%03d", i),
+				"inputSchema": map[string]any{"type": "object"}})
 		}
 		reply["result"] = map[string]any{"tools": tools}
 	default:
@@ -276,13 +281,14 @@ func mcpNamesServer(w http.ResponseWriter, r *http.Request) {
 func TestMCPToolNamesAreOneLine(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(mcpNamesServer))
 	defer srv.Close()
-	code, stdout, stderr := runProbe(t, context.Background(), "agents", "--target", srv.URL, "--path", "/", "--agents", "2",
-		"--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+	code, stdout, stderr := runProbe(t, context.Background(), "agents", "--target", srv.URL, "--path", "/",
+		"--agents", "2", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
 	if code != exitUsage || stdout != "" {
 		t.Errorf("exit %d, stdout %.200q", code, stdout)
 	}
 	printable(t, stderr, 1, 4000)
-	want := `agents: the server lists no tool "write_note" (the write tool); it has: [2J boom probe: all checks passed, exit 0, t000`
+	want := `agents: the server lists no tool "write_note" (the write tool); ` +
+		`it has: [2J boom probe: all checks passed, exit 0, t000`
 	if !strings.Contains(stderr, want) || !strings.HasSuffix(stderr, " and 81 more\n") {
 		t.Errorf("stderr %.300q … %q, want %q", stderr, stderr[max(0, len(stderr)-300):], want)
 	}

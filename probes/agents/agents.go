@@ -560,16 +560,19 @@ func version(res *mcp.CallToolResult, t *Tool) (int64, error) {
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return 0, &ErrTool{fmt.Sprintf("%s's result is not JSON, so it holds no version %q: %s", t.Name, t.Version, textline.Of(body, 120))}
+		return 0, &ErrTool{fmt.Sprintf("%s's result is not JSON, so it holds no version %q: %s",
+			t.Name, t.Version, textline.Of(body, 120))}
 	}
 	v, ok := probes.JSONAt(doc, steps)
 	if !ok {
-		return 0, &ErrTool{fmt.Sprintf("%s's result has no %q (give the path of the version in it); it holds %s", t.Name, t.Version, textline.Of(body, 160))}
+		return 0, &ErrTool{fmt.Sprintf("%s's result has no %q (give the path of the version in it); it holds %s",
+			t.Name, t.Version, textline.Of(body, 160))}
 	}
 	n, isNum := v.(json.Number)
 	i, err := n.Int64()
 	if !isNum || err != nil || i < 0 || i > maxVersion {
-		return 0, &ErrTool{fmt.Sprintf("%s's %q is %s, not a version (an integer from 0 to 2^53)", t.Name, t.Version, textline.Of(fmt.Sprint(v), 40))}
+		return 0, &ErrTool{fmt.Sprintf("%s's %q is %s, not a version (an integer from 0 to 2^53)",
+			t.Name, t.Version, textline.Of(fmt.Sprint(v), 40))}
 	}
 	return i, nil
 }

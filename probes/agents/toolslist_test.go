@@ -103,7 +103,8 @@ func TestToolsListPagesAreBounded(t *testing.T) {
 				toolsListTime = 300 * time.Millisecond
 			}
 			_, err := Prepare(context.Background(), FixtureSpec(), o)
-			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || len(err.Error()) > 400 {
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") ||
+				len(err.Error()) > 400 {
 				t.Fatalf("err %.500v, want one line with %q", err, c.want)
 			}
 			if n := h.pages.Load(); n > c.maxPages {
