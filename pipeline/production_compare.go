@@ -5,12 +5,12 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/stats"
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -117,7 +117,7 @@ func CompareProduction(service, beforeName, afterName string, before, after []*p
 	}
 	if profileKind(mb) != "cpu" || profileKind(ma) != "cpu" {
 		return nil, fmt.Errorf("compare --from compares CPU profiles (sample types: %s against %s)",
-			strings.Join(analyzers.ValueTypes(mb), ", "), strings.Join(analyzers.ValueTypes(ma), ", "))
+			textline.Names(analyzers.ValueTypes(mb), 60), textline.Names(analyzers.ValueTypes(ma), 60))
 	}
 	fns := compared(mb, ma)
 	wb, wa := windowFigures(before, fns), windowFigures(after, fns)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Flow is one entry of a mix: a scenario, or a microload (one of its calls
@@ -349,7 +350,7 @@ func (e *arrivalEngine) arrive(ctx context.Context, n int, t time.Duration) {
 				return // the run's end cut it short: no verdict
 			}
 			st.Failed++
-			st.Errors[err.Error()]++
+			st.Errors[textline.Of(err.Error(), 200)]++
 			e.failed.Add(1)
 		} else {
 			st.Latency.RecordValue(max(1, ended.Sub(due).Microseconds()))

@@ -16,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Client is one virtual client: one kept-alive connection and what it
@@ -399,11 +400,7 @@ func errorReason(op string, err error) string {
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	}
-	msg := err.Error()
-	if len(msg) > 120 {
-		msg = msg[:120] + "…"
-	}
-	return op + ": " + msg
+	return op + ": " + textline.Of(err.Error(), 120)
 }
 
 // mergeInto adds the client's records to run.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/probehq/probe/lib/textline"
 	"golang.org/x/net/html"
 )
 
@@ -30,7 +31,7 @@ type NotFound struct {
 func (e *NotFound) Error() string {
 	s := e.Microload + ": " + e.What
 	if len(e.Tried) > 0 {
-		s += " (tried " + strings.Join(e.Tried, ", ") + ")"
+		s += " (tried " + textline.Names(e.Tried, 200) + ")"
 	}
 	return s
 }

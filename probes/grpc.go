@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/grpc"
@@ -33,6 +31,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // GRPC loads one unary or server-streaming method of a gRPC server: its
@@ -208,25 +207,9 @@ func resolveGRPCMethod(ctx context.Context, t *Target, method string, protoFiles
 	return grpcMethod{path: "/" + svc + "/" + name, input: md.Input(), output: md.Output(), streaming: md.IsStreamingServer()}, nil
 }
 
-// printableLine is what a server sent, for one line of probe's: control
-// characters as spaces, invalid UTF-8 replaced, at most max bytes, cut
-// between characters.
-func printableLine(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// maxShownName is how much of a name a server gave (a service, a method,
+// a file) one line shows.
+const maxShownName = 100
 
 // grpcHeader is what every gRPC request carries.
 func grpcHeader() []h1.Field {
@@ -255,7 +238,7 @@ func (m *grpcMethod) check(r *Reply) (n int, err error) {
 		return 0, fmt.Errorf("HTTP status %d", r.Status)
 	}
 	if ct := r.Header("Content-Type"); !strings.HasPrefix(ct, "application/grpc") {
-		return 0, fmt.Errorf("content type %q, not gRPC", ct)
+		return 0, fmt.Errorf("content type %q, not gRPC", textline.Of(ct, 100))
 	}
 	switch st := r.Header("Grpc-Status"); st {
 	case "0":
@@ -263,7 +246,7 @@ func (m *grpcMethod) check(r *Reply) (n int, err error) {
 		return 0, errors.New("no grpc-status in the reply")
 	default:
 		msg, _ := url.PathUnescape(r.Header("Grpc-Message"))
-		return 0, fmt.Errorf("grpc-status %s: %s", st, printableLine(msg, 200))
+		return 0, fmt.Errorf("grpc-status %s: %s", textline.Of(st, 20), textline.Of(msg, 200))
 	}
 	if !m.streaming {
 		b := r.Body
@@ -346,7 +329,7 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 	defer conn.Close()
 	stream, err := rpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("the server's reflection service: %v", err)
+		return nil, fmt.Errorf("the server's reflection service: %s", textline.Of(err.Error(), textline.Max))
 	}
 	defer stream.CloseSend()
 	ask := func(req *rpb.ServerReflectionRequest) (*rpb.ServerReflectionResponse, error) {
@@ -362,10 +345,11 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 				"give the method's .proto files with --proto, or register reflection on the server (reflection.Register)")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; or give --proto files): %v", err)
+			return nil, fmt.Errorf("the server's reflection service (grpc.reflection.v1; or give --proto files): %s",
+				textline.Of(err.Error(), textline.Max))
 		}
 		if e := resp.GetErrorResponse(); e != nil {
-			return resp, fmt.Errorf("reflection: %s", e.GetErrorMessage())
+			return resp, fmt.Errorf("reflection: %s", textline.Of(e.GetErrorMessage(), textline.Max))
 		}
 		return resp, nil
 	}
@@ -378,7 +362,7 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 					names = append(names, s.GetName())
 				}
 				sort.Strings(names)
-				return nil, fmt.Errorf("the server has no service %s; it has %s", svc, strings.Join(names, ", "))
+				return nil, fmt.Errorf("the server has no service %s; it has %s", svc, textline.Names(names, maxShownName))
 			}
 		}
 		return nil, err
@@ -389,7 +373,8 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 		for _, raw := range r.GetFileDescriptorResponse().GetFileDescriptorProto() {
 			fd := &descriptorpb.FileDescriptorProto{}
 			if err := proto.Unmarshal(raw, fd); err != nil {
-				return fmt.Errorf("reflection sent a file descriptor that does not decode: %v", err)
+				return fmt.Errorf("reflection sent a file descriptor that does not decode: %s",
+					textline.Of(err.Error(), textline.Max))
 			}
 			if _, ok := files[fd.GetName()]; !ok {
 				files[fd.GetName()] = fd
@@ -409,7 +394,7 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 		}
 		r, err := ask(&rpb.ServerReflectionRequest{MessageRequest: &rpb.ServerReflectionRequest_FileByFilename{FileByFilename: name}})
 		if err != nil {
-			return nil, fmt.Errorf("%s imports %s: %v", svc, name, err)
+			return nil, fmt.Errorf("%s imports %s: %v", svc, textline.Of(name, maxShownName), err)
 		}
 		if err := add(r); err != nil {
 			return nil, err
@@ -421,11 +406,11 @@ func reflectMethod(ctx context.Context, t *Target, svc, method string) (protoref
 	}
 	reg, err := protodesc.NewFiles(set)
 	if err != nil {
-		return nil, fmt.Errorf("the server's descriptors of %s: %v", svc, err)
+		return nil, fmt.Errorf("the server's descriptors of %s: %s", svc, textline.Of(err.Error(), textline.Max))
 	}
 	d, err := reg.FindDescriptorByName(protoreflect.FullName(svc))
 	if err != nil {
-		return nil, fmt.Errorf("the server has no service %s: %v", svc, err)
+		return nil, fmt.Errorf("the server has no service %s: %s", svc, textline.Of(err.Error(), textline.Max))
 	}
 	return findMethod(d, svc, method)
 }
@@ -457,7 +442,8 @@ func protoMethod(ctx context.Context, files []string, svc, method string) (proto
 			}
 		}
 		sort.Strings(have)
-		return nil, fmt.Errorf("the --proto files define no service %s; they define %s", svc, strings.Join(have, ", "))
+		return nil, fmt.Errorf("the --proto files define no service %s; they define %s",
+			svc, textline.Names(have, maxShownName))
 	}
 	return findMethod(d, svc, method)
 }
@@ -475,7 +461,7 @@ func findMethod(d protoreflect.Descriptor, svc, method string) (protoreflect.Met
 		for i := range sd.Methods().Len() {
 			names = append(names, string(sd.Methods().Get(i).Name()))
 		}
-		return nil, fmt.Errorf("service %s has no method %s; it has %s", svc, method, strings.Join(names, ", "))
+		return nil, fmt.Errorf("service %s has no method %s; it has %s", svc, method, textline.Names(names, maxShownName))
 	}
 	return md, nil
 }

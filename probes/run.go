@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Run is what one microload measured: the load engine's output and the
@@ -155,11 +156,16 @@ func ByCount(m map[string]int64) []string {
 	return keys
 }
 
+// maxWarning bounds a warning's message.
+const maxWarning = 2000
+
 // Warn adds a warning, once.
 func (r *Run) Warn(kind, msg string) { r.Warnings = AddWarning(r.Warnings, kind, msg) }
 
-// AddWarning appends a warning unless ws has it already.
+// AddWarning appends a warning unless ws has it already; its message is
+// made one printable line (it may quote what a server sent).
 func AddWarning(ws []Warning, kind, msg string) []Warning {
+	msg = textline.Of(msg, maxWarning)
 	for _, w := range ws {
 		if w.Kind == kind && w.Message == msg {
 			return ws

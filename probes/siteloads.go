@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/probehq/probe/lib/textline"
 )
 
 // The microloads of web sites: a sitemap, the pages it lists and the feeds
@@ -25,7 +27,7 @@ func wantStatus(r *Reply, status int, ctypes ...string) error {
 		}
 	}
 	if len(ctypes) > 0 {
-		return fmt.Errorf("content type %q, want %s", ct, strings.Join(ctypes, " or "))
+		return fmt.Errorf("content type %q, want %s", textline.Of(ct, 100), strings.Join(ctypes, " or "))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -39,6 +40,10 @@ func ellipsis(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// maxWarning bounds a warning's line: it may quote what a server sent,
+// which lib/textline makes one printable line.
+const maxWarning = 2000
+
 // writeWarnings is report.md's Warnings section.
 func writeWarnings(b *strings.Builder, ws []probes.Warning) {
 	if len(ws) == 0 {
@@ -46,13 +51,13 @@ func writeWarnings(b *strings.Builder, ws []probes.Warning) {
 	}
 	b.WriteString("\n## Warnings\n\n")
 	for _, w := range ws {
-		fmt.Fprintf(b, "- **%s**: %s\n", w.Kind, w.Message)
+		fmt.Fprintf(b, "- **%s**: %s\n", textline.Of(w.Kind, 60), textline.Of(w.Message, maxWarning))
 	}
 }
 
 // listWarnings ends the terminal table.
 func listWarnings(w io.Writer, ws []probes.Warning) {
 	for _, wn := range ws {
-		fmt.Fprintf(w, "  warning [%s]: %s\n", wn.Kind, wn.Message)
+		fmt.Fprintf(w, "  warning [%s]: %s\n", textline.Of(wn.Kind, 60), textline.Of(wn.Message, maxWarning))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -43,7 +44,7 @@ func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(b, "<h%d>Errors</h%d><ul>", h, h)
 		for _, reason := range probes.ByCount(r.Errors) {
-			fmt.Fprintf(b, "<li>%d × %s</li>", r.Errors[reason], esc(reason))
+			fmt.Fprintf(b, "<li>%d × %s</li>", r.Errors[reason], esc(textline.Of(reason, textline.Max)))
 		}
 		b.WriteString("</ul>")
 	}

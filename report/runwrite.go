@@ -10,6 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -51,7 +52,7 @@ func (r *RunReport) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, reason := range probes.ByCount(r.Errors) {
-		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], reason)
+		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], textline.Of(reason, textline.Max))
 	}
 	labels := labelFindings(r.Findings)
 	for i, f := range r.Findings {
@@ -118,7 +119,7 @@ func (r *RunReport) Markdown() string {
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for _, reason := range probes.ByCount(r.Errors) {
-			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], reason)
+			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], textline.Of(reason, textline.Max))
 		}
 	}
 	if len(r.Findings) > 0 {

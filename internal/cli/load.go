@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
@@ -193,8 +194,9 @@ func (c *loadCommand) run(ctx context.Context, s streams, words []string) error 
 				return fmt.Errorf("target %s: %v", target.URL, err)
 			}
 			// probe all runs what it can find, and says what it skipped.
-			fmt.Fprintf(s.stderr, "probe: skipping %s: %v\n", ml.Name(), err)
-			skipped = append(skipped, report.Skipped{Microload: ml.Name(), Reason: err.Error()})
+			why := textline.Of(err.Error(), maxErrorLine)
+			fmt.Fprintf(s.stderr, "probe: skipping %s: %s\n", ml.Name(), why)
+			skipped = append(skipped, report.Skipped{Microload: ml.Name(), Reason: why})
 			if w, ok := pipeline.SettleWarning(settle); ok {
 				skipWarnings = append(skipWarnings, probes.Warning{Kind: w.Kind, Message: ml.Name() + ": " + w.Message})
 			}

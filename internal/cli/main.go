@@ -15,6 +15,8 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Exit codes.
@@ -90,18 +92,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ie):
-		fmt.Fprintf(stderr, "probe: %v\n", err)
+		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(err.Error(), maxErrorLine))
 		return exitInterrupted
 	case ctx.Err() != nil: // Ctrl-C before anything was measured (a build, a start)
-		fmt.Fprintf(stderr, "probe: interrupted (%v)\n", err)
+		fmt.Fprintf(stderr, "probe: interrupted (%s)\n", textline.Of(err.Error(), maxErrorLine))
 		return exitInterrupted
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "probe: %s\n", ue.msg)
+		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(ue.msg, maxErrorLine))
 		return exitUsage
 	default:
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "probe: %s\n", line)
-		}
+		printFailure(stderr, err)
 		return exitError
 	}
 }
+
+// printFailure writes a failed run's error, a "probe: " line each of its
+// lines.
+func printFailure(stderr io.Writer, err error) {
+	lines := strings.Split(err.Error(), "\n")
+	for i, line := range lines {
+		if i == maxErrorLines {
+			fmt.Fprintf(stderr, "probe: … and %d more lines\n", len(lines)-i)
+			return
+		}
+		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(line, maxErrorLine))
+	}
+}
+
+// The last words of a failed run are its error's lines, each made one
+// printable line (whatever a server's text in it holds), at most
+// maxErrorLine bytes, and at most maxErrorLines of them (a failed build's
+// tail, a line per failed check).
+const (
+	maxErrorLine  = 4000
+	maxErrorLines = 100
+)

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/probehq/probe/lib/redirect"
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -305,20 +307,15 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 		return nil, err
 	}
 	defer cs.Close()
-	var listed []string
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, redirected(err))
-		}
-		if len(listed) >= 10000 {
-			break
-		}
-		listed = append(listed, tool.Name)
+	listed, err := listTools(ctx, cs, toolsListTime)
+	if err != nil {
+		return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, redirected(err))
 	}
 	for _, r := range Roles {
 		if t := spec.Tool(r); !slices.Contains(listed, t.Name) {
 			slices.Sort(listed)
-			return nil, &ErrTool{fmt.Sprintf("the server lists no tool %q (the %s tool); it has: %s", t.Name, r, strings.Join(listed, ", "))}
+			return nil, &ErrTool{fmt.Sprintf("the server lists no tool %q (the %s tool); it has: %s",
+				textline.Of(t.Name, maxShownName), r, textline.Names(listed, maxShownName))}
 		}
 	}
 	for pi, p := range l.projects {
@@ -336,7 +333,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			word := l.word()
 			res, err := l.call(ctx, pcs, spec.Tool(Write), it, word, "")
 			if err != nil {
-				return nil, fmt.Errorf("the first write of item %s/%s: %v", p, it.name, redirected(err))
+				return nil, fmt.Errorf("the first write of item %s/%s: %s", p, it.name, textline.Of(redirected(err).Error(), textline.Max))
 			}
 			v, err := version(res, spec.Tool(Write))
 			if err != nil {
@@ -346,7 +343,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 			if spec.Tool(Read).Version != "" {
 				res, err := l.call(ctx, pcs, spec.Tool(Read), it, "", "")
 				if err != nil {
-					return nil, fmt.Errorf("reading item %s/%s: %v", p, it.name, redirected(err))
+					return nil, fmt.Errorf("reading item %s/%s: %s", p, it.name, textline.Of(redirected(err).Error(), textline.Max))
 				}
 				if _, err := version(res, spec.Tool(Read)); err != nil {
 					return nil, err
@@ -355,6 +352,65 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 		}
 	}
 	return l, nil
+}
+
+// toolsListTime bounds the whole of a server's tools/list, every page (a
+// variable for the tests).
+var toolsListTime = 30 * time.Second
+
+// The bounds of a server's tools/list: its pages, the bytes of all the
+// names it lists, the tools kept, and how long a name is shown.
+const (
+	maxToolPages     = 1000
+	maxToolNameBytes = 1 << 20
+	maxTools         = 10000
+	maxShownName     = 64
+)
+
+// listTools is the names of the tools the server lists, page after page:
+// at most maxToolPages pages and maxToolNameBytes of names, within
+// timeout for the whole listing, and never a cursor twice (its pages
+// loop); the first maxTools names are kept.
+func listTools(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var names []string
+	seen := map[[sha256.Size]byte]bool{}
+	nameBytes := 0
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		if page > maxToolPages {
+			return nil, fmt.Errorf("over %d pages, each with a next cursor: the listing does not end", maxToolPages)
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return nil, fmt.Errorf("the listing took over %v (%d pages)", timeout, page-1)
+			}
+			return nil, errors.New(textline.Of(err.Error(), textline.Max))
+		}
+		for _, tool := range res.Tools {
+			if tool == nil {
+				continue
+			}
+			if nameBytes += len(tool.Name); nameBytes > maxToolNameBytes {
+				return nil, fmt.Errorf("tool names over %d KiB in all (page %d)", maxToolNameBytes>>10, page)
+			}
+			if len(names) < maxTools {
+				names = append(names, tool.Name)
+			}
+		}
+		if res.NextCursor == "" {
+			return names, nil
+		}
+		h := sha256.Sum256([]byte(res.NextCursor))
+		if seen[h] {
+			return nil, fmt.Errorf("page %d names a cursor an earlier page named (%s): the pages loop",
+				page, textline.Of(res.NextCursor, 40))
+		}
+		seen[h] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
 }
 
 // Projects are the projects' names.
@@ -439,7 +495,7 @@ func (l *Load) connect(ctx context.Context, id int) (*mcp.ClientSession, error) 
 	defer cancel()
 	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: l.o.Endpoint, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("MCP initialize at %s: %v", l.o.Endpoint, oneLine(redirected(err)))
+		return nil, fmt.Errorf("MCP initialize at %s: %v", l.o.Endpoint, textline.Of(redirected(err).Error(), textline.Max))
 	}
 	return cs, nil
 }
@@ -454,7 +510,7 @@ func (l *Load) call(ctx context.Context, cs *mcp.ClientSession, t *Tool, it *ite
 		return nil, err
 	}
 	if res.IsError {
-		return res, fmt.Errorf("%s: tool error: %s", t.Name, cut(text(res), 200))
+		return res, fmt.Errorf("%s: tool error: %s", t.Name, textline.Of(text(res), 200))
 	}
 	return res, nil
 }
@@ -508,26 +564,21 @@ func version(res *mcp.CallToolResult, t *Tool) (int64, error) {
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return 0, &ErrTool{fmt.Sprintf("%s's result is not JSON, so it holds no version %q: %s", t.Name, t.Version, cut(body, 120))}
+		return 0, &ErrTool{fmt.Sprintf("%s's result is not JSON, so it holds no version %q: %s",
+			t.Name, t.Version, textline.Of(body, 120))}
 	}
 	v, ok := probes.JSONAt(doc, steps)
 	if !ok {
-		return 0, &ErrTool{fmt.Sprintf("%s's result has no %q (give the path of the version in it); it holds %s", t.Name, t.Version, cut(body, 160))}
+		return 0, &ErrTool{fmt.Sprintf("%s's result has no %q (give the path of the version in it); it holds %s",
+			t.Name, t.Version, textline.Of(body, 160))}
 	}
 	n, isNum := v.(json.Number)
 	i, err := n.Int64()
 	if !isNum || err != nil || i < 0 || i > maxVersion {
-		return 0, &ErrTool{fmt.Sprintf("%s's %q is %s, not a version (an integer from 0 to 2^53)", t.Name, t.Version, cut(fmt.Sprint(v), 40))}
+		return 0, &ErrTool{fmt.Sprintf("%s's %q is %s, not a version (an integer from 0 to 2^53)",
+			t.Name, t.Version, textline.Of(fmt.Sprint(v), 40))}
 	}
 	return i, nil
-}
-
-func cut(s string, n int) string {
-	s = oneLine(errors.New(s))
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // redirected is the redirect probe refused in err, alone, when there is
@@ -537,8 +588,4 @@ func redirected(err error) error {
 		return e
 	}
 	return err
-}
-
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }

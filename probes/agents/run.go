@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/probehq/probe/lib/textline"
 )
 
 // recorder is one agent's rows, merged after the run.
@@ -235,7 +237,7 @@ func (l *Load) lost(ctx context.Context, cs *mcp.ClientSession, it *item) (Lost,
 			rep.Final, err = version(res, t)
 		}
 		if err != nil {
-			rep.Final, rep.ReadErr = -1, cut(err.Error(), 160)
+			rep.Final, rep.ReadErr = -1, textline.Of(err.Error(), 160)
 		}
 	} else {
 		rep.Final = slices.MaxFunc(it.acks, func(a, b ack) int { return int(a.version - b.version) }).version
@@ -267,7 +269,7 @@ func (l *Load) fresh(ctx context.Context, cs *mcp.ClientSession, it *item) (Stal
 				return stale, time.Since(start), true
 			}
 			if err != nil {
-				stale.Err = cut(err.Error(), 160)
+				stale.Err = textline.Of(err.Error(), 160)
 			}
 		}
 		if time.Since(start) >= l.o.FreshWithin || ctx.Err() != nil {

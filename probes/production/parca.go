@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Parca's API module is not served by the module proxy here: probe speaks
@@ -104,9 +104,9 @@ func (s *Source) parcaCall(ctx context.Context, method string, in, out any) erro
 	if res.StatusCode != http.StatusOK {
 		var ce connectError
 		if json.Unmarshal(raw, &ce) == nil && ce.Code != "" {
-			return fmt.Errorf("%s: %s: %s", method, ce.Code, ce.Message)
+			return fmt.Errorf("%s: %s: %s", method, textline.Of(ce.Code, 40), textline.Of(ce.Message, 200))
 		}
-		return fmt.Errorf("%s: HTTP %s: %s", method, res.Status, firstLine(raw))
+		return fmt.Errorf("%s: HTTP %s: %s", method, textline.Of(res.Status, 60), textline.Of(string(raw), 200))
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("%s: not a Connect JSON reply: %v", method, err)
@@ -115,11 +115,3 @@ func (s *Source) parcaCall(ctx context.Context, method string, in, out any) erro
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func firstLine(b []byte) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	if len(line) > 200 {
-		line = line[:200] + "…"
-	}
-	return line
-}

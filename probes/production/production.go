@@ -20,6 +20,7 @@ import (
 
 	"github.com/probehq/probe/lib/pprofio"
 	"github.com/probehq/probe/lib/redirect"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Engine names a continuous profiler.
@@ -163,7 +164,7 @@ type UnknownServiceError struct {
 func (e *UnknownServiceError) Error() string {
 	has := "none"
 	if len(e.Known) > 0 {
-		has = strings.Join(e.Known, ", ")
+		has = textline.Names(e.Known, 100)
 	}
 	return fmt.Sprintf("%s has no service %q from 7 days before the range to now (services it has: %s)", e.Engine, e.Service, has)
 }
@@ -236,11 +237,14 @@ func (s *Source) callError(err error) error {
 	case redirect.As(err) != nil:
 		return fmt.Errorf("%s: %w", s, redirect.As(err))
 	case errors.As(err, &op), errors.As(err, &dns):
-		return fmt.Errorf("%s cannot be reached: %v", s, errors.Unwrap(err))
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return fmt.Errorf("%s cannot be reached: %s", s, textline.Of(err.Error(), textline.Max))
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s did not answer within %s", s, s.timeout())
 	}
-	return fmt.Errorf("%s: %v", s, err)
+	return fmt.Errorf("%s: %s", s, textline.Of(err.Error(), textline.Max))
 }
 
 func (s *Source) timeout() time.Duration {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // conn is one connection's receipts: counts and a bitset of its room's
@@ -154,7 +155,7 @@ func (r *run) open(ctx context.Context, c *conn) error {
 		hello := fill(o.Hello, "{token}", o.Token, "{room}", o.roomName(c.room))
 		if err := w.Write(dctx, websocket.MessageText, []byte(hello)); err != nil {
 			w.CloseNow()
-			return fmt.Errorf("the first message: %v", err)
+			return fmt.Errorf("the first message: %s", textline.Of(err.Error(), textline.Max))
 		}
 	}
 	if o.Ready == "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // The per-delivery experiment: a CPU profile cannot tell work done once
@@ -67,7 +68,8 @@ func (r *run) experiment(ctx context.Context, pub *publisher, res *Result) *Expe
 	// The empty room first, once: a server that refuses it skips the
 	// experiment, with a note.
 	if err := pub.sendTo(ctx, r, 0, e.EmptyRoom, 0); err != nil {
-		e.Skipped = fmt.Sprintf("the target refused an event to a room no connection joined (%s): %v", e.EmptyRoom, err)
+		e.Skipped = fmt.Sprintf("the target refused an event to a room no connection joined (%s): %s", e.EmptyRoom,
+			textline.Of(err.Error(), textline.Max))
 		return e
 	}
 	var roomEvents, roomSlots int
@@ -102,7 +104,7 @@ func (r *run) experiment(ctx context.Context, pub *publisher, res *Result) *Expe
 		}
 		sleep(ctx, slotDrain)
 		if err := <-cpu; err != nil {
-			e.Skipped = fmt.Sprintf("the CPU profile of slot %d: %v", k+1, err)
+			e.Skipped = fmt.Sprintf("the CPU profile of slot %d: %s", k+1, textline.Of(err.Error(), textline.Max))
 			return e
 		}
 		e.Slots = append(e.Slots, slot)

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/probehq/probe/lib/redirect"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // roomName is room i's name ({room}): the file's, or r0, r1, ….
@@ -99,7 +100,7 @@ func (p *publisher) open(ctx context.Context, r *run) error {
 				body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 				return fmt.Errorf("the publisher's connection: %w", &RefusedError{Status: resp.StatusCode, Body: string(body), Err: err})
 			}
-			return fmt.Errorf("the publisher's connection: %v", err)
+			return fmt.Errorf("the publisher's connection: %s", textline.Of(err.Error(), textline.Max))
 		}
 		// What the server sends the publisher (a ready, its own events)
 		// is read and dropped: CloseRead would close on a data message.

@@ -27,6 +27,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/lib/redirect"
+	"github.com/probehq/probe/lib/textline"
 )
 
 // Options are one fan-out run.
@@ -203,13 +204,9 @@ func (e *RefusedError) Error() string {
 		return re.Error()
 	}
 	if e.Status == 0 {
-		return fmt.Sprintf("the WebSocket upgrade failed: %v", e.Err)
+		return "the WebSocket upgrade failed: " + textline.Of(fmt.Sprint(e.Err), textline.Max)
 	}
-	body := strings.Join(strings.Fields(e.Body), " ")
-	if len(body) > 120 {
-		body = body[:120] + "…"
-	}
-	return fmt.Sprintf("the target refused the WebSocket upgrade: HTTP %d %q", e.Status, body)
+	return fmt.Sprintf("the target refused the WebSocket upgrade: HTTP %d %q", e.Status, textline.Of(e.Body, 120))
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
