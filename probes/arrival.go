@@ -327,7 +327,8 @@ func (e *arrivalEngine) arrive(ctx context.Context, n int, t time.Duration) {
 	if e.running.Load() >= int64(e.l.MaxInFlight) {
 		e.mu.Lock()
 		e.stats[w].Dropped++
-		e.reasons[w].add("", fmt.Sprintf("not started: %d sessions in flight (--max-in-flight)", e.l.MaxInFlight), 1) // probe's own: not folded
+		// probe's own words: not folded
+		e.reasons[w].add("", fmt.Sprintf("not started: %d sessions in flight (--max-in-flight)", e.l.MaxInFlight), 1)
 		e.mu.Unlock()
 		e.failed.Add(1)
 		return

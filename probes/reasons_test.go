@@ -128,7 +128,8 @@ service KV { rpc Get(Ask) returns (Item); }
 		i := n.Add(1)
 		w.Header().Set("Grpc-Status", "13")
 		if i%2 == 0 {
-			w.Header().Set("Grpc-Message", fmt.Sprintf("request %08x-%04x-4%03x-a%03x-%012x failed", i*7919, i%65536, i%4096, i%4096, i*104729))
+			id := fmt.Sprintf("%08x-%04x-4%03x-a%03x-%012x", i*7919, i%65536, i%4096, i%4096, i*104729)
+			w.Header().Set("Grpc-Message", "request "+id+" failed")
 			return
 		}
 		words.Add(1)

@@ -93,7 +93,8 @@ func TestWSRefusedUpgradesFail(t *testing.T) {
 	}
 	want := `49 of 50 upgrades refused or never ready (first: the target refused the WebSocket upgrade: HTTP 503 "server full")`
 	if code != exitError || d.Ready.Refused != 49 || d.Ready.Ready != 1 || !strings.Contains(d.Verdict, want) {
-		t.Fatalf("exit %d (want %d), refused %d, ready %d, verdict %q\n%s", code, exitError, d.Ready.Refused, d.Ready.Ready, d.Verdict, stderr)
+		t.Fatalf("exit %d (want %d), refused %d, ready %d, verdict %q\n%s",
+			code, exitError, d.Ready.Refused, d.Ready.Ready, d.Verdict, stderr)
 	}
 	// What was let in was delivered: the refusals alone fail the run.
 	if d.Totals.Expected != 5 || d.Totals.Delivered != 5 {

@@ -145,7 +145,7 @@ type Result struct {
 	Rooms        int                     `json:"rooms"`
 	Ready        time.Duration           `json:"ready_ns"` // from the first upgrade to the last connection ready
 	ReadyCount   int                     `json:"ready"`
-	Refused      int                     `json:"refused"` // upgrades that failed or never said ready (not those an interruption cut short)
+	Refused      int                     `json:"refused"` // upgrades that failed or never said ready (not cut short by Ctrl-C)
 	FirstRefusal string                  `json:"first_refusal,omitempty"`
 	Dropped      int                     `json:"dropped"`        // closed by probe on purpose (--drop)
 	Reconnected  int                     `json:"reconnected"`    // of those, ready again
