@@ -15,7 +15,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/lib/h1"
-	"github.com/probehq/probe/lib/textline"
 )
 
 // Flow is one entry of a mix: a scenario, or a microload (one of its calls
@@ -215,10 +214,12 @@ type arrivalEngine struct {
 	opened                         atomic.Int64
 	sessions                       sync.WaitGroup
 
-	pool   chan *Client // idle clients, each one kept-alive connection
-	budget *h1.Budget   // the reply memory all the clients share
-	live   liveCounters
-	seed   maphash.Seed
+	pool chan *Client // idle clients, each one kept-alive connection
+	// reasons tally each window's Errors: folded, bounded (MaxReasons).
+	reasons []*Reasons
+	budget  *h1.Budget // the reply memory all the clients share
+	live    liveCounters
+	seed    maphash.Seed
 
 	mu           sync.Mutex
 	stats        []WindowStats
@@ -237,9 +238,11 @@ func newArrivalEngine(l *ArrivalLoad) *arrivalEngine {
 		e.cum = append(e.cum, c)
 	}
 	e.stats = make([]WindowStats, len(e.windows))
+	e.reasons = make([]*Reasons, len(e.windows))
 	for i, w := range e.windows {
 		st := &e.stats[i]
-		st.Window, st.Latency, st.Steps, st.Errors = w, newHistogram(), map[string]*hdrhistogram.Histogram{}, map[string]int64{}
+		e.reasons[i] = NewReasons(nil)
+		st.Window, st.Latency, st.Steps, st.Errors = w, newHistogram(), map[string]*hdrhistogram.Histogram{}, e.reasons[i].M
 		for _, f := range l.Mix {
 			for _, s := range f.Steps() {
 				st.Steps[s] = newHistogram()
@@ -324,7 +327,8 @@ func (e *arrivalEngine) arrive(ctx context.Context, n int, t time.Duration) {
 	if e.running.Load() >= int64(e.l.MaxInFlight) {
 		e.mu.Lock()
 		e.stats[w].Dropped++
-		e.stats[w].Errors[fmt.Sprintf("not started: %d sessions in flight (--max-in-flight)", e.l.MaxInFlight)]++
+		// probe's own words: not folded
+		e.reasons[w].add("", fmt.Sprintf("not started: %d sessions in flight (--max-in-flight)", e.l.MaxInFlight), 1)
 		e.mu.Unlock()
 		e.failed.Add(1)
 		return
@@ -350,7 +354,7 @@ func (e *arrivalEngine) arrive(ctx context.Context, n int, t time.Duration) {
 				return // the run's end cut it short: no verdict
 			}
 			st.Failed++
-			st.Errors[textline.Of(err.Error(), 200)]++
+			e.reasons[w].Add("", err.Error(), 1)
 			e.failed.Add(1)
 		} else {
 			st.Latency.RecordValue(max(1, ended.Sub(due).Microseconds()))

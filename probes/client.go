@@ -16,7 +16,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/lib/h1"
-	"github.com/probehq/probe/lib/textline"
 )
 
 // Client is one virtual client: one kept-alive connection and what it
@@ -42,7 +41,7 @@ type liveCounters struct{ requests, errors atomic.Int64 }
 type recorder struct {
 	ops            map[string]*opRecord
 	order          []string
-	errors         map[string]int64
+	errors         *Reasons
 	digests        map[string]*keyReplies
 	checked        map[uint64]checked // reply digest → the check's verdict on those bytes
 	samples        *samples           // decoded bodies by digest, for comparing replies (shared by the clients)
@@ -107,7 +106,7 @@ func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget,
 	c := &Client{
 		target: t,
 		conn:   newTransport(t, timeout, maxBody, budget),
-		rec: &recorder{ops: map[string]*opRecord{}, errors: map[string]int64{}, digests: map[string]*keyReplies{},
+		rec: &recorder{ops: map[string]*opRecord{}, errors: NewReasons(nil), digests: map[string]*keyReplies{},
 			checked: map[uint64]checked{}, seed: seed, samples: kept}, // RunLoad gives second its run's series
 		measuring: measuring, live: live, maxBody: maxBody, clock: monoClock{time.Now()},
 	}
@@ -161,8 +160,8 @@ func (c *Client) doAt(call Call, intended, sent time.Time, setup bool) (*Reply, 
 	}
 	if err != nil {
 		op.Errors++
-		reason := errorReason(call.Op, err)
-		c.rec.errors[reason]++
+		of, reason := errorReason(call.Op, err)
+		c.rec.errors.Add(of, reason, 1)
 		if reason == "timeout" {
 			if op.Timeouts == nil {
 				op.Timeouts = newHistogram()
@@ -388,23 +387,27 @@ func isDialError(err error) bool {
 	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
-func errorReason(op string, err error) string {
+// errorReason is the operation an error is tallied under ("" for the
+// few reasons of none: a refused connection, a timeout) and its text
+// (Reasons folds the request's own values out of it and cuts it).
+func errorReason(op string, err error) (string, string) {
 	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
+		return "", "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset"
+		return "", "connection reset"
 	case errors.Is(err, h1.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "connection closed by server"
+		return "", "connection closed by server"
 	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
+		return "", "timeout"
 	}
-	return op + ": " + textline.Of(err.Error(), 120)
+	return op, err.Error()
 }
 
-// mergeInto adds the client's records to run.
-func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[string]*keyReplies) {
+// mergeInto adds the client's records to run: its errors to reasons,
+// run.Errors's tally.
+func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[string]*keyReplies, reasons *Reasons) {
 	r.second.flush() // into the run's series, shared
 	for _, name := range r.order {
 		src := r.ops[name]
@@ -422,9 +425,7 @@ func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[st
 			dst.Timeouts.Merge(src.Timeouts)
 		}
 	}
-	for k, n := range r.errors {
-		run.Errors[k] += n
-	}
+	reasons.AddAll(r.errors)
 	for key, kr := range r.digests {
 		d := digests[key]
 		if d == nil {

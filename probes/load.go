@@ -355,8 +355,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	keys := map[string]*keyReplies{}
 	h2Opened, h2Dropped := t.h2Counts()
 	run.ConnsOpened, run.ConnsDropped = h2Opened-h2Opened0, h2Dropped-h2Dropped0
+	reasons := NewReasons(run.Errors)
 	for _, c := range clients {
-		c.rec.mergeInto(run, index, keys)
+		c.rec.mergeInto(run, index, keys, reasons)
 		opened, dropped := c.conn.Counts()
 		run.ConnsOpened += opened
 		run.ConnsDropped += dropped

@@ -198,7 +198,8 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 	r := &RunReport{
 		Summary: Summary{Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
 			Findings: nonNil(a.Findings), Crashes: nonNil(a.Crashes), Warnings: append([]probes.Warning{}, run.Warnings...)},
-		AcceptEncoding: run.AcceptEncoding, Protocol: run.Protocol, Concurrency: run.Concurrency, Rate: run.Rate, Errors: run.Errors,
+		AcceptEncoding: run.AcceptEncoding, Protocol: run.Protocol, Concurrency: run.Concurrency, Rate: run.Rate,
+		Errors:      probes.CapReasons(run.Errors, opNames(run)),
 		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,
@@ -244,6 +245,15 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 	}
 	sort.Strings(r.ProfileFiles)
 	return r
+}
+
+// opNames are the names of run's operations.
+func opNames(run *probes.Run) []string {
+	names := make([]string, len(run.Ops))
+	for i, op := range run.Ops {
+		names[i] = op.Name
+	}
+	return names
 }
 
 func nonNil[T any](s []T) []T {

@@ -51,9 +51,7 @@ func (r *RunReport) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "; target: %.2f cores, %s RSS, %d threads, %d fds at most", p.CPUCores, fmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
 	}
 	fmt.Fprintln(w)
-	for _, reason := range probes.ByCount(r.Errors) {
-		fmt.Fprintf(w, "  error ×%d: %s\n", r.Errors[reason], textline.Of(reason, textline.Max))
-	}
+	writeReasons(w, r.Errors)
 	labels := labelFindings(r.Findings)
 	for i, f := range r.Findings {
 		l := labels[i]
@@ -119,7 +117,7 @@ func (r *RunReport) Markdown() string {
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for _, reason := range probes.ByCount(r.Errors) {
-			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], textline.Of(reason, textline.Max))
+			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], textline.Of(reason, 200))
 		}
 	}
 	if len(r.Findings) > 0 {
@@ -261,4 +259,25 @@ func where(f analyzers.Finding) string {
 		return "in " + f.OwnFrame
 	}
 	return "in " + f.OwnFrame + ": " + strings.Join(lib, " ← ")
+}
+
+// shownReasons is how many error reasons the terminal lists; report.json
+// and report.md have them all (at most probes.MaxReasons an operation).
+const shownReasons = 10
+
+// writeReasons lists the most frequent error reasons, each one printable
+// line, then how many more there are and where.
+func writeReasons(w io.Writer, errs map[string]int64) {
+	reasons := probes.ByCount(errs)
+	for i, reason := range reasons {
+		if i == shownReasons {
+			var n int64
+			for _, k := range reasons[i:] {
+				n += errs[k]
+			}
+			fmt.Fprintf(w, "  … %d more error reasons (%d errors): report.json\n", len(reasons)-i, n)
+			break
+		}
+		fmt.Fprintf(w, "  error ×%d: %s\n", errs[reason], textline.Of(reason, 200))
+	}
 }

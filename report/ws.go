@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/ws"
 )
@@ -71,6 +72,9 @@ type WSReady struct {
 	Ready        int     `json:"ready"`
 	Refused      int     `json:"refused"`
 	FirstRefusal string  `json:"first_refusal,omitempty"`
+	// ReconnectRefused are the dropped connections (--drop) whose upgrade
+	// failed again.
+	ReconnectRefused int `json:"reconnect_refused,omitempty"`
 }
 
 // WSLatency is delivery time from publish to receipt, in ms.
@@ -172,7 +176,8 @@ type WSAnalysis struct {
 // WSOf makes the report of a run.
 func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid int) *WS {
 	d := &WS{Kind: "ws", Target: target, FixtureMode: mode, Config: cfg, Totals: res.Totals, Delivery: wsLatency(res.Latency),
-		Ready:    WSReady{Seconds: res.Ready.Seconds(), Ready: res.ReadyCount, Refused: res.Refused, FirstRefusal: res.FirstRefusal},
+		Ready: WSReady{Seconds: res.Ready.Seconds(), Ready: res.ReadyCount, Refused: res.Refused, FirstRefusal: res.FirstRefusal,
+			ReconnectRefused: res.ReconnectRefused},
 		Faults:   WSFaults{Dropped: res.Dropped, Reconnected: res.Reconnected, Lost: res.Lost, Replayed: res.Replayed, Garbage: res.Garbage, Other: res.Other, Unacked: res.Unacked},
 		Findings: a.Findings, Interrupted: res.Interrupted, latency: res.Latency, files: map[string][]byte{}}
 	for i, rd := range res.Rounds {
@@ -218,9 +223,13 @@ func WSOf(res *ws.Result, target, mode string, cfg WSConfig, a WSAnalysis, pid i
 }
 
 // Failed says whether an event was missing, delivered twice or to the
-// wrong room: the run fails (exit 1) as failed checks do.
+// wrong room, a publish or an upgrade refused: the run fails (exit 1) as
+// failed checks do. A refused upgrade is a connection the run never
+// checked: "every event once" of the few the target let in says nothing
+// of the ones it turned away.
 func (d *WS) Failed() bool {
-	return d.Totals.Missing > 0 || d.Totals.Duplicated > 0 || d.Totals.Misrouted > 0 || d.publishErrors() > 0
+	return d.Totals.Missing > 0 || d.Totals.Duplicated > 0 || d.Totals.Misrouted > 0 || d.publishErrors() > 0 ||
+		d.Ready.Refused > 0 || d.Ready.ReconnectRefused > 0
 }
 
 // publishErrors are the events the target refused to publish: a failed
@@ -249,6 +258,20 @@ func (d *WS) verdict() string {
 	}
 	if n := d.publishErrors(); n > 0 {
 		bad = append(bad, fmt.Sprintf("%d publishes refused by the target", n))
+	}
+	if r := d.Ready; r.Refused > 0 || r.ReconnectRefused > 0 {
+		var n []string
+		if r.Refused > 0 {
+			n = append(n, fmt.Sprintf("%d of %d upgrades refused or never ready", r.Refused, d.Config.Connections))
+		}
+		if r.ReconnectRefused > 0 {
+			n = append(n, fmt.Sprintf("%d of %d reconnections refused", r.ReconnectRefused, d.Faults.Dropped))
+		}
+		refused := strings.Join(n, ", ")
+		if r.FirstRefusal != "" {
+			refused += " (first: " + textline.Of(r.FirstRefusal, 160) + ")"
+		}
+		bad = append(bad, refused)
 	}
 	if f := d.Faults; f.Lost > 0 { // why events went missing: the connections the server broke
 		why := fmt.Sprintf("%d connections closed by the server or the network", f.Lost)

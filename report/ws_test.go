@@ -88,6 +88,18 @@ func TestWSFailsOnAnyWrongDelivery(t *testing.T) {
 	if !d.Failed() {
 		t.Error("a run whose target refused publishes did not fail")
 	}
+	d.Rounds[1].PublishErrors = 0
+	// Refused upgrades: every event once to the few let in is no pass.
+	d.Ready.Refused, d.Ready.FirstRefusal = 3, "the target refused the WebSocket upgrade: HTTP 503 \"full\x1b[2J\""
+	if d.Verdict = d.verdict(); !d.Failed() || !strings.Contains(d.Verdict, "3 of 20 upgrades refused or never ready (first: ") ||
+		strings.Contains(d.Verdict, "\x1b") {
+		t.Errorf("refused upgrades: failed %v, verdict %q", d.Failed(), d.Verdict)
+	}
+	d.Ready.Refused, d.Faults.Dropped, d.Ready.ReconnectRefused = 0, 4, 2
+	if d.Verdict = d.verdict(); !d.Failed() || !strings.Contains(d.Verdict, "2 of 4 reconnections refused") {
+		t.Errorf("refused reconnections: failed %v, verdict %q", d.Failed(), d.Verdict)
+	}
+	d.Ready.ReconnectRefused = 0
 	files, err := d.Files()
 	if err != nil || files["profiles/mutex.pb.gz"] == nil || files["delivery.hgrm"] == nil || files["report.html"] == nil {
 		t.Fatalf("files: %v %v", err, len(files))

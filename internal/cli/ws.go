@@ -23,7 +23,8 @@ import (
 // wsCommand is `probe ws`: WebSocket fan-out with delivery checks (seed
 // 004). Every event is checked at every connection of its room: missing,
 // duplicated, misrouted and out of order, and timed from publish to
-// receipt; any missing, duplicated or misrouted event exits 1.
+// receipt; any missing, duplicated or misrouted event, refused publish or
+// refused upgrade exits 1.
 type wsCommand struct {
 	target  targetFlags
 	profile profileFlags

@@ -185,7 +185,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Restarts = f.sup.restartCount()
 	res.Inputs, res.Hostile, res.Unsent = f.seen.inputs.Load(), f.seen.hostile.Load(), f.seen.unsent.Load()
 	res.Extremes = int(min(f.nextExtreme.Load(), int64(len(f.extremes))))
-	res.Statuses, res.Failures = f.seen.statuses, f.seen.failures
+	res.Statuses, res.Failures = f.seen.statuses, f.seen.failures.M
 	return res, nil
 }
 

@@ -6,7 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/probehq/probe/probes"
 )
+
+// maxKinds bounds the kinds of reply the search keeps an input for: a
+// server that words every reply anew makes no pool without end.
+const maxKinds = 4096
 
 // tally is what the search has seen: replies by status and reason, the
 // crashes filed in the order found, and the inputs worth mutating (those
@@ -18,7 +24,7 @@ type tally struct {
 
 	mu       sync.Mutex
 	statuses map[int]int64
-	failures map[string]int64
+	failures *probes.Reasons // folded, at most probes.MaxReasons
 	groups   map[string]*group
 	order    []string
 	kinds    map[string]bool // outcome signatures seen
@@ -34,7 +40,7 @@ type group struct {
 }
 
 func newTally(templates int) *tally {
-	return &tally{statuses: map[int]int64{}, failures: map[string]int64{}, groups: map[string]*group{},
+	return &tally{statuses: map[int]int64{}, failures: probes.NewReasons(nil), groups: map[string]*group{},
 		kinds: map[string]bool{}, pool: make([][]Input, templates)}
 }
 
@@ -63,13 +69,14 @@ func (t *tally) note(in Input, out Outcome) {
 			t.hostile.Add(1)
 		}
 		if out.Reason != "" {
-			t.failures[fmt.Sprintf("%d %s", out.Status, normalise(out.Reason))]++
+			t.failures.Add("", fmt.Sprintf("%d %s", out.Status, normalise(probes.FoldReason(out.Reason))), 1)
 		}
 	default:
-		t.failures[out.Reason]++
+		t.failures.Add("", out.Reason, 1)
 	}
-	sig := fmt.Sprintf("%d|%d|%s|%s", in.Template, out.Status, out.Class, normalise(out.Reason))
-	if !t.kinds[sig] {
+	// A reply's kind: its reason with the request's own ids and numbers out.
+	sig := fmt.Sprintf("%d|%d|%s|%s", in.Template, out.Status, out.Class, normalise(probes.FoldReason(out.Reason)))
+	if !t.kinds[sig] && len(t.kinds) < maxKinds {
 		t.kinds[sig] = true
 		t.pool[in.Template] = append(t.pool[in.Template], in)
 	}

@@ -63,10 +63,11 @@ func bump(s *[]int64, round, rounds int) {
 }
 
 // openAll opens cs at the connect rate, at most 512 handshakes at once,
-// and waits until each is ready or refused: how many were refused and
-// the first refusal.
-func (r *run) openAll(ctx context.Context, cs []*conn) (int, string) {
-	var refused atomic.Int32
+// and waits until each is ready or refused: how many the target refused
+// (or left unready), the first refusal, and how many were not opened
+// because the run was interrupted (no refusal of the target's).
+func (r *run) openAll(ctx context.Context, cs []*conn) (int, string, int) {
+	var refused, skipped atomic.Int32
 	var first atomic.Value
 	var readyN atomic.Int32
 	sem := make(chan struct{}, 512)
@@ -89,7 +90,7 @@ func (r *run) openAll(ctx context.Context, cs []*conn) (int, string) {
 	defer close(stopProgress)
 	for _, c := range cs {
 		if ctx.Err() != nil {
-			refused.Add(1)
+			skipped.Add(1)
 			continue
 		}
 		if d := time.Until(next); d > 0 {
@@ -100,6 +101,10 @@ func (r *run) openAll(ctx context.Context, cs []*conn) (int, string) {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			if err := r.open(ctx, c); err != nil {
+				if ctx.Err() != nil {
+					skipped.Add(1) // cut short by the interruption, not refused
+					return
+				}
 				refused.Add(1)
 				first.CompareAndSwap(nil, err.Error())
 				return
@@ -109,7 +114,7 @@ func (r *run) openAll(ctx context.Context, cs []*conn) (int, string) {
 	}
 	wg.Wait()
 	s, _ := first.Load().(string)
-	return int(refused.Load()), s
+	return int(refused.Load()), s, int(skipped.Load())
 }
 
 // open upgrades c, authenticates and subscribes it, and waits for the

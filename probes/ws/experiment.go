@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,7 @@ type ExperimentSlot struct {
 
 // experiment runs the slots; nil when there is nothing to publish to.
 func (r *run) experiment(ctx context.Context, pub *publisher, res *Result) *Experiment {
-	e := &Experiment{EmptyRoom: fmt.Sprintf(emptyRoomFmt, time.Now().UnixNano()%1_000_000)}
+	e := &Experiment{EmptyRoom: r.emptyRoom(time.Now().UnixNano())}
 	// The subscribers of each room now: what one event to it delivers.
 	subs := make([]int64, r.o.Rooms)
 	for room, m := range r.members {
@@ -112,6 +113,20 @@ func (r *run) experiment(ctx context.Context, pub *publisher, res *Result) *Expe
 	return e
 }
 
+// emptyRoom is a room no connection joined: probe-experiment-N, N from
+// seed, another N while the name is one of the target file's rooms (r0,
+// r1, … never are).
+func (r *run) emptyRoom(seed int64) string {
+	n := seed % 1_000_000
+	for {
+		name := fmt.Sprintf(emptyRoomFmt, n)
+		if !slices.Contains(r.o.RoomNames, name) {
+			return name
+		}
+		n = (n + 1) % 1_000_000
+	}
+}
+
 // burst publishes for slotPublish on the publisher's workers: to every
 // room in turn (kind "rooms") or to the empty room; at most limit events
 // (0: no limit).
@@ -128,7 +143,7 @@ func (r *run) burst(ctx context.Context, pub *publisher, slot *ExperimentSlot, e
 				room, name := -1, empty
 				if slot.Kind == "rooms" {
 					room = (w + n*pub.workers) % r.o.Rooms
-					name = RoomName(room)
+					name = r.o.roomName(room) // the file's name, as the rounds and the connections have it
 				}
 				if err := pub.sendTo(ctx, r, w, name, k*1_000_000+w*100_000+n); err != nil {
 					failed.Add(1)

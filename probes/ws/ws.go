@@ -148,7 +148,7 @@ type Result struct {
 	Rooms        int                     `json:"rooms"`
 	Ready        time.Duration           `json:"ready_ns"` // from the first upgrade to the last connection ready
 	ReadyCount   int                     `json:"ready"`
-	Refused      int                     `json:"refused"` // upgrades that failed or never said ready
+	Refused      int                     `json:"refused"` // upgrades that failed or never said ready (not cut short by Ctrl-C)
 	FirstRefusal string                  `json:"first_refusal,omitempty"`
 	Dropped      int                     `json:"dropped"`        // closed by probe on purpose (--drop)
 	Reconnected  int                     `json:"reconnected"`    // of those, ready again
@@ -161,6 +161,10 @@ type Result struct {
 	PerRoom      []Counts                `json:"per_room"`
 	Rounds       []*Round                `json:"rounds"`
 	Latency      *hdrhistogram.Histogram `json:"-"`
+
+	// ReconnectRefused are the upgrades of dropped connections (--drop)
+	// that failed or never said ready again.
+	ReconnectRefused int `json:"reconnect_refused,omitempty"`
 
 	ServerRSSPeak int64         `json:"server_rss_peak_bytes"`
 	ServerRSSIdle int64         `json:"server_rss_before_bytes"`
@@ -364,10 +368,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.ServerRSSIdle = sampler.first()
 
 	o.Progress(fmt.Sprintf("opening %d connections at %g/s", o.Connections, o.ConnectRate))
-	refused, first := r.openAll(ctx, r.conns[1:])
+	refused, first, skipped := r.openAll(ctx, r.conns[1:])
 	res.Ready = time.Since(r.start)
 	res.Refused, res.FirstRefusal = refused, first
-	res.ReadyCount = o.Connections - refused
+	res.ReadyCount = o.Connections - refused - skipped
 
 	var mutex0, block0 *profile.Profile
 	if o.Profile != nil {
@@ -421,8 +425,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		if away != nil {
 			o.Progress(fmt.Sprintf("reconnecting %d connections", len(away)))
-			refused, _ := r.openAll(ctx, away)
-			res.Reconnected = len(away) - refused
+			refused, first, skipped := r.openAll(ctx, away)
+			res.Reconnected = len(away) - refused - skipped
+			res.ReconnectRefused = refused
+			if res.FirstRefusal == "" {
+				res.FirstRefusal = first
+			}
 		}
 		if i+1 < len(r.rounds) {
 			sleep(ctx, o.Pause)
