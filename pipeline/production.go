@@ -53,7 +53,7 @@ type TopFunction struct {
 // AnalyzeProduction analyzes a fleet's merged profile p fetched by q from
 // src: CPU and allocation profiles through the analyzers, any type drawn
 // as a flame graph with its top functions.
-func AnalyzeProduction(src *production.Source, q production.Query, p *profile.Profile, rules []Rule) *ProductionFindings {
+func AnalyzeProduction(ctx context.Context, src *production.Source, q production.Query, p *profile.Profile, rules []Rule) *ProductionFindings {
 	typeID, _ := q.TypeID(src.Engine)
 	label := fmt.Sprintf("%s %s %s", src, q.Selector(src.Engine), typeID)
 	var cpu, allocs *profile.Profile
@@ -65,20 +65,24 @@ func AnalyzeProduction(src *production.Source, q production.Query, p *profile.Pr
 	}
 	pf := &report.ProfileFindings{Profiles: []string{label}, Findings: []analyzers.Finding{}}
 	if cpu != nil || allocs != nil {
-		pf = AnalyzeProfiles([]string{label}, cpu, allocs, rules)
+		pf = AnalyzeProfiles(ctx, []string{label}, cpu, allocs, rules)
 	}
 	code := frames.Code{MainModule: frames.MainModule(p)}
 	out := &ProductionFindings{ProfileFindings: pf, Source: src.String(), Service: q.Service, Selector: q.Selector(src.Engine),
 		Type: typeID, Start: stamp(q.Start), End: stamp(q.End), Top: TopFunctions(p, code, 10), files: map[string][]byte{}}
 	title := fmt.Sprintf("%s of %s (%s to %s)", "%s", q.Service, out.Start, out.End)
-	if cpu != nil || allocs != nil {
+	switch {
+	case len(pf.Warnings) > 0 && ctx.Err() != nil: // interrupted: no flame graph
+	case cpu != nil || allocs != nil:
 		for name, b := range flameGraphs(cpu, allocs, pf.Findings, title, code) {
 			out.files[name] = b
 		}
-	} else if t, err := flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: lastType(p), Code: code}); err == nil {
-		var b bytes.Buffer
-		if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: fmt.Sprintf(title, t.Sample)}) == nil {
-			out.files["flame.html"] = b.Bytes()
+	default:
+		if t, err := flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: lastType(p), Code: code}); err == nil {
+			var b bytes.Buffer
+			if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: fmt.Sprintf(title, t.Sample)}) == nil {
+				out.files["flame.html"] = b.Bytes()
+			}
 		}
 	}
 	var raw bytes.Buffer

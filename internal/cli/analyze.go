@@ -50,7 +50,7 @@ func analyzeCommand(fs *flag.FlagSet) runner {
 		if err != nil {
 			return err
 		}
-		return sess.finish(pipeline.AnalyzeProfiles(paths, cpu, allocs, sess.rules), nil)
+		return sess.finish(pipeline.AnalyzeProfiles(ctx, paths, cpu, allocs, sess.rules), interrupted(ctx))
 	}
 }
 
@@ -77,5 +77,14 @@ func analyzeProduction(ctx context.Context, s streams, output *outputFlags, prof
 	if err != nil {
 		return err
 	}
-	return sess.finish(pipeline.AnalyzeProduction(src, q, p, sess.rules), nil)
+	return sess.finish(pipeline.AnalyzeProduction(ctx, src, q, p, sess.rules), nil)
+}
+
+// interrupted is the exit error of a printed analysis that Ctrl-C or
+// SIGTERM ended (exit 130): what it had is printed.
+func interrupted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return errors.New("the analysis was interrupted: the findings printed are those complete before it")
+	}
+	return nil
 }
