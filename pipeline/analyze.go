@@ -184,50 +184,61 @@ var ErrTwoAllocationProfiles = errors.New("one allocation profile at a time")
 
 // ReadProfiles reads CPU profiles (merged) and at most one allocation
 // profile (ErrTwoAllocationProfiles, wrapped, when more), each within limit
-// bytes as stored and as decompressed.
-func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, err error) {
+// bytes as stored and as decompressed; the warnings say what was dropped
+// from them as invalid (profile-invalid).
+func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, warnings []probes.Warning, err error) {
 	var cpus []*profile.Profile
 	for _, path := range paths {
-		p, err := ReadProfile(path, limit)
+		p, invalid, err := readProfile(path, limit)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		if invalid != "" {
+			warnings = append(warnings, probes.Warning{Kind: "profile-invalid", Message: path + ": " + invalid})
 		}
 		switch kind := profileKind(p); kind {
 		case "cpu":
 			cpus = append(cpus, p)
 		case "allocs":
 			if allocs != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, ErrTwoAllocationProfiles)
+				return nil, nil, nil, fmt.Errorf("%s: %w", path, ErrTwoAllocationProfiles)
 			}
 			allocs = p
 		default:
-			return nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
+			return nil, nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
 		}
 	}
 	if len(cpus) > 0 {
 		if cpu, err = profile.Merge(cpus); err != nil {
-			return nil, nil, fmt.Errorf("merging the CPU profiles: %v", err)
+			return nil, nil, nil, fmt.Errorf("merging the CPU profiles: %v", err)
 		}
 	}
-	return cpu, allocs, nil
+	return cpu, allocs, warnings, nil
 }
 
 // ReadProfile reads a profile file within limit bytes, as stored and as
-// decompressed: a file may be a gzip bomb.
+// decompressed: a file may be a gzip bomb. Invalid samples are dropped
+// (pprofio.DropInvalid).
 func ReadProfile(path string, limit int64) (*profile.Profile, error) {
+	p, _, err := readProfile(path, limit)
+	return p, err
+}
+
+// readProfile is ReadProfile, and what it dropped as invalid.
+func readProfile(path string, limit int64) (*profile.Profile, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer f.Close()
-	p, _, err := pprofio.Read(f, limit)
+	p, _, invalid, err := pprofio.Read(f, limit)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, "", fmt.Errorf("%s: %v", path, err)
 	}
 	if len(p.Sample) == 0 {
-		return nil, fmt.Errorf("%s: the profile holds no samples", path)
+		return nil, "", fmt.Errorf("%s: the profile holds no samples", path)
 	}
-	return p, nil
+	return p, invalid, nil
 }
 
 func profileKind(p *profile.Profile) string {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,22 +18,27 @@ import (
 	"github.com/probehq/probe/internal/enginetest"
 )
 
-// ownCPUProfile is a CPU profile of samples of the target's own function
-// main.recurse, depth frames deep, one sample a value.
+// ownCPUProfile is a CPU profile of samples of the target's own
+// functions, depth frames deep, one sample a value: the first of
+// main.recurse, the next of main.other1, main.other2, ….
 func ownCPUProfile(depth int, values ...int64) *profile.Profile {
-	fn := &profile.Function{ID: 1, Name: "main.recurse", Filename: "/work/app/main.go"}
-	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn, Line: 10}}}
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10_000_000,
-		Location: []*profile.Location{loc}, Function: []*profile.Function{fn},
 		TimeNanos: time.Now().Add(-time.Minute).UnixNano(), DurationNanos: int64(10 * time.Second),
 	}
-	stack := make([]*profile.Location, depth)
-	for i := range stack {
-		stack[i] = loc
-	}
-	for _, v := range values {
+	for i, v := range values {
+		name := "main.recurse"
+		if i > 0 {
+			name = "main.other" + strconv.Itoa(i)
+		}
+		fn := &profile.Function{ID: uint64(i + 1), Name: name, Filename: "/work/app/main.go"}
+		loc := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn, Line: 10}}}
+		p.Function, p.Location = append(p.Function, fn), append(p.Location, loc)
+		stack := make([]*profile.Location, depth)
+		for j := range stack {
+			stack[j] = loc
+		}
 		p.Sample = append(p.Sample, &profile.Sample{Location: stack, Value: []int64{v / 10_000_000, v}})
 	}
 	return p
@@ -102,4 +109,93 @@ func TestAnalyzeInterrupted(t *testing.T) {
 		t.Errorf("exit %d: %s\n%s", code, stdout, stderr)
 	}
 	oneLine(t, stderr, "the analysis was interrupted")
+}
+
+// hostilePprof is a target whose /debug/pprof/ serves cpu as its CPU
+// profile (any seconds) and nothing else: the heap and goroutine
+// profiles are 404 (a warning each).
+func hostilePprof(t *testing.T, cpu *profile.Profile) *httptest.Server {
+	var b bytes.Buffer
+	if err := cpu.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/debug/pprof/":
+			w.Write([]byte("<html>profile goroutine heap</html>"))
+		case "/debug/pprof/profile":
+			secs, _ := strconv.Atoi(r.URL.Query().Get("seconds"))
+			select {
+			case <-time.After(time.Duration(secs) * time.Second):
+			case <-r.Context().Done():
+			}
+			w.Write(b.Bytes())
+		case "/":
+			w.Write([]byte("ok"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A live run whose target's CPU profile holds a negative value (pprof's
+// values are signed): the sample is dropped with a profile-invalid
+// warning, and the report is written with the latencies measured. It was
+// "probe bug, the report is not written" (a negative CPU share).
+func TestLiveRunNegativeCPUValue(t *testing.T) {
+	srv := hostilePprof(t, ownCPUProfile(3, 3_000_000_000, -1_000_000_000))
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runProbe(t, context.Background(), "http", "--target", srv.URL, "--path", "/", "--profile",
+		"--duration", "2s", "--warmup", "0s", "--concurrency", "2", "--json", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Warnings []struct{ Kind, Message string } `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		found = found || w.Kind == "profile-invalid" && strings.Contains(w.Message, "dropped 1 sample of negative samples and cpu values")
+	}
+	if !found {
+		t.Errorf("no profile-invalid warning: %+v", rep.Warnings)
+	}
+}
+
+// probe analyze on a file, and analyze --from on a profiler serving it: a
+// negative CPU value is dropped with a profile-invalid warning, and the
+// report is written (analyze --from refused it as a probe bug: a CPU
+// share of 150 %).
+func TestAnalyzeNegativeCPUValue(t *testing.T) {
+	p := ownCPUProfile(3, 3_000_000_000, -1_000_000_000)
+	code, stdout, stderr := runProbe(t, context.Background(), "analyze", writeProfile(t, p))
+	if code != exitOK || !strings.Contains(stdout, "warning [profile-invalid]") ||
+		!strings.Contains(stdout, "dropped 1 sample of negative samples and cpu values") || !strings.Contains(stdout, "100% of the CPU under") {
+		t.Errorf("analyze: exit %d: %s%s", code, stdout, stderr)
+	}
+	st := &enginetest.Store{}
+	st.Add(enginetest.Entry{Name: "process_cpu", Time: time.Now().Add(-time.Minute), Profile: p, Labels: map[string]string{"job": "shop"}})
+	srv := httptest.NewServer(st.Parca())
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr = runProbe(t, context.Background(), "analyze", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"),
+		"--service", "shop", "--json", "--out", out)
+	if code != exitOK {
+		t.Fatalf("analyze --from: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Warnings    []struct{ Kind, Message string } `json:"warnings"`
+		Unexplained []struct {
+			Share float64 `json:"cpu_share"`
+		} `json:"unexplained"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Warnings) != 1 || rep.Warnings[0].Kind != "profile-invalid" ||
+		len(rep.Unexplained) != 1 || rep.Unexplained[0].Share != 1 {
+		t.Errorf("report.json: %v %s", err, stdout)
+	}
 }
