@@ -45,7 +45,7 @@ func deepProfile(t testing.TB, depth int) []byte {
 func TestDeepStackIsAnalysedAtOnce(t *testing.T) {
 	for _, depth := range []int{200_000, 1_000_000} {
 		raw := deepProfile(t, depth)
-		p, err := pprofio.Parse(raw, 0)
+		p, _, err := pprofio.Parse(raw, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestDeepStackIsAnalysedAtOnce(t *testing.T) {
 // An analysis whose context has ended returns at once, saying so: Ctrl-C
 // and SIGTERM end it whatever the profile holds.
 func TestCancelledAnalysisReturns(t *testing.T) {
-	p, err := pprofio.Parse(deepProfile(t, 1_000_000), 0)
+	p, _, err := pprofio.Parse(deepProfile(t, 1_000_000), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
