@@ -16,6 +16,7 @@ import (
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/flamegraphs"
 	"github.com/probehq/probe/lib/frames"
+	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
 )
@@ -211,19 +212,22 @@ type Window struct {
 }
 
 // FetchWindows splits each side's range into n consecutive windows and
-// fetches each window's merged profile, one by one: the samples of the
-// comparison. A window with no samples is left out with a warning; a side
-// left with fewer than two windows cannot be tested.
-func FetchWindows(ctx context.Context, src *production.Source, q production.Query, side Window, n int) ([]*profile.Profile, []string, error) {
+// fetches each window's merged profile, one by one, reduced into into as
+// it comes (CompareSide.Add): the samples of the comparison. A window
+// with no samples is left out with a warning, and so are a window's
+// invalid samples; a side left with fewer than two windows cannot be
+// tested.
+func FetchWindows(ctx context.Context, src *production.Source, q production.Query, side Window, n int, into *CompareSide) ([]probes.Warning, error) {
 	if n < 2 {
-		return nil, nil, fmt.Errorf("--windows %d: want 2 or more (each side's samples)", n)
+		return nil, fmt.Errorf("--windows %d: want 2 or more (each side's samples)", n)
 	}
 	if !side.End.After(side.Start) {
-		return nil, nil, fmt.Errorf("empty time range: %s to %s", stamp(side.Start), stamp(side.End))
+		return nil, fmt.Errorf("empty time range: %s to %s", stamp(side.Start), stamp(side.End))
 	}
 	step := side.End.Sub(side.Start) / time.Duration(n)
-	var out []*profile.Profile
+	var warnings []probes.Warning
 	var empty []string
+	held := 0
 	for i := range n {
 		wq := q
 		wq.Labels = joinLabels(q.Labels, side.Labels)
@@ -232,29 +236,36 @@ func FetchWindows(ctx context.Context, src *production.Source, q production.Quer
 		if i == n-1 {
 			wq.End = side.End
 		}
-		p, err := src.Fetch(ctx, wq)
+		p, invalid, err := src.FetchChecked(ctx, wq)
 		if errors.Is(err, production.ErrNoSamples) {
 			empty = append(empty, stamp(wq.Start))
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		out = append(out, p)
+		if invalid != "" {
+			warnings = append(warnings, probes.Warning{Kind: "profile-invalid", Message: fmt.Sprintf("%s %s, the window from %s: %s",
+				src, wq.Selector(src.Engine), stamp(wq.Start), invalid)})
+		}
+		if err := into.Add(p); err != nil {
+			return nil, err
+		}
+		held++
 	}
-	if len(out) < 2 {
-		return nil, nil, fmt.Errorf("%s %s: %d of %d windows from %s to %s hold samples: want 2 or more",
-			src, q.Selector(src.Engine), len(out), n, stamp(side.Start), stamp(side.End))
+	if held < 2 {
+		return nil, fmt.Errorf("%s %s: %d of %d windows from %s to %s hold samples: want 2 or more",
+			src, q.Selector(src.Engine), held, n, stamp(side.Start), stamp(side.End))
 	}
-	var warnings []string
 	if len(empty) > 0 {
 		name := side.Labels
 		if name == "" {
 			name = stamp(side.Start) + " to " + stamp(side.End)
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: %d of %d windows held no samples (starting %s)", name, len(empty), n, strings.Join(empty, ", ")))
+		warnings = append(warnings, probes.Warning{Kind: "empty-windows",
+			Message: fmt.Sprintf("%s: %d of %d windows held no samples (starting %s)", name, len(empty), n, strings.Join(empty, ", "))})
 	}
-	return out, warnings, nil
+	return warnings, nil
 }
 
 func joinLabels(a, b string) string {

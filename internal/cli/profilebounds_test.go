@@ -199,3 +199,30 @@ func TestAnalyzeNegativeCPUValue(t *testing.T) {
 		t.Errorf("report.json: %v %s", err, stdout)
 	}
 }
+
+// compare --from against a profiler whose windows each hold more samples
+// than --max-profile allows (one per 32 bytes), small as they are in
+// bytes (one-frame samples of ~10 bytes): one line naming the bound,
+// exit 1, before any window is parsed whole.
+func TestCompareFromTooManySamples(t *testing.T) {
+	st := &enginetest.Store{}
+	now := time.Now()
+	for i := range 4 {
+		p := ownCPUProfile(1, 10_000_000)
+		for range 3000 { // distinct by a number, so that the profiler's merge keeps them
+			p.Sample = append(p.Sample, &profile.Sample{Location: p.Sample[0].Location, Value: []int64{1, 10_000_000},
+				NumLabel: map[string][]int64{"n": {int64(len(p.Sample))}}})
+		}
+		st.Add(enginetest.Entry{Name: "process_cpu", Time: now.Add(-time.Duration(4-i) * time.Minute), Profile: p,
+			Labels: map[string]string{"job": "shop", "v": strconv.Itoa(i % 2)}})
+	}
+	srv := httptest.NewServer(st.Parca())
+	defer srv.Close()
+	code, _, stderr := runProbe(t, context.Background(), "compare", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"),
+		"--service", "shop", "--before", `{v="0"}`, "--after", `{v="1"}`, "--since", "10m", "--windows", "2",
+		"--max-profile", "64KiB", "--out", filepath.Join(t.TempDir(), "out"))
+	if code != exitError {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	oneLine(t, stderr, "profile holds over 2,048 samples (one per 32 bytes of --max-profile 64 KiB: raise it)")
+}
