@@ -235,6 +235,9 @@ func readProfile(path string, limit int64) (*profile.Profile, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %v", path, err)
 	}
+	if len(p.Sample) == 0 && invalid != "" {
+		return nil, "", fmt.Errorf("%s: the profile holds no valid samples: %s", path, invalid)
+	}
 	if len(p.Sample) == 0 {
 		return nil, "", fmt.Errorf("%s: the profile holds no samples", path)
 	}

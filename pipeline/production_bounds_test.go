@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/internal/enginetest"
+	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/production"
 )
 
@@ -86,5 +88,24 @@ func TestCompareSideKeepsNoWindow(t *testing.T) {
 	}
 	if files, _ := ab.Files(); !said || len(files["flame-diff-shop.html"]) != 0 {
 		t.Errorf("warnings %+v, %d files", ab.Warnings, len(files))
+	}
+}
+
+// A run's analysis that Ctrl-C or SIGTERM ends returns what it had with
+// an analysis-interrupted warning, no timeline and no flame graph; a
+// run interrupted during its load is analysed whole (its context has
+// ended already: the analysis does not take that as its own end).
+func TestRunAnalysisInterrupted(t *testing.T) {
+	cpu := manyOneFrame(0, 100) // main.render: 1 s, half the CPU
+	run := &probes.Run{Errors: map[string]int64{}, Profiles: &probes.Profiles{CPU: cpu, Windows: []*profile.Profile{cpu}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a := AnalyzeRunContext(ctx, run, analyzers.DefaultRules())
+	if len(a.Warnings) != 1 || a.Warnings[0].Kind != "analysis-interrupted" || a.Timeline != nil || len(a.Files) != 0 {
+		t.Errorf("interrupted: warnings %+v, timeline %v, %d files", a.Warnings, a.Timeline, len(a.Files))
+	}
+	a = AnalyzeRunContext(analysisContext(ctx), run, analyzers.DefaultRules())
+	if len(a.Warnings) != 0 || a.Timeline == nil || len(a.Files["flame.html"]) == 0 || len(a.Unexplained) == 0 {
+		t.Errorf("after an interrupted load: warnings %+v, timeline %v, %d files, unexplained %+v", a.Warnings, a.Timeline, len(a.Files), a.Unexplained)
 	}
 }
