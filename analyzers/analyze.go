@@ -1,6 +1,7 @@
 package analyzers
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,6 +38,24 @@ type samples struct {
 	allocTotal   int64
 	hasCPU       bool // a CPU profile was given (alloc-only findings need its samples)
 	markers      map[string][]*Rule
+	done         <-chan struct{} // the analysis is cancelled (nil: never)
+	cut          bool            // it was, and the loops stopped
+}
+
+// stopped says whether the analysis was cancelled: every loop over the
+// samples asks, so that Ctrl-C or SIGTERM ends it at once, whatever the
+// profile holds.
+func (s *samples) stopped() bool {
+	if s.cut {
+		return true
+	}
+	select {
+	case <-s.done:
+		s.cut = true
+		return true
+	default:
+		return false
+	}
 }
 
 // detector measures one rule's work in the samples; nil when the profiles
@@ -60,13 +79,22 @@ var detectors = map[string]detector{
 type Result struct {
 	Findings    []Finding
 	Unexplained []Unexplained
+	// Interrupted: the context ended the analysis; the findings are those
+	// complete before it (not nested), and the unexplained list is empty.
+	Interrupted bool
 }
 
 // Analyze runs the rules over a CPU profile and an allocation profile (either
 // may be nil) with what the run knows.
 func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
+	return AnalyzeContext(context.Background(), cpu, allocs, ev, rules)
+}
+
+// AnalyzeContext is Analyze until ctx ends: then it returns at once with
+// what it had (Result.Interrupted).
+func AnalyzeContext(ctx context.Context, cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 	rules = withPeers(rules)
-	s := &samples{hasCPU: cpu != nil, markers: map[string][]*Rule{}}
+	s := &samples{hasCPU: cpu != nil, markers: map[string][]*Rule{}, done: ctx.Done()}
 	for i := range rules {
 		if isMarker(rules[i].Class) {
 			s.markers[rules[i].Class] = append(s.markers[rules[i].Class], &rules[i])
@@ -76,8 +104,11 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 	if code.MainModule == "" {
 		code.MainModule = frames.MainModule(cpu, allocs)
 	}
-	s.cpu, s.cpuTotal = stacks(cpu, "cpu", code)
-	s.allocs, s.allocTotal = stacks(allocs, "alloc_space", code)
+	s.cpu, s.cpuTotal = stacksUntil(s.done, cpu, "cpu", code)
+	s.allocs, s.allocTotal = stacksUntil(s.done, allocs, "alloc_space", code)
+	if s.stopped() {
+		return Result{Interrupted: true}
+	}
 	for i := range s.cpu {
 		if s.marked(s.cpu[i], markServing) {
 			s.cpu[i].serving = true
@@ -93,6 +124,9 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 			continue
 		}
 		f := detectors[r.Detector].run(r, s, ev, facts)
+		if s.stopped() {
+			break // f, if any, is of the samples seen before
+		}
 		if f == nil {
 			continue
 		}
@@ -111,15 +145,22 @@ func Analyze(cpu, allocs *profile.Profile, ev Evidence, rules []Rule) Result {
 			explaining = append(explaining, r)
 		}
 	}
-	if f := repeatedWork(s, ev, facts, rules, out); f != nil { // a mechanism, not a catalog entry
+	if f := repeatedWork(s, ev, facts, rules, out); f != nil && !s.stopped() { // a mechanism, not a catalog entry
 		f.Endpoint, f.Severity = ev.Endpoint, severity(f.CPUShare)
 		out = append(out, *f)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		return max(out[i].CPUShare, out[i].AllocShare) > max(out[j].CPUShare, out[j].AllocShare)
 	})
-	out = nest(out, s)
-	return Result{Findings: out, Unexplained: unexplained(s, explaining, out)}
+	if s.stopped() {
+		return Result{Findings: out, Interrupted: true}
+	}
+	nested := nest(out, s)
+	if s.stopped() {
+		return Result{Findings: out, Interrupted: true}
+	}
+	un := unexplained(s, explaining, nested)
+	return Result{Findings: nested, Unexplained: un, Interrupted: s.stopped()}
 }
 
 // nest gives each CPU sample to one top-level finding. Findings are
@@ -138,6 +179,9 @@ func nest(fs []Finding, s *samples) []Finding {
 	sets := make([]map[int]bool, len(fs))
 	weight := make([]int64, len(fs))
 	for i := range fs {
+		if s.stopped() {
+			return fs
+		}
 		sets[i] = fs[i].sampleSet(s)
 		for id := range sets[i] {
 			weight[i] += s.cpu[id].value
@@ -152,6 +196,9 @@ func nest(fs []Finding, s *samples) []Finding {
 	holder := map[int]int{} // CPU sample → the top-level finding holding it
 	var placed []int
 	for _, i := range order {
+		if s.stopped() {
+			return fs
+		}
 		parent[i] = -1
 		if weight[i] == 0 {
 			continue
@@ -225,6 +272,9 @@ func (f *Finding) sampleSet(s *samples) map[int]bool {
 		return set
 	}
 	for _, st := range s.cpu {
+		if s.stopped() {
+			return set
+		}
 		for _, fn := range st.funcs {
 			if frames.DisplayName(fn) == f.Frames[0] {
 				set[st.id] = true

@@ -60,6 +60,9 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 	}
 	held := map[string]int64{} // CPU of r's frames inside another rule's work, by that rule
 	for _, st := range s.cpu {
+		if s.stopped() {
+			return nil
+		}
 		i, holder := r.match(st)
 		// Work under a sync.Once's doSlow is not skipped here: in a steady
 		// run's profile it is a fresh Once per request (a library's encoder
@@ -76,6 +79,9 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 		w.add(st, i, st.value)
 	}
 	for _, st := range s.allocs {
+		if s.stopped() {
+			return nil
+		}
 		if i := r.matchAt(st); i >= 0 {
 			w := pick(st, i)
 			w.alloc += st.value
@@ -174,6 +180,9 @@ func (s *samples) inputOrigin(ids []int, r *Rule, in requestInput) string {
 	stored := map[string]bool{}
 	for _, ss := range [][]stack{s.cpu, s.allocs} {
 		for _, st := range ss {
+			if s.stopped() {
+				return ""
+			}
 			if j := s.markedAt(st, markStorage); j >= 0 {
 				stored[ownAbove(st, j)] = true
 			}
@@ -274,6 +283,9 @@ func (s *samples) requestInput(r *Rule, facts replyFacts) requestInput {
 	readsFile := map[string]bool{}
 	for _, ss := range [][]stack{s.cpu, s.allocs} {
 		for _, st := range ss {
+			if s.stopped() {
+				return in
+			}
 			if j := s.markedAt(st, markRequestBody); j >= 0 {
 				if site := ownAbove(st, j); site != "" {
 					in.sites[site] = true
@@ -306,6 +318,9 @@ func (s *samples) requestInput(r *Rule, facts replyFacts) requestInput {
 		mw := s.middleware()
 		for _, ss := range [][]stack{s.cpu, s.allocs} {
 			for _, st := range ss {
+				if s.stopped() {
+					return in
+				}
 				i := r.matchAt(st)
 				if i < 0 {
 					continue
@@ -332,6 +347,9 @@ func (s *samples) middleware() map[string]bool {
 	weight := map[string]int64{}
 	var total int64
 	for _, st := range s.cpu {
+		if s.stopped() {
+			return nil
+		}
 		if !st.serving {
 			continue
 		}

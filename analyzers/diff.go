@@ -29,6 +29,13 @@ func (d FuncDelta) Change() float64 { return d.CumAfter - d.CumBefore }
 func HotPathDelta(before, after *profile.Profile, typ string, n int) (gainers, losers []FuncDelta) {
 	fb, cb := funcShares(before, typ)
 	fa, ca := funcShares(after, typ)
+	return HotPathDeltaOf(fb, cb, fa, ca, n)
+}
+
+// HotPathDeltaOf is HotPathDelta on the functions' flat and cumulative
+// shares of each side (FuncTotals divided by their total): a comparison
+// that keeps these, not the profiles.
+func HotPathDeltaOf(fb, cb, fa, ca map[string]float64, n int) (gainers, losers []FuncDelta) {
 	names := map[string]bool{}
 	for k := range cb {
 		names[k] = true
@@ -64,13 +71,26 @@ func HotPathDelta(before, after *profile.Profile, typ string, n int) (gainers, l
 
 // funcShares are each function's flat and cumulative share of p.
 func funcShares(p *profile.Profile, typ string) (flat, cum map[string]float64) {
-	flat, cum = map[string]float64{}, map[string]float64{}
-	ss, total := stacks(p, typ, frames.Code{})
+	flat, cum, total := FuncTotals(p, typ)
 	if total == 0 {
-		return flat, cum
+		return map[string]float64{}, map[string]float64{}
 	}
+	for f := range flat {
+		flat[f] /= total
+	}
+	for f := range cum {
+		cum[f] /= total
+	}
+	return flat, cum
+}
+
+// FuncTotals are each function's flat and cumulative values in p (of the
+// value named typ), and their total: they add up across profiles.
+func FuncTotals(p *profile.Profile, typ string) (flat, cum map[string]float64, total float64) {
+	flat, cum = map[string]float64{}, map[string]float64{}
+	ss, sum := stacks(p, typ, frames.Code{})
 	for _, s := range ss {
-		v := float64(s.value) / float64(total)
+		v := float64(s.value)
 		if len(s.funcs) > 0 {
 			flat[s.funcs[0]] += v
 		}
@@ -82,7 +102,7 @@ func funcShares(p *profile.Profile, typ string) (flat, cum map[string]float64) {
 			}
 		}
 	}
-	return flat, cum
+	return flat, cum, float64(sum)
 }
 
 // SampleTotal is the sum of p's values of type typ (e.g. "alloc_space"

@@ -6,8 +6,11 @@ package analyzers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // Finding is one kind of work the profiles show, with its share, where it
@@ -48,7 +51,10 @@ type Finding struct {
 type Unexplained struct {
 	Function string   `json:"function"` // the innermost own function
 	Path     []string `json:"path"`     // own frames from the outermost to it
-	CPUShare float64  `json:"cpu_share"`
+	// Elided is how many own frames the path leaves out (a recursion
+	// deeper than 64 own frames): its entry "… N frames …" stands for them.
+	Elided   int     `json:"elided_frames,omitempty"`
+	CPUShare float64 `json:"cpu_share"`
 	// Callees are its heaviest calls into libraries, and LooksLike what
 	// their names say they do ("looks like it parses csv"), "" when no
 	// name on them is a verb.
@@ -64,7 +70,11 @@ func (u Unexplained) PathTail(n int, sep string) string {
 	if n <= 0 || len(p) <= n {
 		return strings.Join(p, sep)
 	}
-	return fmt.Sprintf("(%d outer frames)", len(p)-n) + sep + strings.Join(p[len(p)-n:], sep)
+	outer := len(p) - n
+	if u.Elided > 0 && !slices.Contains(p[outer:], elisionNote(u.Elided)) {
+		outer += u.Elided - 1 // the note among the outer frames stands for that many
+	}
+	return fmt.Sprintf("(%s outer frames)", humanize.Comma(int64(outer))) + sep + strings.Join(p[len(p)-n:], sep)
 }
 
 // CallsInWords is the heaviest library calls with their shares and what

@@ -35,6 +35,9 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	cands := map[string]*cand{}
 	under := map[string]int64{}
 	for _, st := range s.cpu {
+		if s.stopped() {
+			return nil
+		}
 		counted := map[string]bool{}
 		for i, fn := range st.funcs {
 			if st.kinds[i] == frames.Own && !counted[fn] {

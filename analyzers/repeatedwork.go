@@ -159,6 +159,9 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found
 	bodySites := map[string]bool{}
 	for _, ss := range [][]stack{s.cpu, s.allocs} {
 		for _, st := range ss {
+			if s.stopped() {
+				return nil
+			}
 			if j := s.markedAt(st, markRequestBody); j >= 0 {
 				if site := ownAbove(st, j); site != "" {
 					bodySites[site] = true
@@ -183,6 +186,9 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found
 	cum := map[string]int64{}
 	depth := map[string]int64{}
 	for _, st := range s.cpu {
+		if s.stopped() {
+			return nil
+		}
 		if !st.serving || s.marked(st, markSending) || s.marked(st, markStorage) || catalog(st) || underAny(st, scans) {
 			continue
 		}

@@ -25,6 +25,9 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 	depth := map[string]int64{}
 	var handled, fromFiles int64
 	for _, st := range s.cpu {
+		if s.stopped() {
+			return nil
+		}
 		if !st.serving {
 			continue
 		}

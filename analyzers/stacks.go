@@ -1,6 +1,7 @@
 package analyzers
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -10,19 +11,39 @@ import (
 )
 
 // stack is one sample as analyzers see it: function names leaf first
-// (inlined calls expanded) and the sample's value.
+// (inlined calls expanded) and the sample's value. A stack deeper than
+// 2×edgeFrames keeps its innermost and outermost edgeFrames functions:
+// the ones between are elided (counted in elided, elidedOwn of them the
+// target's own), so that no analyzer's work on a sample grows with a
+// depth the target chose.
 type stack struct {
-	funcs   []string
-	files   []string
-	kinds   []string // whose code each frame is (frames.Own, …)
-	value   int64
-	serving bool // under request handling
-	id      int  // the sample's place among its profile's stacks
+	funcs     []string
+	files     []string
+	kinds     []string // whose code each frame is (frames.Own, …)
+	value     int64
+	serving   bool // under request handling
+	id        int  // the sample's place among its profile's stacks
+	elided    int  // frames left out between funcs[edgeFrames-1] and funcs[edgeFrames]
+	elidedOwn int  // of them, the target's own
 }
 
+// edgeFrames is how many of a stack's innermost frames, and of its
+// outermost, the analyzers see. Go's CPU profiles hold at most 64
+// locations a sample (a few more functions with inlining), so only a
+// recursion deeper than any real profile's loses its middle: a hostile
+// profile's one sample of a million frames is 128 here.
+const edgeFrames = 64
+
 // stacks flattens p's samples at the value index named typ (the profile's
-// default when typ is empty or absent).
+// default when typ is empty or absent). A sample of a value below zero
+// (lib/pprofio drops them on read; this is the analyzers' own bound), or
+// one that would carry the total past what an int64 holds, is left out.
 func stacks(p *profile.Profile, typ string, code frames.Code) ([]stack, int64) {
+	return stacksUntil(nil, p, typ, code)
+}
+
+// stacksUntil is stacks until done is closed: then it returns at once.
+func stacksUntil(done <-chan struct{}, p *profile.Profile, typ string, code frames.Code) ([]stack, int64) {
 	if p == nil {
 		return nil, 0
 	}
@@ -31,20 +52,56 @@ func stacks(p *profile.Profile, typ string, code frames.Code) ([]stack, int64) {
 		idx, _ = p.SampleIndexByName("")
 	}
 	out := make([]stack, 0, len(p.Sample))
+	kinds := map[*profile.Function]string{}
+	kind := func(f *profile.Function) string {
+		k, ok := kinds[f]
+		if !ok {
+			k = code.Kind(f.Name, f.Filename)
+			kinds[f] = k
+		}
+		return k
+	}
 	var total int64
-	for _, s := range p.Sample {
-		v := s.Value[idx]
-		if v == 0 {
+	for n, s := range p.Sample {
+		if n%1024 == 0 && closed(done) {
+			break
+		}
+		if idx >= len(s.Value) {
 			continue
 		}
-		st := stack{value: v, id: len(out)}
+		v := s.Value[idx]
+		if v <= 0 || v > math.MaxInt64-total {
+			continue
+		}
+		depth := 0
 		for _, loc := range s.Location {
 			for _, line := range loc.Line {
 				if line.Function != nil {
-					st.funcs = append(st.funcs, line.Function.Name)
-					st.files = append(st.files, line.Function.Filename)
-					st.kinds = append(st.kinds, code.Kind(line.Function.Name, line.Function.Filename))
+					depth++
 				}
+			}
+		}
+		st := stack{value: v, id: len(out)}
+		n := min(depth, 2*edgeFrames)
+		st.funcs, st.files, st.kinds = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+		i := 0
+		for _, loc := range s.Location {
+			for _, line := range loc.Line {
+				f := line.Function
+				if f == nil {
+					continue
+				}
+				if i >= edgeFrames && i < depth-edgeFrames {
+					st.elided++
+					if kind(f) == frames.Own {
+						st.elidedOwn++
+					}
+				} else {
+					st.funcs = append(st.funcs, f.Name)
+					st.files = append(st.files, f.Filename)
+					st.kinds = append(st.kinds, kind(f))
+				}
+				i++
 			}
 		}
 		if measuring(st.funcs) {
@@ -54,6 +111,15 @@ func stacks(p *profile.Profile, typ string, code frames.Code) ([]stack, int64) {
 		total += v
 	}
 	return out, total
+}
+
+func closed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // measurementPkgs serve the profiles probe fetches while it measures:

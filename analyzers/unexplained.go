@@ -2,6 +2,9 @@ package analyzers
 
 import (
 	"sort"
+	"strings"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/probehq/probe/lib/frames"
 )
@@ -33,38 +36,39 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 	weight := map[string]int64{}
 	paths := map[string]map[string]int64{}
 	pathOf := map[string][]string{}
+	elided := map[string]int{}
 	calls := map[string]*calleeTally{}
 	for _, st := range s.cpu {
+		if s.stopped() {
+			return nil
+		}
 		if explained(st, rules, scans) {
 			continue
 		}
-		var own []string // outermost first
-		for k := len(st.funcs) - 1; k >= 0; k-- {
-			if st.kinds[k] == frames.Own {
-				own = append(own, frames.DisplayName(st.funcs[k]))
-			}
-		}
-		if len(own) == 0 {
+		k := innermostOwn(st)
+		if k < 0 {
 			continue
 		}
-		fn := own[len(own)-1]
+		fn := frames.DisplayName(st.funcs[k])
+		own, hidden := ownPath(st)
 		weight[fn] += st.value
 		if calls[fn] == nil {
 			calls[fn] = newCalleeTally()
 			calls[fn].ownFns = []string{fn}
 		}
-		calls[fn].add(st, innermostOwn(st))
+		calls[fn].add(st, k)
 		if paths[fn] == nil {
 			paths[fn] = map[string]int64{}
 		}
 		key := joinPath(own)
 		paths[fn][key] += st.value
-		pathOf[key] = own
+		pathOf[key], elided[key] = own, hidden
 	}
 	var out []Unexplained
 	for fn, w := range weight {
 		if sh := share(w, s.cpuTotal); sh >= minUnexplained && w >= minCPUEvidence {
-			u := Unexplained{Function: fn, Path: pathOf[heaviestKey(paths[fn])], CPUShare: sh, Callees: calls[fn].top(s.cpuTotal)}
+			key := heaviestKey(paths[fn])
+			u := Unexplained{Function: fn, Path: pathOf[key], Elided: elided[key], CPUShare: sh, Callees: calls[fn].top(s.cpuTotal)}
 			if phrase, _ := calls[fn].looksLike(s.cpuTotal, w); phrase != "" {
 				u.LooksLike = "looks like it " + phrase
 			}
@@ -91,13 +95,49 @@ func explained(st stack, rules []*Rule, scans map[string]bool) bool {
 	return false
 }
 
-func joinPath(p []string) string {
-	out := ""
-	for i, s := range p {
-		if i > 0 {
-			out += " → "
+// pathEdge is how many own frames a path shows at each end: a deeper
+// path says how many it leaves out between them.
+const pathEdge = 32
+
+// ownPath is st's own frames from the outermost to the innermost, at most
+// pathEdge of each end with one entry between them saying how many are
+// left out ("… 999,936 frames …"), and how many that is; nil when st has
+// no own frame to show.
+func ownPath(st stack) ([]string, int) {
+	var outer, inner []string // inner: the last pathEdge frames seen
+	hidden, closed := 0, false
+	for k := len(st.funcs) - 1; k >= 0; k-- {
+		if k == edgeFrames-1 && st.elidedOwn > 0 { // the stack's elided middle lies here
+			hidden += st.elidedOwn
+			closed = true
 		}
-		out += s
+		if st.kinds[k] != frames.Own {
+			continue
+		}
+		name := frames.DisplayName(st.funcs[k])
+		switch {
+		case !closed && len(outer) < pathEdge:
+			outer = append(outer, name)
+		case len(inner) < pathEdge:
+			closed = true
+			inner = append(inner, name)
+		default:
+			copy(inner, inner[1:])
+			inner[pathEdge-1] = name
+			hidden++
+		}
 	}
-	return out
+	if len(outer)+len(inner) == 0 {
+		return nil, 0
+	}
+	if hidden > 0 {
+		outer = append(outer, elisionNote(hidden))
+	}
+	return append(outer, inner...), hidden
 }
+
+// elisionNote stands for n frames a path leaves out.
+func elisionNote(n int) string { return "… " + humanize.Comma(int64(n)) + " frames …" }
+
+// joinPath is a path's frames joined with arrows.
+func joinPath(p []string) string { return strings.Join(p, " → ") }

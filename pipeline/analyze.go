@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +24,14 @@ import (
 // findings, the timeline of CPU windows, the profile-partial warning and
 // the flame graphs.
 func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
+	return AnalyzeRunContext(context.Background(), run, rules)
+}
+
+// AnalyzeRunContext is AnalyzeRun until ctx ends (Ctrl-C, SIGTERM): the
+// report then holds the findings complete by then, no timeline and no
+// flame graph (the profiles as fetched are still its files), and an
+// analysis-interrupted warning.
+func AnalyzeRunContext(ctx context.Context, run *probes.Run, rules []Rule) report.Analysis {
 	crashes, slow := crashesOf(run)
 	a := report.Analysis{Crashes: crashes, Warnings: slow}
 	prof := run.Profiles
@@ -33,15 +42,21 @@ func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
 	code := frames.Code{MainModule: frames.MainModule(prof.Goroutine, prof.CPU, prof.Allocs)}
 	ev := analyzers.Evidence{Endpoint: endpoints(run), MainModule: code.MainModule, Replies: replies(run), Requests: calls,
 		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
-	res := analyzers.Analyze(prof.CPU, prof.Allocs, ev, rules)
+	res := analyzers.AnalyzeContext(ctx, prof.CPU, prof.Allocs, ev, rules)
 	a.Findings, a.Unexplained = res.Findings, res.Unexplained
-	a.Timeline = analyzers.Timeline(prof.Windows, rules)
+	if !res.Interrupted {
+		a.Timeline = analyzers.Timeline(prof.Windows, rules)
+	}
 	if w, ok := profilePartial(run); ok {
 		a.Warnings = append(a.Warnings, w)
 	}
 	a.Files = map[string][]byte{}
 	for name, b := range prof.Raw {
 		a.Files[name] = b
+	}
+	if res.Interrupted {
+		a.Warnings = append(a.Warnings, interruptedAnalysis)
+		return a
 	}
 	title := run.Microload + ": %s of " + run.Target
 	for name, b := range flameGraphs(prof.CPU, prof.Allocs, a.Findings, title, code) {
@@ -135,13 +150,33 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines[:min(len(lines), n)], "\n")
 }
 
+// interruptedAnalysis is the warning of an analysis that Ctrl-C or
+// SIGTERM ended.
+var interruptedAnalysis = probes.Warning{Kind: "analysis-interrupted",
+	Message: "the analysis was interrupted: the findings are those complete before it, not nested, with no unexplained list"}
+
+// analysisContext is the context a run's analysis ends with: ctx, unless
+// it ended already (Ctrl-C during the load, whose measures are then
+// analysed as they stand; each stack's frames are bounded, so that ends).
+func analysisContext(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // AnalyzeProfiles is probe analyze's analyze step on profiles taken
 // anywhere (paths name them in the report). With no run to show that
 // replies did not change, only work invariant by nature is claimed for
-// load time.
-func AnalyzeProfiles(paths []string, cpu, allocs *profile.Profile, rules []Rule) *report.ProfileFindings {
-	res := analyzers.Analyze(cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)
-	return &report.ProfileFindings{Profiles: paths, Findings: res.Findings, Unexplained: res.Unexplained}
+// load time. When ctx ends first, the findings are those complete by
+// then, with an analysis-interrupted warning.
+func AnalyzeProfiles(ctx context.Context, paths []string, cpu, allocs *profile.Profile, rules []Rule) *report.ProfileFindings {
+	res := analyzers.AnalyzeContext(ctx, cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)
+	pf := &report.ProfileFindings{Profiles: paths, Findings: res.Findings, Unexplained: res.Unexplained}
+	if res.Interrupted {
+		pf.Warnings = append(pf.Warnings, interruptedAnalysis)
+	}
+	return pf
 }
 
 // ErrTwoAllocationProfiles: the analyzers take one allocation profile.
@@ -149,50 +184,64 @@ var ErrTwoAllocationProfiles = errors.New("one allocation profile at a time")
 
 // ReadProfiles reads CPU profiles (merged) and at most one allocation
 // profile (ErrTwoAllocationProfiles, wrapped, when more), each within limit
-// bytes as stored and as decompressed.
-func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, err error) {
+// bytes as stored and as decompressed; the warnings say what was dropped
+// from them as invalid (profile-invalid).
+func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, warnings []probes.Warning, err error) {
 	var cpus []*profile.Profile
 	for _, path := range paths {
-		p, err := ReadProfile(path, limit)
+		p, invalid, err := readProfile(path, limit)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		if invalid != "" {
+			warnings = append(warnings, probes.Warning{Kind: "profile-invalid", Message: path + ": " + invalid})
 		}
 		switch kind := profileKind(p); kind {
 		case "cpu":
 			cpus = append(cpus, p)
 		case "allocs":
 			if allocs != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, ErrTwoAllocationProfiles)
+				return nil, nil, nil, fmt.Errorf("%s: %w", path, ErrTwoAllocationProfiles)
 			}
 			allocs = p
 		default:
-			return nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
+			return nil, nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
 		}
 	}
 	if len(cpus) > 0 {
 		if cpu, err = profile.Merge(cpus); err != nil {
-			return nil, nil, fmt.Errorf("merging the CPU profiles: %v", err)
+			return nil, nil, nil, fmt.Errorf("merging the CPU profiles: %v", err)
 		}
 	}
-	return cpu, allocs, nil
+	return cpu, allocs, warnings, nil
 }
 
 // ReadProfile reads a profile file within limit bytes, as stored and as
-// decompressed: a file may be a gzip bomb.
+// decompressed: a file may be a gzip bomb. Invalid samples are dropped
+// (pprofio.DropInvalid).
 func ReadProfile(path string, limit int64) (*profile.Profile, error) {
+	p, _, err := readProfile(path, limit)
+	return p, err
+}
+
+// readProfile is ReadProfile, and what it dropped as invalid.
+func readProfile(path string, limit int64) (*profile.Profile, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer f.Close()
-	p, _, err := pprofio.Read(f, limit)
+	p, _, invalid, err := pprofio.Read(f, limit)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, "", fmt.Errorf("%s: %v", path, err)
+	}
+	if len(p.Sample) == 0 && invalid != "" {
+		return nil, "", fmt.Errorf("%s: the profile holds no valid samples: %s", path, invalid)
 	}
 	if len(p.Sample) == 0 {
-		return nil, fmt.Errorf("%s: the profile holds no samples", path)
+		return nil, "", fmt.Errorf("%s: the profile holds no samples", path)
 	}
-	return p, nil
+	return p, invalid, nil
 }
 
 func profileKind(p *profile.Profile) string {

@@ -69,18 +69,18 @@ func keys(m map[string][]byte) []string {
 func TestReadProfiles(t *testing.T) {
 	cpu1, cpu2 := writeProfile(t, synthetic("cpu", "nanoseconds")), writeProfile(t, synthetic("cpu", "nanoseconds"))
 	alloc := writeProfile(t, synthetic("alloc_space", "bytes"))
-	cpu, allocs, err := ReadProfiles([]string{cpu1, cpu2, alloc}, 1<<20)
+	cpu, allocs, _, err := ReadProfiles([]string{cpu1, cpu2, alloc}, 1<<20)
 	if err != nil || cpu == nil || allocs == nil || cpu.Sample[0].Value[0] != 2e8 {
 		t.Fatalf("%v, cpu %v, allocs %v", err, cpu, allocs)
 	}
-	if _, _, err := ReadProfiles([]string{alloc, alloc}, 1<<20); !errors.Is(err, ErrTwoAllocationProfiles) || !strings.HasPrefix(err.Error(), alloc+": ") {
+	if _, _, _, err := ReadProfiles([]string{alloc, alloc}, 1<<20); !errors.Is(err, ErrTwoAllocationProfiles) || !strings.HasPrefix(err.Error(), alloc+": ") {
 		t.Errorf("two allocation profiles: %v", err)
 	}
 	other := writeProfile(t, synthetic("contentions", "count"))
-	if _, _, err := ReadProfiles([]string{other}, 1<<20); err == nil || !strings.Contains(err.Error(), "sample types: contentions") {
+	if _, _, _, err := ReadProfiles([]string{other}, 1<<20); err == nil || !strings.Contains(err.Error(), "sample types: contentions") {
 		t.Errorf("a contention profile: %v", err)
 	}
-	if _, _, err := ReadProfiles([]string{cpu1}, 10); err == nil {
+	if _, _, _, err := ReadProfiles([]string{cpu1}, 10); err == nil {
 		t.Error("a profile larger than the limit was read")
 	}
 }

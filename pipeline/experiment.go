@@ -327,7 +327,7 @@ func fetchCPUProfile(ctx context.Context, o *probes.ProfileOptions, d time.Durat
 	if resp.StatusCode != 200 {
 		return nil, fmt.Errorf("%s: status %d", u.Path, resp.StatusCode)
 	}
-	prof, _, err := pprofio.Read(resp.Body, o.MaxProfile)
+	prof, _, _, err := pprofio.Read(resp.Body, o.MaxProfile) // invalid samples dropped
 	return prof, err
 }
 

@@ -85,7 +85,7 @@ func (p *Pipeline) Measure(ctx context.Context, label string, ml probes.Microloa
 	if p.o.Warnings != nil {
 		p.o.Warnings(run.Warnings)
 	}
-	a := AnalyzeRun(run, p.o.Rules)
+	a := AnalyzeRunContext(analysisContext(ctx), run, p.o.Rules)
 	if p.o.Experiment > 0 {
 		a = p.experiment(ctx, ml, t, o, run, a)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/flamegraphs"
 	"github.com/probehq/probe/lib/frames"
+	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
 )
@@ -53,7 +54,7 @@ type TopFunction struct {
 // AnalyzeProduction analyzes a fleet's merged profile p fetched by q from
 // src: CPU and allocation profiles through the analyzers, any type drawn
 // as a flame graph with its top functions.
-func AnalyzeProduction(src *production.Source, q production.Query, p *profile.Profile, rules []Rule) *ProductionFindings {
+func AnalyzeProduction(ctx context.Context, src *production.Source, q production.Query, p *profile.Profile, rules []Rule) *ProductionFindings {
 	typeID, _ := q.TypeID(src.Engine)
 	label := fmt.Sprintf("%s %s %s", src, q.Selector(src.Engine), typeID)
 	var cpu, allocs *profile.Profile
@@ -65,20 +66,24 @@ func AnalyzeProduction(src *production.Source, q production.Query, p *profile.Pr
 	}
 	pf := &report.ProfileFindings{Profiles: []string{label}, Findings: []analyzers.Finding{}}
 	if cpu != nil || allocs != nil {
-		pf = AnalyzeProfiles([]string{label}, cpu, allocs, rules)
+		pf = AnalyzeProfiles(ctx, []string{label}, cpu, allocs, rules)
 	}
 	code := frames.Code{MainModule: frames.MainModule(p)}
 	out := &ProductionFindings{ProfileFindings: pf, Source: src.String(), Service: q.Service, Selector: q.Selector(src.Engine),
 		Type: typeID, Start: stamp(q.Start), End: stamp(q.End), Top: TopFunctions(p, code, 10), files: map[string][]byte{}}
 	title := fmt.Sprintf("%s of %s (%s to %s)", "%s", q.Service, out.Start, out.End)
-	if cpu != nil || allocs != nil {
+	switch {
+	case len(pf.Warnings) > 0 && ctx.Err() != nil: // interrupted: no flame graph
+	case cpu != nil || allocs != nil:
 		for name, b := range flameGraphs(cpu, allocs, pf.Findings, title, code) {
 			out.files[name] = b
 		}
-	} else if t, err := flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: lastType(p), Code: code}); err == nil {
-		var b bytes.Buffer
-		if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: fmt.Sprintf(title, t.Sample)}) == nil {
-			out.files["flame.html"] = b.Bytes()
+	default:
+		if t, err := flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: lastType(p), Code: code}); err == nil {
+			var b bytes.Buffer
+			if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: fmt.Sprintf(title, t.Sample)}) == nil {
+				out.files["flame.html"] = b.Bytes()
+			}
 		}
 	}
 	var raw bytes.Buffer
@@ -207,19 +212,22 @@ type Window struct {
 }
 
 // FetchWindows splits each side's range into n consecutive windows and
-// fetches each window's merged profile, one by one: the samples of the
-// comparison. A window with no samples is left out with a warning; a side
-// left with fewer than two windows cannot be tested.
-func FetchWindows(ctx context.Context, src *production.Source, q production.Query, side Window, n int) ([]*profile.Profile, []string, error) {
+// fetches each window's merged profile, one by one, reduced into into as
+// it comes (CompareSide.Add): the samples of the comparison. A window
+// with no samples is left out with a warning, and so are a window's
+// invalid samples; a side left with fewer than two windows cannot be
+// tested.
+func FetchWindows(ctx context.Context, src *production.Source, q production.Query, side Window, n int, into *CompareSide) ([]probes.Warning, error) {
 	if n < 2 {
-		return nil, nil, fmt.Errorf("--windows %d: want 2 or more (each side's samples)", n)
+		return nil, fmt.Errorf("--windows %d: want 2 or more (each side's samples)", n)
 	}
 	if !side.End.After(side.Start) {
-		return nil, nil, fmt.Errorf("empty time range: %s to %s", stamp(side.Start), stamp(side.End))
+		return nil, fmt.Errorf("empty time range: %s to %s", stamp(side.Start), stamp(side.End))
 	}
 	step := side.End.Sub(side.Start) / time.Duration(n)
-	var out []*profile.Profile
+	var warnings []probes.Warning
 	var empty []string
+	held := 0
 	for i := range n {
 		wq := q
 		wq.Labels = joinLabels(q.Labels, side.Labels)
@@ -228,29 +236,36 @@ func FetchWindows(ctx context.Context, src *production.Source, q production.Quer
 		if i == n-1 {
 			wq.End = side.End
 		}
-		p, err := src.Fetch(ctx, wq)
+		p, invalid, err := src.FetchChecked(ctx, wq)
 		if errors.Is(err, production.ErrNoSamples) {
 			empty = append(empty, stamp(wq.Start))
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		out = append(out, p)
+		if invalid != "" {
+			warnings = append(warnings, probes.Warning{Kind: "profile-invalid", Message: fmt.Sprintf("%s %s, the window from %s: %s",
+				src, wq.Selector(src.Engine), stamp(wq.Start), invalid)})
+		}
+		if err := into.Add(p); err != nil {
+			return nil, err
+		}
+		held++
 	}
-	if len(out) < 2 {
-		return nil, nil, fmt.Errorf("%s %s: %d of %d windows from %s to %s hold samples: want 2 or more",
-			src, q.Selector(src.Engine), len(out), n, stamp(side.Start), stamp(side.End))
+	if held < 2 {
+		return nil, fmt.Errorf("%s %s: %d of %d windows from %s to %s hold samples: want 2 or more",
+			src, q.Selector(src.Engine), held, n, stamp(side.Start), stamp(side.End))
 	}
-	var warnings []string
 	if len(empty) > 0 {
 		name := side.Labels
 		if name == "" {
 			name = stamp(side.Start) + " to " + stamp(side.End)
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: %d of %d windows held no samples (starting %s)", name, len(empty), n, strings.Join(empty, ", ")))
+		warnings = append(warnings, probes.Warning{Kind: "empty-windows",
+			Message: fmt.Sprintf("%s: %d of %d windows held no samples (starting %s)", name, len(empty), n, strings.Join(empty, ", "))})
 	}
-	return out, warnings, nil
+	return warnings, nil
 }
 
 func joinLabels(a, b string) string {

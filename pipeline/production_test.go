@@ -63,13 +63,16 @@ func sortedKeys(s []string) []string {
 var fleetMix = map[string]float64{"main.render": 30, "compress/flate.(*compressor).deflate": 25, "main.query": 20,
 	"encoding/json.Marshal": 10, "main.auth": 5, "main.log": 5, "main.cache": 5}
 
-func fleetWindows(seed uint64, n int, weights map[string]float64) []*profile.Profile {
+// fleetWindows is a side of n windows, each reduced as it is made.
+func fleetWindows(seed uint64, n int, weights map[string]float64) *CompareSide {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	var out []*profile.Profile
+	side := NewCompareSide(1 << 20)
 	for range n {
-		out = append(out, fleetWindow(rng, 300, weights))
+		if err := side.Add(fleetWindow(rng, 300, weights)); err != nil {
+			panic(err)
+		}
 	}
-	return out
+	return side
 }
 
 // A fall of one function's share is significant; the others' rise with
@@ -147,7 +150,7 @@ func TestHolm(t *testing.T) {
 
 // A finding's fleet share is the fleet's CPU under every frame it names.
 func TestWeighByFleet(t *testing.T) {
-	fleet := fleetWindows(7, 1, fleetMix)[0]
+	fleet := fleetWindow(rand.New(rand.NewPCG(7, 1)), 300, fleetMix)
 	runs := []*report.RunReport{{}}
 	runs[0].Findings = []analyzers.Finding{
 		// The chain's middle need not be the fleet's: the work and the own
@@ -188,7 +191,7 @@ func deref(ps []*float64) []float64 {
 }
 
 func TestTopFunctionsAreOwnCodeByFlatShare(t *testing.T) {
-	p := fleetWindows(9, 1, fleetMix)[0]
+	p := fleetWindow(rand.New(rand.NewPCG(9, 1)), 300, fleetMix)
 	top := TopFunctions(p, frames.Code{}, 3)
 	if len(top) != 3 || top[0].Function != "main.render" || top[1].Function != "main.query" || top[0].Kind != frames.Own {
 		t.Fatalf("%+v", top)

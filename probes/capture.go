@@ -35,6 +35,9 @@ type ProfileOptions struct {
 	// MaxProfile bounds each profile as read and as decompressed
 	// (0: pprofio.DefaultLimit).
 	MaxProfile int64
+	// invalid hears of the samples a fetched profile dropped as invalid
+	// (pprofio.DropInvalid); nil: they are dropped unsaid.
+	invalid func(path, dropped string)
 }
 
 // Profiles is what the target's profilers saw during the measured window.
@@ -102,6 +105,7 @@ func captureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *Pr
 		defer mu.Unlock()
 		p.Raw[name] = raw
 	}
+	o.invalid = func(path, dropped string) { warn("profile-invalid", "%s: %s", path, dropped) }
 	secs := int(math.Max(1, math.Round(d.Seconds())))
 	var wg sync.WaitGroup
 	wg.Go(func() { // CPU windows, back to back
@@ -248,9 +252,12 @@ func fetchProfile(ctx context.Context, base *url.URL, name string, query url.Val
 	}
 	// The target is not trusted: an endless reply or a gzip bomb is this
 	// fetch's error, not probe's end.
-	prof, raw, err := pprofio.Read(resp.Body, o.MaxProfile)
+	prof, raw, invalid, err := pprofio.Read(resp.Body, o.MaxProfile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %v", u.Path, err)
+	}
+	if invalid != "" && o.invalid != nil {
+		o.invalid(u.Path, invalid)
 	}
 	return prof, raw, nil
 }

@@ -57,7 +57,7 @@ func LoadRun(dir string) (*RunData, error) {
 		if err != nil {
 			continue // not profiled: the profile metrics are left out
 		}
-		prof, _, err := pprofio.Read(f, 0)
+		prof, _, _, err := pprofio.Read(f, 0) // invalid samples dropped
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", dir, p.file, err)

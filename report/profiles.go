@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/probes"
 )
 
 // ProfileFindings is what `probe analyze` found in profiles taken
@@ -14,6 +15,9 @@ type ProfileFindings struct {
 	Profiles    []string                `json:"profiles"`
 	Findings    []analyzers.Finding     `json:"findings"`
 	Unexplained []analyzers.Unexplained `json:"unexplained,omitempty"`
+	// Warnings: what was dropped from the profiles as invalid, an
+	// analysis that was interrupted.
+	Warnings []probes.Warning `json:"warnings,omitempty"`
 }
 
 // JSON is the findings as JSON.
@@ -28,8 +32,13 @@ func (p *ProfileFindings) Page() string { return "report.md" }
 // Files: none besides the report.
 func (p *ProfileFindings) Files() (map[string][]byte, error) { return map[string][]byte{}, nil }
 
-// WriteTable lists the findings, largest first.
+// WriteTable lists the findings, largest first, and the warnings.
 func (p *ProfileFindings) WriteTable(w io.Writer) {
+	defer func() {
+		for _, wn := range p.Warnings {
+			fmt.Fprintf(w, "warning [%s]: %s\n", wn.Kind, wn.Message)
+		}
+	}()
 	if len(p.Findings) == 0 {
 		fmt.Fprintln(w, "no findings: no rule's work reaches its share of these profiles")
 	}
@@ -55,6 +64,9 @@ func (p *ProfileFindings) Markdown() string {
 	fmt.Fprintf(&b, "# Findings in %s\n\n", strings.Join(p.Profiles, ", "))
 	if len(p.Findings) == 0 {
 		b.WriteString("No findings: no rule's work reaches its share of these profiles.\n")
+	}
+	for _, wn := range p.Warnings {
+		fmt.Fprintf(&b, "Warning (`%s`): %s\n\n", wn.Kind, wn.Message)
 	}
 	labels = labelFindings(p.Findings)
 	for i, f := range p.Findings {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/production"
 )
 
@@ -43,14 +44,16 @@ func analyzeCommand(fs *flag.FlagSet) runner {
 		if err != nil {
 			return err
 		}
-		cpu, allocs, err := pipeline.ReadProfiles(paths, int64(prof.maxProfile))
+		cpu, allocs, warnings, err := pipeline.ReadProfiles(paths, int64(prof.maxProfile))
 		if errors.Is(err, pipeline.ErrTwoAllocationProfiles) {
 			return usageError{err.Error()}
 		}
 		if err != nil {
 			return err
 		}
-		return sess.finish(pipeline.AnalyzeProfiles(paths, cpu, allocs, sess.rules), nil)
+		pf := pipeline.AnalyzeProfiles(ctx, paths, cpu, allocs, sess.rules)
+		pf.Warnings = append(warnings, pf.Warnings...)
+		return sess.finish(pf, interrupted(ctx))
 	}
 }
 
@@ -63,6 +66,7 @@ func analyzeProduction(ctx context.Context, s streams, output *outputFlags, prof
 	var src *production.Source
 	var q production.Query
 	var p *profile.Profile
+	var invalid string
 	sess, err := begin(ctx, s, start{checks: []error{prof.validate()}, output: output, profile: prof, before: func() error {
 		var err error
 		if src, err = prod.source("from", int64(prof.maxProfile)); err != nil {
@@ -71,11 +75,24 @@ func analyzeProduction(ctx context.Context, s streams, output *outputFlags, prof
 		if q, err = prod.query(time.Now()); err != nil {
 			return err
 		}
-		p, err = src.Fetch(ctx, q)
+		p, invalid, err = src.FetchChecked(ctx, q)
 		return err
 	}})
 	if err != nil {
 		return err
 	}
-	return sess.finish(pipeline.AnalyzeProduction(src, q, p, sess.rules), nil)
+	d := pipeline.AnalyzeProduction(ctx, src, q, p, sess.rules)
+	if invalid != "" {
+		d.Warnings = append([]probes.Warning{{Kind: "profile-invalid", Message: src.String() + ": " + invalid}}, d.Warnings...)
+	}
+	return sess.finish(d, nil)
+}
+
+// interrupted is the exit error of a printed analysis that Ctrl-C or
+// SIGTERM ended (exit 130): what it had is printed.
+func interrupted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return errors.New("the analysis was interrupted: the findings printed are those complete before it")
+	}
+	return nil
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/pprof/profile"
-
+	"github.com/probehq/probe/lib/pprofio"
 	"github.com/probehq/probe/pipeline"
+	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
 )
@@ -139,15 +139,17 @@ func compareProduction(ctx context.Context, s streams, output *outputFlags, prod
 		if err != nil {
 			return err
 		}
-		var got [2][]*profile.Profile
-		var warnings []string
+		// Each window is reduced as it comes (pipeline.CompareSide): no
+		// window's profile is held beyond its own reading.
+		got := [2]*pipeline.CompareSide{pipeline.NewCompareSide(pprofio.MaxEntries(maxBytes)), pipeline.NewCompareSide(pprofio.MaxEntries(maxBytes))}
+		var warnings []probes.Warning
 		for i, w := range ws {
 			fmt.Fprintf(s.stderr, "probe: fetching %s in %d windows from %s…\n", names[i], sides.windows, src)
-			ps, warn, err := pipeline.FetchWindows(ctx, src, q, w, sides.windows)
+			warn, err := pipeline.FetchWindows(ctx, src, q, w, sides.windows, got[i])
 			if err != nil {
 				return err
 			}
-			got[i], warnings = ps, append(warnings, warn...)
+			warnings = append(warnings, warn...)
 		}
 		ab, err = pipeline.CompareProduction(q.Service, names[0], names[1], got[0], got[1], warnings)
 		return err

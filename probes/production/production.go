@@ -173,14 +173,22 @@ func (e *UnknownServiceError) Error() string {
 // An empty answer is an UnknownServiceError when the service is not
 // among those the engine lists for the range, else ErrNoSamples wrapped.
 func (s *Source) Fetch(ctx context.Context, q Query) (*profile.Profile, error) {
+	p, _, err := s.FetchChecked(ctx, q)
+	return p, err
+}
+
+// FetchChecked is Fetch, and what was dropped from the profile as invalid
+// (pprofio.DropInvalid; "" when nothing): a profile-invalid warning.
+// The profile is bounded in bytes, samples, locations and functions
+// (pprofio.Parse, MaxBytes).
+func (s *Source) FetchChecked(ctx context.Context, q Query) (p *profile.Profile, invalid string, err error) {
 	if err := q.check(s.Engine); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	id, _ := q.TypeID(s.Engine)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	var raw []byte
-	var err error
 	switch s.Engine {
 	case Pyroscope:
 		raw, err = s.pyroscopeMerge(ctx, id, q)
@@ -188,15 +196,14 @@ func (s *Source) Fetch(ctx context.Context, q Query) (*profile.Profile, error) {
 		raw, err = s.parcaMerge(ctx, id, q)
 	}
 	if err != nil {
-		return nil, s.callError(err)
+		return nil, "", s.callError(err)
 	}
-	var p *profile.Profile
 	if len(raw) > 0 {
-		if p, err = pprofio.Parse(raw, s.maxBytes()); err != nil {
-			return nil, fmt.Errorf("%s answered a profile probe cannot read: %v", s, err)
+		if p, invalid, err = pprofio.Parse(raw, s.maxBytes()); err != nil {
+			return nil, "", fmt.Errorf("%s answered a profile probe cannot read: %v", s, err)
 		}
 		if err := p.CheckValid(); err != nil {
-			return nil, fmt.Errorf("%s answered an inconsistent profile: %v", s, err)
+			return nil, "", fmt.Errorf("%s answered an inconsistent profile: %v", s, err)
 		}
 	}
 	if p == nil || len(p.Sample) == 0 || total(p) == 0 {
@@ -204,14 +211,14 @@ func (s *Source) Fetch(ctx context.Context, q Query) (*profile.Profile, error) {
 		// it: then the range is empty, not the service unknown.
 		known, err := s.Services(ctx, q.Start.Add(-lookBack), later(q.End, time.Now()))
 		if err != nil {
-			return nil, s.callError(err)
+			return nil, "", s.callError(err)
 		}
 		if !contains(known, q.Service) {
-			return nil, &UnknownServiceError{Engine: s.String(), Service: q.Service, Known: known}
+			return nil, "", &UnknownServiceError{Engine: s.String(), Service: q.Service, Known: known}
 		}
-		return nil, fmt.Errorf("%w of type %s for %s between %s and %s", ErrNoSamples, id, q.Selector(s.Engine), stamp(q.Start), stamp(q.End))
+		return nil, "", fmt.Errorf("%w of type %s for %s between %s and %s", ErrNoSamples, id, q.Selector(s.Engine), stamp(q.Start), stamp(q.End))
 	}
-	return p, nil
+	return p, invalid, nil
 }
 
 // Services are the values of the service label the engine holds between

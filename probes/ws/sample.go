@@ -265,7 +265,8 @@ func fetchURL(ctx context.Context, p *Profile, u *url.URL, seconds int) (*profil
 	if limit <= 0 {
 		limit = pprofio.DefaultLimit
 	}
-	return pprofio.Read(resp.Body, limit)
+	prof, raw, _, err := pprofio.Read(resp.Body, limit) // invalid samples dropped
+	return prof, raw, err
 }
 
 // delta is what a cumulative profile (mutex, block) counted between
