@@ -37,7 +37,7 @@ func mergeCommand(fs *flag.FlagSet) runner {
 			if report.IsSuite(dirs[0]) {
 				suite, err = report.MergeSuites(dirs)
 			} else {
-				run, err = mergeRun(dirs)
+				run, err = report.MergeDirs(dirs)
 			}
 			if err != nil {
 				return usageError{err.Error()}
@@ -70,17 +70,4 @@ func mergeCommand(fs *flag.FlagSet) runner {
 		}
 		return sess.finish(doc, failure)
 	}
-}
-
-// mergeRun reads and merges the shards of one microload's run.
-func mergeRun(dirs []string) (*report.MergedRun, error) {
-	var shards []*report.ShardRun
-	for _, d := range dirs {
-		sh, err := report.ReadShard(d)
-		if err != nil {
-			return nil, err
-		}
-		shards = append(shards, sh)
-	}
-	return report.MergeShards(shards)
 }

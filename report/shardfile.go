@@ -1,0 +1,88 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+	"golang.org/x/sys/unix"
+)
+
+// A shard's folder is read as a crafted one could be: each file is opened
+// without following a link (a link to /dev/zero or to a secret is
+// refused, not read), must be a regular file, and is read within a cap.
+const (
+	maxShardJSON    = 16 << 20 // report.json
+	maxShardLog     = 64 << 20 // latency.hlog, per-second.hlog
+	maxShardProfile = 32 << 20 // each profile or flame graph copied (pprofio.DefaultLimit)
+	maxShardCopied  = 256 << 20
+)
+
+// openInFolder opens name, a path inside dir (slash-separated, local),
+// following no link on the way: dir itself as given, then each part of
+// name with O_NOFOLLOW; the file must be a regular file.
+func openInFolder(dir, name string) (*os.File, int64, error) {
+	if name == "" || !filepath.IsLocal(name) || strings.Contains(name, `\`) {
+		return nil, 0, fmt.Errorf("%q is not a file of the folder", name)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	parts := strings.Split(name, "/")
+	for i, part := range parts {
+		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if i < len(parts)-1 {
+			flags |= unix.O_DIRECTORY
+		} else {
+			flags |= unix.O_NONBLOCK // a FIFO opens at once, and is refused below
+		}
+		next, err := unix.Openat(fd, part, flags, 0)
+		unix.Close(fd)
+		if errors.Is(err, unix.ELOOP) {
+			return nil, 0, fmt.Errorf("%s is a link: a shard's files are read only as regular files", name)
+		}
+		if err != nil {
+			return nil, 0, &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
+		}
+		fd = next
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, 0, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, 0, fmt.Errorf("%s is not a regular file", name)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, 0, err
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(dir, name)), st.Size, nil
+}
+
+// readInFolder is name's bytes (see openInFolder), at most max of them.
+func readInFolder(dir, name string, max int64) ([]byte, error) {
+	f, size, err := openInFolder(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size > max {
+		return nil, fmt.Errorf("%s is over %s", name, humanize.IBytes(uint64(max)))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max { // it grew as it was read
+		return nil, fmt.Errorf("%s is over %s", name, humanize.IBytes(uint64(max)))
+	}
+	return b, nil
+}
