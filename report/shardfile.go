@@ -42,9 +42,14 @@ func openInFolder(dir, name string) (*os.File, int64, error) {
 			flags |= unix.O_NONBLOCK // a FIFO opens at once, and is refused below
 		}
 		next, err := unix.Openat(fd, part, flags, 0)
+		var st unix.Stat_t
+		// A link opened with O_DIRECTORY|O_NOFOLLOW is ENOTDIR, not ELOOP.
+		link := errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) &&
+			unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 		unix.Close(fd)
-		if errors.Is(err, unix.ELOOP) {
-			return nil, 0, fmt.Errorf("%s is a link: a shard's files are read only as regular files", name)
+		if link {
+			return nil, 0, fmt.Errorf("%s is a link: a shard's files are read only as regular files",
+				strings.Join(parts[:i+1], "/"))
 		}
 		if err != nil {
 			return nil, 0, &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
