@@ -333,12 +333,12 @@ func readLog(root, sub, name string, want hdrlog.Settings, max int, accept func(
 	if name == "" || !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) {
 		return fmt.Errorf("%s: report.json names histograms %q, not a file of the folder", dir, name)
 	}
-	f, size, err := openInFolder(root, path.Join(sub, name))
+	f, st, err := openInFolder(root, path.Join(sub, name))
 	if err != nil {
 		return fmt.Errorf("%s: %v", dir, err)
 	}
 	defer f.Close()
-	if size > maxShardLog {
+	if st.Size > maxShardLog {
 		return fmt.Errorf("%s: %s is over %s", dir, name, humanize.IBytes(maxShardLog))
 	}
 	err = hdrlog.ReadEach(f, want, hdrlog.Limits{Bytes: maxShardLog, Histograms: max, Accept: accept}, each)
@@ -562,9 +562,10 @@ func copyOf(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
 
 // profiles are the profiled shard's profile files as the merged report
 // keeps them: each named by a path inside its folder, opened without
-// following a link, a regular file within maxShardProfile bytes (the
-// copies within maxShardCopied), and a profile (.pb.gz) only if it parses
-// as one. Anything else is refused: a crafted folder, not a shard's.
+// following a link, a regular file of no other hard link within
+// maxShardProfile bytes (the copies within maxShardCopied), a profile
+// (.pb.gz) that parses as one or a flame graph (.html) of probe's.
+// Anything else is refused: a crafted folder, not a shard's.
 func (s *ShardRun) profiles() (map[string][]byte, error) {
 	names := s.Report.ProfileFiles
 	if len(names) > maxShardProfiles {
@@ -580,7 +581,7 @@ func (s *ShardRun) profiles() (map[string][]byte, error) {
 			return nil, fmt.Errorf("%s: report.json lists profile file %q, neither a profile (.pb.gz) nor a flame graph (.html)",
 				s.Dir, name)
 		}
-		b, err := readInFolder(s.root, path.Join(s.sub, name), maxShardProfile)
+		b, err := copyInFolder(s.root, path.Join(s.sub, name), maxShardProfile)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", s.Dir, err)
 		}
@@ -591,6 +592,8 @@ func (s *ShardRun) profiles() (map[string][]byte, error) {
 			if _, err := pprofio.Parse(b, maxShardProfile); err != nil {
 				return nil, fmt.Errorf("%s: %s: %v", s.Dir, name, err)
 			}
+		} else if !bytes.HasPrefix(b, []byte("<!doctype html>")) {
+			return nil, fmt.Errorf("%s: %s is not a flame graph of probe's", s.Dir, name)
 		}
 		files[name] = b
 	}

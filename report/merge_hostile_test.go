@@ -293,14 +293,15 @@ func TestMergeCopiesNoLinkedProfile(t *testing.T) {
 	}
 	prof := validProfile(t)
 
-	// Genuine: the profile is copied.
-	dirs := []string{genuineShard(t, 0, 2, map[string][]byte{"cpu.pb.gz": prof}), genuineShard(t, 1, 2, nil)}
+	// Genuine: the profile and the flame graph are copied.
+	flame := []byte("<!doctype html>\n<html></html>")
+	dirs := []string{genuineShard(t, 0, 2, map[string][]byte{"cpu.pb.gz": prof, "flame.html": flame}), genuineShard(t, 1, 2, nil)}
 	m, err := MergeDirs(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files, _ := m.Files()
-	if !bytes.Equal(files["cpu.pb.gz"], prof) {
+	if !bytes.Equal(files["cpu.pb.gz"], prof) || !bytes.Equal(files["flame.html"], flame) {
 		t.Fatalf("a genuine profile was not copied: %v", m.ProfileFiles)
 	}
 
@@ -313,6 +314,16 @@ func TestMergeCopiesNoLinkedProfile(t *testing.T) {
 			os.Remove(filepath.Join(dir, "cpu.pb.gz"))
 			os.Symlink(secret, filepath.Join(dir, "cpu.pb.gz"))
 		}, "cpu.pb.gz is a link"},
+		{"a hard link to a secret", func(dir string) {
+			os.Remove(filepath.Join(dir, "cpu.pb.gz"))
+			if err := os.Link(secret, filepath.Join(dir, "cpu.pb.gz")); err != nil {
+				t.Fatal(err)
+			}
+		}, "cpu.pb.gz has 2 hard links"},
+		{"a flame graph that is not one", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "flame.html"), []byte("SECRET-TOKEN-0123"), 0o644)
+			editReport(t, dir, func(r map[string]any) { r["profile_files"] = []any{"cpu.pb.gz", "flame.html"} })
+		}, "flame.html is not a flame graph of probe's"},
 		{"a folder that is a link", func(dir string) {
 			os.Symlink(secretDir, filepath.Join(dir, "profiles"))
 			os.WriteFile(filepath.Join(secretDir, "token.pb.gz"), prof, 0o600)

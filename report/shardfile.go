@@ -25,13 +25,13 @@ const (
 // openInFolder opens name, a path inside dir (slash-separated, local),
 // following no link on the way: dir itself as given, then each part of
 // name with O_NOFOLLOW; the file must be a regular file.
-func openInFolder(dir, name string) (*os.File, int64, error) {
+func openInFolder(dir, name string) (*os.File, *unix.Stat_t, error) {
 	if name == "" || !filepath.IsLocal(name) || strings.Contains(name, `\`) {
-		return nil, 0, fmt.Errorf("%q is not a file of the folder", name)
+		return nil, nil, fmt.Errorf("%q is not a file of the folder", name)
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, 0, &os.PathError{Op: "open", Path: dir, Err: err}
+		return nil, nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	parts := strings.Split(name, "/")
 	for i, part := range parts {
@@ -48,37 +48,56 @@ func openInFolder(dir, name string) (*os.File, int64, error) {
 			unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 		unix.Close(fd)
 		if link {
-			return nil, 0, fmt.Errorf("%s is a link: a shard's files are read only as regular files",
+			return nil, nil, fmt.Errorf("%s is a link: a shard's files are read only as regular files",
 				strings.Join(parts[:i+1], "/"))
 		}
 		if err != nil {
-			return nil, 0, &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
+			return nil, nil, &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
 		}
 		fd = next
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, 0, err
+		return nil, nil, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, 0, fmt.Errorf("%s is not a regular file", name)
+		return nil, nil, fmt.Errorf("%s is not a regular file", name)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
-		return nil, 0, err
+		return nil, nil, err
 	}
-	return os.NewFile(uintptr(fd), filepath.Join(dir, name)), st.Size, nil
+	return os.NewFile(uintptr(fd), filepath.Join(dir, name)), &st, nil
 }
 
 // readInFolder is name's bytes (see openInFolder), at most max of them.
 func readInFolder(dir, name string, max int64) ([]byte, error) {
-	f, size, err := openInFolder(dir, name)
+	f, st, err := openInFolder(dir, name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readCapped(f, name, st.Size, max)
+}
+
+// copyInFolder is readInFolder of a file the merge copies as it is: one
+// with no other hard link as well (a hard link to a secret is no link
+// O_NOFOLLOW sees).
+func copyInFolder(dir, name string, max int64) ([]byte, error) {
+	f, st, err := openInFolder(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Nlink != 1 {
+		return nil, fmt.Errorf("%s has %d hard links: a shard's files are copied only as files of their own", name, st.Nlink)
+	}
+	return readCapped(f, name, st.Size, max)
+}
+
+func readCapped(f *os.File, name string, size, max int64) ([]byte, error) {
 	if size > max {
 		return nil, fmt.Errorf("%s is over %s", name, humanize.IBytes(uint64(max)))
 	}
