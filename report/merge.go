@@ -12,6 +12,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -157,6 +158,8 @@ func readShard(root, sub string, sums *shardSums) (*ShardRun, error) {
 	if n := s.Config["shards"]; n != strconv.Itoa(s.Count) {
 		return nil, fmt.Errorf("%s: shard %d/%d of a run configured for %q shards (edited or corrupt)", dir, s.Index, s.Count, n)
 	}
+	scrub(reflect.ValueOf(r)) // after the hash: the configuration as hashed
+	s = r.Shard
 	if err := checkShardFigures(r); err != nil {
 		return nil, fmt.Errorf("%s: report.json: %v", dir, err)
 	}

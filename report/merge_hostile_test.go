@@ -402,3 +402,31 @@ func TestReadShardBoundsOperations(t *testing.T) {
 	_, err := ReadShard(dir)
 	wantErr(t, "257 operations", err, "257 operations, over 256")
 }
+
+// A crafted report.json's text reaches the merged report and the terminal
+// without the characters a terminal acts on (ESC[2J clears the screen, CR
+// rewrites the line): a warning, an error reason, the run's end, the
+// target.
+func TestMergeScrubsAShardsText(t *testing.T) {
+	dirs := []string{genuineShard(t, 0, 2, nil), genuineShard(t, 1, 2, nil)}
+	editReport(t, dirs[1], func(r map[string]any) {
+		r["warnings"] = []any{map[string]any{"kind": "x\x1b[2J", "message": "\x1b[2Jall clear\r\x9bprobe: all checks passed"}}
+		r["errors"] = map[string]any{"status 500\x1b]0;owned\x07": json.Number("1")}
+		r["ended"] = "\x1b[31mended\u2028"
+	})
+	m, err := MergeDirs(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	m.WriteTable(&out)
+	js, _ := m.JSON()
+	for what, text := range map[string]string{"table": out.String(), "report.json": string(js), "report.md": m.Markdown()} {
+		if strings.ContainsAny(text, "\x1b\r\x07\u2028\u009b") {
+			t.Errorf("the merged %s holds a control character: %q", what, text)
+		}
+	}
+	if !strings.Contains(out.String(), "[2Jall clear") {
+		t.Errorf("the warning's text is gone from the table:\n%s", out.String())
+	}
+}
