@@ -149,6 +149,9 @@ func readShard(root, sub string, sums *shardSums) (*ShardRun, error) {
 	}
 	js, head.Shard = nil, nil
 	s := r.Shard
+	if s == nil { // "shard": null
+		return nil, fmt.Errorf("%s: %w (run with --shard I/N)", dir, ErrNotShard)
+	}
 	if s.Count < 1 || s.Count > probes.MaxShards || s.Index < 0 || s.Index >= s.Count {
 		return nil, fmt.Errorf("%s: shard %d/%d is not a shard (1 to %d shards)", dir, s.Index, s.Count, probes.MaxShards)
 	}
@@ -158,8 +161,9 @@ func readShard(root, sub string, sums *shardSums) (*ShardRun, error) {
 	if n := s.Config["shards"]; n != strconv.Itoa(s.Count) {
 		return nil, fmt.Errorf("%s: shard %d/%d of a run configured for %q shards (edited or corrupt)", dir, s.Index, s.Count, n)
 	}
-	scrub(reflect.ValueOf(r)) // after the hash: the configuration as hashed
-	s = r.Shard
+	config := s.Config // kept as hashed: shown only quoted (configDiff) or in JSON
+	scrub(reflect.ValueOf(r))
+	s.Config = config
 	if err := checkShardFigures(r); err != nil {
 		return nil, fmt.Errorf("%s: report.json: %v", dir, err)
 	}
@@ -260,7 +264,7 @@ func checkShardFigures(r *RunReport) error {
 		return errors.New("a negative count of bytes")
 	}
 	for _, row := range r.Operations {
-		if row.Calls < 0 || row.Errors < 0 || row.Errors > row.Calls {
+		if row.Calls < 0 || row.Errors < 0 {
 			return fmt.Errorf("operation %q: %d calls, %d errors", row.Op, row.Calls, row.Errors)
 		}
 	}
@@ -499,7 +503,7 @@ func configDiff(a, b map[string]string) string {
 	})))
 	for _, k := range keys {
 		if a[k] != b[k] {
-			out = append(out, fmt.Sprintf("%s %q vs %q", k, a[k], b[k]))
+			out = append(out, fmt.Sprintf("%s %q vs %q", textline.Of(k, 0), a[k], b[k]))
 		}
 		if len(out) == 3 {
 			break
@@ -699,7 +703,7 @@ func mergedRun(shards []*ShardRun, sums *shardSums) (*probes.Run, *ShardRun, err
 	}
 	for _, op := range run.Ops {
 		if op.Latency.TotalCount() != op.Calls {
-			return nil, nil, MergeError{fmt.Sprintf("the shards' histograms of %s hold %d latencies, their reports count %d calls",
+			return nil, nil, MergeError{fmt.Sprintf("the shards' histograms of %q hold %d latencies, their reports count %d calls",
 				op.Name, op.Latency.TotalCount(), op.Calls)}
 		}
 	}

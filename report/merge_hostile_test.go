@@ -94,6 +94,11 @@ func TestReadShardBoundsTheShardCount(t *testing.T) {
 	_, err = ReadShard(dir)
 	wantErr(t, "count 5000 of a run of 2", err, `shard 0/5000 of a run configured for "2" shards`)
 
+	dir = genuineShard(t, 0, 2, nil)
+	os.WriteFile(filepath.Join(dir, "report.json"), []byte(`{"shard": null}`), 0o644)
+	_, err = ReadShard(dir)
+	wantErr(t, "shard null", err, "not a shard's report")
+
 	// Within the bounds, 9,999 missing shards are one warning naming 20.
 	var dirs []string
 	for i := range 2 {
@@ -410,7 +415,7 @@ func TestReadShardBoundsOperations(t *testing.T) {
 func TestMergeScrubsAShardsText(t *testing.T) {
 	dirs := []string{genuineShard(t, 0, 2, nil), genuineShard(t, 1, 2, nil)}
 	editReport(t, dirs[1], func(r map[string]any) {
-		r["warnings"] = []any{map[string]any{"kind": "x\x1b[2J", "message": "\x1b[2Jall clear\r\x9bprobe: all checks passed"}}
+		r["warnings"] = []any{map[string]any{"kind": "x\x1b[2J", "message": "\x1b[2Jall clear\r\x9b\nprobe: all checks passed"}}
 		r["errors"] = map[string]any{"status 500\x1b]0;owned\x07": json.Number("1")}
 		r["ended"] = "\x1b[31mended\u2028"
 	})
@@ -425,6 +430,9 @@ func TestMergeScrubsAShardsText(t *testing.T) {
 		if strings.ContainsAny(text, "\x1b\r\x07\u2028\u009b") {
 			t.Errorf("the merged %s holds a control character: %q", what, text)
 		}
+	}
+	if strings.Contains(out.String(), "\nprobe: all checks passed") {
+		t.Errorf("a shard's warning began a line of its own:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "[2Jall clear") {
 		t.Errorf("the warning's text is gone from the table:\n%s", out.String())

@@ -6,11 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// scrub removes from every string of a report read back from a shard's
-// folder (v a pointer to it) the characters a terminal acts on — ESC and
-// the rest of C0 but newline and tab, DEL, C1, the Unicode line and
-// paragraph separators — and invalid UTF-8: a crafted report.json's text
-// reaches the merged report and the terminal as text only. Map keys are
+// scrub makes every string of a report read back from a shard's folder
+// (v a pointer to it) text of one line: the characters a terminal acts on
+// — ESC and the rest of C0, DEL, C1, the Unicode line and paragraph
+// separators — removed, a newline or tab made a space, invalid UTF-8
+// replaced. A crafted report.json's text then reaches the merged report,
+// the terminal and an error line as text only, never a line of its own
+// (probe's own reports hold no newline in a string). Map keys are
 // scrubbed too (two keys that differ only there become one).
 func scrub(v reflect.Value) {
 	switch v.Kind() {
@@ -61,14 +63,17 @@ func scrub(v reflect.Value) {
 }
 
 func acted(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || r == '\u2028' || r == '\u2029'
+	return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r == '\u2028' || r == '\u2029'
 }
 
 func needsScrub(s string) bool { return !utf8.ValidString(s) || strings.IndexFunc(s, acted) >= 0 }
 
 func scrubbed(s string) string {
 	return strings.Map(func(r rune) rune {
-		if acted(r) {
+		switch {
+		case r == '\n' || r == '\t':
+			return ' '
+		case acted(r):
 			return -1
 		}
 		return r
