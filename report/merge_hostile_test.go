@@ -271,6 +271,26 @@ func TestReadInFolderStopsAtItsCap(t *testing.T) {
 	}
 }
 
+// readCapped reads at most cap+1 bytes of a file that claims fewer and
+// never ends (one that grows as it is read).
+func TestReadCappedStopsAtItsCap(t *testing.T) {
+	var given int64
+	endless := readerOf(func(p []byte) (int, error) {
+		given += int64(len(p))
+		return len(p), nil
+	})
+	if _, err := readCapped(endless, "f", 0, 1<<20); err == nil || !strings.Contains(err.Error(), "f is over 1.0 MiB") {
+		t.Errorf("an endless file: %v", err)
+	}
+	if given > 1<<20+64<<10 {
+		t.Errorf("read %d bytes of an endless file under a cap of 1 MiB", given)
+	}
+}
+
+type readerOf func([]byte) (int, error)
+
+func (f readerOf) Read(p []byte) (int, error) { return f(p) }
+
 // validProfile is a small valid CPU profile, gzipped.
 func validProfile(t *testing.T) []byte {
 	t.Helper()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"golang.org/x/sys/unix"
+
+	"github.com/probehq/probe/lib/textline"
 )
 
 // A shard's folder is read as a crafted one could be: each file is opened
@@ -49,7 +51,7 @@ func openInFolder(dir, name string) (*os.File, *unix.Stat_t, error) {
 		unix.Close(fd)
 		if link {
 			return nil, nil, fmt.Errorf("%s is a link: a shard's files are read only as regular files",
-				strings.Join(parts[:i+1], "/"))
+				textline.Of(strings.Join(parts[:i+1], "/"), 0))
 		}
 		if err != nil {
 			return nil, nil, &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
@@ -63,7 +65,7 @@ func openInFolder(dir, name string) (*os.File, *unix.Stat_t, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, nil, fmt.Errorf("%s is not a regular file", name)
+		return nil, nil, fmt.Errorf("%s is not a regular file", textline.Of(name, 0))
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
@@ -97,16 +99,18 @@ func copyInFolder(dir, name string, max int64) ([]byte, error) {
 	return readCapped(f, name, st.Size, max)
 }
 
-func readCapped(f *os.File, name string, size, max int64) ([]byte, error) {
+// readCapped reads r (of size bytes by its fstat) to its end, or fails
+// past max bytes: it reads at most max+1 of them, however much r has.
+func readCapped(r io.Reader, name string, size, max int64) ([]byte, error) {
 	if size > max {
-		return nil, fmt.Errorf("%s is over %s", name, humanize.IBytes(uint64(max)))
+		return nil, fmt.Errorf("%s is over %s", textline.Of(name, 0), humanize.IBytes(uint64(max)))
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > max { // it grew as it was read
-		return nil, fmt.Errorf("%s is over %s", name, humanize.IBytes(uint64(max)))
+		return nil, fmt.Errorf("%s is over %s", textline.Of(name, 0), humanize.IBytes(uint64(max)))
 	}
 	return b, nil
 }

@@ -1,8 +1,10 @@
 // Package hdrlog writes and reads HdrHistogram interval logs (the format of
-// HdrHistogram's HistogramLogWriter, version 1.3) through hdrhistogram-go's
-// own writer and reader, and refuses a log whose histograms were made with
-// other settings: two histograms add exactly only when their buckets are
-// the same.
+// HdrHistogram's HistogramLogWriter, version 1.3): hdrhistogram-go's own
+// writer, and a reader of its own line by line within limits (bytes,
+// histograms, a line's length) that refuses a repeated tag and a log whose
+// histograms were made with other settings, from a payload's header before
+// its counts are allocated: two histograms add exactly only when their
+// buckets are the same.
 package hdrlog
 
 import (
