@@ -7,6 +7,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -69,6 +70,7 @@ func MergeSuites(dirs []string) (*MergedSuite, error) {
 		if err := json.Unmarshal(js, &h); err != nil {
 			return nil, fmt.Errorf("%s: report.json: %v", d, err)
 		}
+		scrub(reflect.ValueOf(&h)) // its target and skipped runs' reasons are shown
 		target = h.Target
 		for _, sk := range h.Skipped {
 			skipped[sk.Microload] = sk

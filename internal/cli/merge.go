@@ -12,10 +12,12 @@ import (
 )
 
 // mergeCommand is `probe merge DIR…`: the shards' reports of one run
-// (--shard I/N) merged by report.MergeShards (probe all's, microload by
+// (--shard I/N) merged by report.MergeDirs (probe all's, microload by
 // microload: report.MergeSuites), written as one run's report and judged
-// by --fail-on on the merged figures. Folders that cannot be merged are a
-// bad command line (exit 2): nothing is written.
+// by --fail-on on the merged figures. Folders that cannot be merged — a
+// crafted one among them: a link, a file over its cap, counts that do not
+// add up (report/merge.go's bounds) — are a bad command line (exit 2),
+// refused before --out is claimed: nothing is written.
 func mergeCommand(fs *flag.FlagSet) runner {
 	var output outputFlags
 	output.register(fs, "merge")
