@@ -297,6 +297,9 @@ func (s *shardSums) add(ops map[string]*shardOp, seconds map[int]*hdrhistogram.H
 	for name, o := range ops {
 		sum := s.ops[name]
 		if sum == nil {
+			if len(s.ops) == maxShardOps { // the shards of one run list the same operations
+				return fmt.Errorf("the shards list over %d operations together", maxShardOps)
+			}
 			sum = &shardOp{}
 			s.ops[name] = sum
 		}

@@ -426,6 +426,30 @@ func TestReadShardBoundsOperations(t *testing.T) {
 	})
 	_, err := ReadShard(dir)
 	wantErr(t, "257 operations", err, "257 operations, over 256")
+
+	// Nor may shards of other operations each add up to more together.
+	var dirs []string
+	for i := range 2 {
+		run := &probes.Run{Microload: "x", Target: "http://127.0.0.1:1", Mode: "closed", Concurrency: 1, Clients: 1,
+			Start: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Duration: time.Second, Errors: map[string]int64{}}
+		for k := range maxShardOps {
+			op := &probes.OpStats{Name: fmt.Sprintf("GET /%d/%d", i, k), Latency: newOpHistogram(), Service: newOpHistogram(), Calls: 1}
+			op.Latency.RecordValue(10)
+			op.Service.RecordValue(10)
+			run.Ops = append(run.Ops, op)
+		}
+		r := FromRun(run, Analysis{})
+		if err := r.AttachShard(run, Shard{Index: i, Count: 2, RunID: "r", Config: map[string]string{}, Clients: 1}); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		if err := WriteFolder(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	_, err = MergeDirs(dirs)
+	wantErr(t, "two shards of 256 operations each", err, "the shards list over 256 operations together")
 }
 
 // A crafted report.json's text reaches the merged report and the terminal
