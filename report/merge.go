@@ -258,7 +258,8 @@ func checkShardFigures(r *RunReport) error {
 		return fmt.Errorf("rate %g is not a shard's rate (0 to %g)", r.Rate, float64(probes.MaxShardRate))
 	case !(r.Generator.CPUSeconds >= 0) || r.Generator.CPUSeconds > maxShardCPU:
 		return fmt.Errorf("cpu_s %g is not a generator's CPU seconds", r.Generator.CPUSeconds)
-	case r.Concurrency < 0 || r.Connections.Clients < 0 || r.Connections.Opened < 0 || r.Generator.CPUs < 0 || r.Machine.Cores < 0:
+	case r.Concurrency < 0 || r.Connections.Clients < 0 || r.Connections.Opened < 0 || r.Generator.CPUs < 0 ||
+		r.Machine.Cores < 0:
 		return errors.New("a negative count of clients, connections or CPUs")
 	case r.Bytes.Wire < 0 || r.Bytes.Decoded < 0:
 		return errors.New("a negative count of bytes")
@@ -338,7 +339,8 @@ func addHistogram(dst **hdrhistogram.Histogram, h *hdrhistogram.Histogram) error
 // readLog reads one of a shard's logs through the folder's file cap,
 // handing each histogram to each: at most max of them, each tag accepted
 // by accept before it is decoded.
-func readLog(root, sub, name string, want hdrlog.Settings, max int, accept func(string) error, each func(hdrlog.Entry) error) error {
+func readLog(root, sub, name string, want hdrlog.Settings, max int, accept func(string) error,
+	each func(hdrlog.Entry) error) error {
 	dir := filepath.Join(root, filepath.FromSlash(sub))
 	if name == "" || !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) {
 		return fmt.Errorf("%s: report.json names histograms %q, not a file of the folder", dir, name)

@@ -200,7 +200,9 @@ func TestMergeRefusesCountsThatOverflow(t *testing.T) {
 	// The errors' counts too.
 	a, b := genuineShard(t, 0, 2, nil), genuineShard(t, 1, 2, nil)
 	for _, d := range []string{a, b} {
-		editReport(t, d, func(r map[string]any) { r["errors"] = map[string]any{"status 500": json.Number("9000000000000000000")} })
+		editReport(t, d, func(r map[string]any) {
+			r["errors"] = map[string]any{"status 500": json.Number("9000000000000000000")}
+		})
 	}
 	_, err = MergeDirs([]string{a, b})
 	wantErr(t, "errors counted 9e18 twice", err, "the shards' counts add up past 2^63")
@@ -320,7 +322,8 @@ func TestMergeCopiesNoLinkedProfile(t *testing.T) {
 
 	// Genuine: the profile and the flame graph are copied.
 	flame := []byte("<!doctype html>\n<html></html>")
-	dirs := []string{genuineShard(t, 0, 2, map[string][]byte{"cpu.pb.gz": prof, "flame.html": flame}), genuineShard(t, 1, 2, nil)}
+	dirs := []string{genuineShard(t, 0, 2, map[string][]byte{"cpu.pb.gz": prof, "flame.html": flame}),
+		genuineShard(t, 1, 2, nil)}
 	m, err := MergeDirs(dirs)
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +436,8 @@ func TestReadShardBoundsOperations(t *testing.T) {
 		run := &probes.Run{Microload: "x", Target: "http://127.0.0.1:1", Mode: "closed", Concurrency: 1, Clients: 1,
 			Start: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Duration: time.Second, Errors: map[string]int64{}}
 		for k := range maxShardOps {
-			op := &probes.OpStats{Name: fmt.Sprintf("GET /%d/%d", i, k), Latency: newOpHistogram(), Service: newOpHistogram(), Calls: 1}
+			op := &probes.OpStats{Name: fmt.Sprintf("GET /%d/%d", i, k), Latency: newOpHistogram(), Service: newOpHistogram(),
+				Calls: 1}
 			op.Latency.RecordValue(10)
 			op.Service.RecordValue(10)
 			run.Ops = append(run.Ops, op)

@@ -171,7 +171,8 @@ func TestMergeRefusesLinkedProfiles(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "m")
-	if code, _, stderr := runProbe(t, context.Background(), append([]string{"merge", "--out", out}, profiled()...)...); code != 0 {
+	code, _, stderr := runProbe(t, context.Background(), append([]string{"merge", "--out", out}, profiled()...)...)
+	if code != 0 {
 		t.Fatalf("genuine shards: exit %d, %s", code, stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(out, "cpu.pb.gz")); !bytes.Equal(b, prof.Bytes()) {

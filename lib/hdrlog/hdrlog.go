@@ -219,7 +219,8 @@ func ReadEach(r io.Reader, want Settings, lim Limits, each func(Entry) error) er
 			based = true
 		}
 		from := at + base
-		e := Entry{Tag: name, Start: time.UnixMilli(int64(from * 1000)), End: time.UnixMilli(int64((from + length) * 1000)), Histogram: h}
+		e := Entry{Tag: name, Start: time.UnixMilli(int64(from * 1000)), End: time.UnixMilli(int64((from + length) * 1000)),
+			Histogram: h}
 		if err := each(e); err != nil {
 			return err
 		}
