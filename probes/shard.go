@@ -13,6 +13,18 @@ type Shard struct {
 	Index, Count int
 }
 
+// Bounds of a run across machines, which --shard holds to and probe merge
+// reads a shard's report within.
+const (
+	// MaxShards bounds N: past it a shard's part is a rounding error.
+	MaxShards = 10_000
+	// ShardSeconds bounds a shard's per-second series: a run's own bound.
+	ShardSeconds = maxSeconds
+	// MaxShardRate bounds a shard's requests per second: --rate's bound
+	// for the whole fleet.
+	MaxShardRate = 10_000_000
+)
+
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // Clients is the shard's part of total clients (connections): total/Count,

@@ -10,16 +10,21 @@ import (
 	"io/fs"
 	"maps"
 	"math"
-	"os"
+	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/dustin/go-humanize"
 
 	"github.com/probehq/probe/lib/hdrlog"
+	"github.com/probehq/probe/lib/pprofio"
+	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 )
 
@@ -33,13 +38,44 @@ import (
 type ShardRun struct {
 	Dir    string
 	Report *RunReport
-	ops    map[string]*shardOp // by operation
-	second map[int]*hdrhistogram.Histogram
+
+	root, sub string     // Dir is root/sub: root as given, sub a run of probe all's within it (or "")
+	sums      *shardSums // its histograms, added to those of the shards read with it
 }
 
 type shardOp struct {
 	latency, service, timeouts *hdrhistogram.Histogram
 }
+
+// shardSums are the histograms of the shards read together (one
+// microload's), each shard's added as it is read: a merge holds one
+// shard's histograms beside the sums, never every shard's.
+type shardSums struct {
+	ops     map[string]*shardOp
+	second  map[int]*hdrhistogram.Histogram
+	members int // the shards added
+}
+
+func newShardSums() *shardSums {
+	return &shardSums{ops: map[string]*shardOp{}, second: map[int]*hdrhistogram.Histogram{}}
+}
+
+// Bounds of what a merge reads (besides the files' sizes, shardfile.go):
+// past them a shard is refused as crafted or corrupt; what probe writes
+// stays well inside each.
+const (
+	// maxShardOps bounds the operations of a shard's report.json: each
+	// has up to three histograms of 160 KiB in latency.hlog.
+	maxShardOps = 256
+	// maxShardDuration bounds a shard's measured seconds: --duration is
+	// at most 24 h.
+	maxShardDuration = 48 * time.Hour
+	// maxShardCPU bounds a shard's generator CPU seconds.
+	maxShardCPU = 1e9
+	// maxShardProfiles bounds the profile files copied from the shard
+	// that profiled the target.
+	maxShardProfiles = 10_000
+)
 
 // ErrNotShard is a report folder that holds no shard's report.
 var ErrNotShard = errors.New("not a shard's report")
@@ -48,12 +84,49 @@ var ErrNotShard = errors.New("not a shard's report")
 // histogram logs, checked against each other (each operation's latency
 // histogram holds as many values as report.json counts calls).
 func ReadShard(dir string) (*ShardRun, error) {
-	js, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	return readShard(dir, "", newShardSums())
+}
+
+// readShards reads the shards of one run, their histograms added as read.
+func readShards(dirs []string) ([]*ShardRun, error) {
+	sums := newShardSums()
+	var shards []*ShardRun
+	for _, d := range dirs {
+		sh, err := readShard(d, "", sums)
+		if err != nil {
+			return nil, err
+		}
+		shards = append(shards, sh)
+	}
+	return shards, nil
+}
+
+// MergeDirs reads the shards' report folders of one run and merges them
+// (MergeShards), each shard's histograms added to the others' as it is
+// read.
+func MergeDirs(dirs []string) (*MergedRun, error) {
+	shards, err := readShards(dirs)
+	if err != nil {
+		return nil, err
+	}
+	return MergeShards(shards)
+}
+
+// readShard reads the shard report in root/sub (sub a path of the folder,
+// or "": root itself) and adds its histograms to sums. Every file of the
+// folder is read as shardfile.go says (no link followed, a size cap);
+// the histograms are counted as they are decoded (at most three an
+// operation report.json lists, one a second of its series), a tag given
+// twice is refused as read, and every figure the merge adds is checked.
+func readShard(root, sub string, sums *shardSums) (*ShardRun, error) {
+	dir := filepath.Join(root, filepath.FromSlash(sub))
+	in := func(name string) string { return path.Join(sub, name) }
+	js, err := readInFolder(root, in("report.json"), maxShardJSON)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no report.json: not a report folder", dir)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %v", dir, err)
 	}
 	var head struct {
 		Microload string          `json:"microload"`
@@ -74,41 +147,62 @@ func ReadShard(dir string) (*ShardRun, error) {
 	if err := json.Unmarshal(js, r); err != nil {
 		return nil, fmt.Errorf("%s: report.json: %v", dir, err)
 	}
+	js, head.Shard = nil, nil
 	s := r.Shard
-	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return nil, fmt.Errorf("%s: shard %d/%d is not a shard", dir, s.Index, s.Count)
+	if s == nil { // "shard": null
+		return nil, fmt.Errorf("%s: %w (run with --shard I/N)", dir, ErrNotShard)
+	}
+	if s.Count < 1 || s.Count > probes.MaxShards || s.Index < 0 || s.Index >= s.Count {
+		return nil, fmt.Errorf("%s: shard %d/%d is not a shard (1 to %d shards)", dir, s.Index, s.Count, probes.MaxShards)
 	}
 	if ConfigHash(s.Config) != s.ConfigHash {
 		return nil, fmt.Errorf("%s: report.json's shard configuration does not match its hash (edited or corrupt)", dir)
 	}
-	sr := &ShardRun{Dir: dir, Report: r, ops: map[string]*shardOp{}, second: map[int]*hdrhistogram.Histogram{}}
-	entries, err := readLog(dir, s.Histograms, opSettings)
-	if err != nil {
-		return nil, err
+	if n := s.Config["shards"]; n != strconv.Itoa(s.Count) {
+		return nil, fmt.Errorf("%s: shard %d/%d of a run configured for %q shards (edited or corrupt)", dir, s.Index, s.Count, n)
 	}
-	for _, e := range entries {
-		kind, op, ok := opTag(e.Tag)
-		if !ok {
-			return nil, fmt.Errorf("%s: %s: a histogram tagged %q", dir, s.Histograms, e.Tag)
+	config := s.Config // kept as hashed: shown only quoted (configDiff) or in JSON
+	scrub(reflect.ValueOf(r))
+	s.Config = config
+	if err := checkShardFigures(r); err != nil {
+		return nil, fmt.Errorf("%s: report.json: %v", dir, err)
+	}
+	listed := map[string]bool{}
+	for _, row := range r.Operations {
+		if listed[row.Op] {
+			return nil, fmt.Errorf("%s: report.json lists operation %q twice", dir, row.Op)
 		}
-		o := sr.ops[op]
+		listed[row.Op] = true
+	}
+	ops := map[string]*shardOp{}
+	err = readLog(root, sub, s.Histograms, opSettings, 3*len(r.Operations), func(tag string) error {
+		kind, op, ok := opTag(tag)
+		if !ok || !listed[op] || kind != "latency" && kind != "service" && kind != "timeouts" {
+			return fmt.Errorf("a histogram tagged %q, of no operation report.json lists", tag)
+		}
+		return nil
+	}, func(e hdrlog.Entry) error {
+		kind, op, _ := opTag(e.Tag)
+		o := ops[op]
 		if o == nil {
 			o = &shardOp{}
-			sr.ops[op] = o
+			ops[op] = o
 		}
 		switch kind {
 		case "latency":
 			o.latency = e.Histogram
 		case "service":
 			o.service = e.Histogram
-		case "timeouts":
-			o.timeouts = e.Histogram
 		default:
-			return nil, fmt.Errorf("%s: %s: a histogram tagged %q", dir, s.Histograms, e.Tag)
+			o.timeouts = e.Histogram
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, row := range r.Operations {
-		o := sr.ops[row.Op]
+		o := ops[row.Op]
 		if o == nil || o.latency == nil || o.service == nil {
 			return nil, fmt.Errorf("%s: %s has no histograms of %s", dir, s.Histograms, row.Op)
 		}
@@ -117,41 +211,159 @@ func ReadShard(dir string) (*ShardRun, error) {
 				dir, s.Histograms, o.latency.TotalCount(), row.Op, row.Calls)
 		}
 	}
-	if len(sr.ops) != len(r.Operations) {
-		return nil, fmt.Errorf("%s: %s has histograms of operations report.json does not list", dir, s.Histograms)
-	}
+	seconds := map[int]*hdrhistogram.Histogram{}
 	if s.Seconds != "" {
-		entries, err := readLog(dir, s.Seconds, secondSettings)
+		err := readLog(root, sub, s.Seconds, secondSettings, len(r.PerSecond), func(tag string) error {
+			if _, ok := secondTag(tag, len(r.PerSecond)); !ok {
+				return fmt.Errorf("a histogram tagged %q", tag)
+			}
+			return nil
+		}, func(e hdrlog.Entry) error {
+			i, _ := secondTag(e.Tag, len(r.PerSecond))
+			seconds[i] = e.Histogram
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range entries {
-			var i int
-			if _, err := fmt.Sscanf(e.Tag, "second/%d", &i); err != nil || i < 0 || i >= len(r.PerSecond) {
-				return nil, fmt.Errorf("%s: %s: a histogram tagged %q", dir, s.Seconds, e.Tag)
-			}
-			sr.second[i] = e.Histogram
-		}
 	}
-	return sr, nil
-}
-
-// readLog reads one of a shard's logs; a name that leaves the folder is
-// refused (report.json says which file it is).
-func readLog(dir, name string, want hdrlog.Settings) ([]hdrlog.Entry, error) {
-	if name == "" || !filepath.IsLocal(name) {
-		return nil, fmt.Errorf("%s: report.json names histograms %q, not a file of the folder", dir, name)
-	}
-	f, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
+	if err := sums.add(ops, seconds); err != nil {
 		return nil, fmt.Errorf("%s: %v", dir, err)
 	}
-	defer f.Close()
-	entries, err := hdrlog.Read(io.LimitReader(f, 1<<30), want)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s is corrupt: %v", filepath.Join(dir, name), name, err)
+	return &ShardRun{Dir: dir, Report: r, root: root, sub: sub, sums: sums}, nil
+}
+
+// secondTag is the second of a per-second histogram's tag, second/I with
+// 0 ≤ I < n, written as probe writes it (no sign, no leading zero).
+func secondTag(tag string, n int) (int, bool) {
+	rest, ok := strings.CutPrefix(tag, "second/")
+	i, err := strconv.Atoi(rest)
+	return i, ok && err == nil && i >= 0 && i < n && strconv.Itoa(i) == rest
+}
+
+// checkShardFigures refuses what a shard's report.json cannot hold: a
+// duration that is not a positive number of seconds within
+// maxShardDuration, a negative count, more operations or seconds than a
+// run makes, figures that would not survive the merge's arithmetic.
+func checkShardFigures(r *RunReport) error {
+	d := r.DurationS
+	switch {
+	case !(d > 0) || d > maxShardDuration.Seconds(): // !(d > 0): NaN too
+		return fmt.Errorf("duration_s %g is not a run's duration (more than 0, at most %v)", d, maxShardDuration)
+	case len(r.Operations) > maxShardOps:
+		return fmt.Errorf("%d operations, over %d", len(r.Operations), maxShardOps)
+	case len(r.PerSecond) > probes.ShardSeconds:
+		return fmt.Errorf("%d points a second, over a run's %d", len(r.PerSecond), probes.ShardSeconds)
+	case !(r.Rate >= 0) || r.Rate > probes.MaxShardRate:
+		return fmt.Errorf("rate %g is not a shard's rate (0 to %g)", r.Rate, float64(probes.MaxShardRate))
+	case !(r.Generator.CPUSeconds >= 0) || r.Generator.CPUSeconds > maxShardCPU:
+		return fmt.Errorf("cpu_s %g is not a generator's CPU seconds", r.Generator.CPUSeconds)
+	case r.Concurrency < 0 || r.Connections.Clients < 0 || r.Connections.Opened < 0 || r.Generator.CPUs < 0 ||
+		r.Machine.Cores < 0:
+		return errors.New("a negative count of clients, connections or CPUs")
+	case r.Bytes.Wire < 0 || r.Bytes.Decoded < 0:
+		return errors.New("a negative count of bytes")
 	}
-	return entries, nil
+	for _, row := range r.Operations {
+		if row.Calls < 0 || row.Errors < 0 {
+			return fmt.Errorf("operation %q: %d calls, %d errors", row.Op, row.Calls, row.Errors)
+		}
+	}
+	last := -1.0
+	for _, p := range r.PerSecond {
+		if !(p.T > last) || p.T > maxShardDuration.Seconds() || p.Requests < 0 || p.Errors < 0 {
+			return fmt.Errorf("per_second: a point at %g s of %d requests, %d errors", p.T, p.Requests, p.Errors)
+		}
+		last = p.T
+	}
+	for reason, n := range r.Errors {
+		if n < 0 {
+			return fmt.Errorf("errors: %q counted %d times", reason, n)
+		}
+	}
+	for _, d := range r.ReplyDigests {
+		if d.Requests < 0 || d.Distinct < 0 {
+			return fmt.Errorf("reply_digests: %q: %d requests, %d distinct", d.Key, d.Requests, d.Distinct)
+		}
+	}
+	return nil
+}
+
+// errOverflow is a sum past int64: no run counts so much.
+var errOverflow = errors.New("the shards' counts add up past 2^63 (crafted or corrupt)")
+
+// add adds one shard's histograms to the sums, each sum checked before
+// it is made; the shard's own are taken over where the sums had none.
+func (s *shardSums) add(ops map[string]*shardOp, seconds map[int]*hdrhistogram.Histogram) error {
+	for name, o := range ops {
+		sum := s.ops[name]
+		if sum == nil {
+			if len(s.ops) == maxShardOps { // the shards of one run list the same operations
+				return fmt.Errorf("the shards list over %d operations together", maxShardOps)
+			}
+			sum = &shardOp{}
+			s.ops[name] = sum
+		}
+		for _, p := range []struct{ dst, h **hdrhistogram.Histogram }{{&sum.latency, &o.latency}, {&sum.service, &o.service},
+			{&sum.timeouts, &o.timeouts}} {
+			if err := addHistogram(p.dst, *p.h); err != nil {
+				return err
+			}
+		}
+	}
+	for i, h := range seconds {
+		dst := s.second[i]
+		if err := addHistogram(&dst, h); err != nil {
+			return err
+		}
+		s.second[i] = dst
+	}
+	s.members++
+	return nil
+}
+
+func addHistogram(dst **hdrhistogram.Histogram, h *hdrhistogram.Histogram) error {
+	switch {
+	case h == nil:
+		return nil
+	case *dst == nil:
+		*dst = h
+		return nil
+	case h.TotalCount() > math.MaxInt64-(*dst).TotalCount():
+		return errOverflow
+	}
+	(*dst).Merge(h)
+	return nil
+}
+
+// readLog reads one of a shard's logs through the folder's file cap,
+// handing each histogram to each: at most max of them, each tag accepted
+// by accept before it is decoded.
+func readLog(root, sub, name string, want hdrlog.Settings, max int, accept func(string) error,
+	each func(hdrlog.Entry) error) error {
+	dir := filepath.Join(root, filepath.FromSlash(sub))
+	if name == "" || !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) {
+		return fmt.Errorf("%s: report.json names histograms %q, not a file of the folder", dir, name)
+	}
+	f, st, err := openInFolder(root, path.Join(sub, name))
+	if err != nil {
+		return fmt.Errorf("%s: %v", dir, err)
+	}
+	defer f.Close()
+	if st.Size > maxShardLog {
+		return fmt.Errorf("%s: %s is over %s", dir, name, humanize.IBytes(maxShardLog))
+	}
+	err = hdrlog.ReadEach(f, want, hdrlog.Limits{Bytes: maxShardLog, Histograms: max, Accept: accept}, each)
+	var tl *hdrlog.TooLargeError
+	switch {
+	case errors.As(err, &tl) && tl.What == "histograms":
+		return fmt.Errorf("%s: %s holds more histograms than report.json's %d (crafted or corrupt)", dir, name, max)
+	case errors.As(err, &tl):
+		return fmt.Errorf("%s: %s is corrupt: %v", dir, name, err)
+	case err != nil:
+		return fmt.Errorf("%s: %s is corrupt: %v", filepath.Join(dir, name), name, err)
+	}
+	return nil
 }
 
 // Merge is report.json's "merge" of a merged report: the run, its shards
@@ -228,19 +440,20 @@ func MergeShards(shards []*ShardRun) (*MergedRun, error) {
 			m.Missing = append(m.Missing, i)
 		}
 	}
-	run, profiled := mergedRun(shards)
+	sums, err := shardsSums(shards)
+	if err != nil {
+		return nil, err
+	}
+	run, profiled, err := mergedRun(shards, sums)
+	if err != nil {
+		return nil, err
+	}
 	a := Analysis{}
 	if profiled != nil {
 		pr := profiled.Report
 		a.Findings, a.Unexplained, a.Timeline = pr.Findings, pr.Unexplained, pr.Timeline
-		a.Files = map[string][]byte{}
-		for _, name := range pr.ProfileFiles {
-			if !filepath.IsLocal(name) {
-				continue
-			}
-			if b, err := os.ReadFile(filepath.Join(profiled.Dir, name)); err == nil {
-				a.Files[name] = b
-			}
+		if a.Files, err = profiled.profiles(); err != nil {
+			return nil, err
 		}
 	}
 	rep := FromRun(run, a)
@@ -269,14 +482,13 @@ func MergeShards(shards []*ShardRun) (*MergedRun, error) {
 			Errors: r.Latency.Errors, P99: r.Latency.P99, Profiled: sh.Profiled, WindowStart: sh.WindowStart,
 			ClockOffsetMS: float64(offset.Microseconds()) / 1000})
 	}
-	for _, i := range m.Missing {
-		rep.Warn("shard-missing", fmt.Sprintf("shard %d/%d is missing: the figures are of %d of the %d shards' load", i, fs.Count, len(shards), fs.Count))
+	if len(m.Missing) > 0 {
+		rep.Warn("shard-missing", missingText(m.Missing, fs.Count, len(shards)))
 	}
 	if spread > time.Second {
 		rep.Warn("shards-apart", fmt.Sprintf("the shards' windows opened up to %.1f s apart (by their own clocks): each second of the per-second series adds seconds that were not simultaneous", spread.Seconds()))
 	}
 	mr := &MergedRun{RunReport: rep, Merge: m}
-	var err error
 	if mr.log, mr.secLog, err = mergedLogs(run); err != nil {
 		return nil, err
 	}
@@ -296,7 +508,7 @@ func configDiff(a, b map[string]string) string {
 	})))
 	for _, k := range keys {
 		if a[k] != b[k] {
-			out = append(out, fmt.Sprintf("%s %q vs %q", k, a[k], b[k]))
+			out = append(out, fmt.Sprintf("%s %q vs %q", textline.Of(k, 0), a[k], b[k]))
 		}
 		if len(out) == 3 {
 			break
@@ -308,9 +520,102 @@ func configDiff(a, b map[string]string) string {
 	return strings.Join(out, "; ")
 }
 
-// mergedRun is the run the shards make together, and the shard that
-// profiled the target (nil: none did).
-func mergedRun(shards []*ShardRun) (*probes.Run, *ShardRun) {
+// missingText is the shard-missing warning: the missing shards named, at
+// most textline.MaxNames of them (a run may have 10,000 shards).
+func missingText(missing []int, count, merged int) string {
+	names := make([]string, len(missing))
+	for k, i := range missing {
+		names[k] = fmt.Sprintf("%d/%d", i, count)
+	}
+	subject := "shard " + names[0] + " is"
+	if len(missing) > 1 {
+		subject = "shards " + textline.Names(names, 0) + " are"
+	}
+	return fmt.Sprintf("%s missing: the figures are of %d of the %d shards' load", subject, merged, count)
+}
+
+// shardsSums are the histograms of shards added up: the sums they were
+// read into when every shard of those sums is here (MergeDirs,
+// MergeSuites), else a new sum of each one's.
+func shardsSums(shards []*ShardRun) (*shardSums, error) {
+	of := map[*shardSums]int{}
+	for _, s := range shards {
+		of[s.sums]++
+	}
+	if len(of) == 1 && of[shards[0].sums] == shards[0].sums.members {
+		return shards[0].sums, nil
+	}
+	sum := newShardSums()
+	for part, n := range of {
+		if n != part.members {
+			return nil, MergeError{"shards read together are merged together: these are some of them"}
+		}
+		ops := map[string]*shardOp{}
+		for name, o := range part.ops {
+			ops[name] = &shardOp{latency: copyOf(o.latency), service: copyOf(o.service), timeouts: copyOf(o.timeouts)}
+		}
+		seconds := map[int]*hdrhistogram.Histogram{}
+		for i, h := range part.second {
+			seconds[i] = copyOf(h)
+		}
+		if err := sum.add(ops, seconds); err != nil {
+			return nil, err
+		}
+	}
+	return sum, nil
+}
+
+func copyOf(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	if h == nil {
+		return nil
+	}
+	return hdrhistogram.Import(h.Export())
+}
+
+// profiles are the profiled shard's profile files as the merged report
+// keeps them: each named by a path inside its folder, opened without
+// following a link, a regular file of no other hard link within
+// maxShardProfile bytes (the copies within maxShardCopied), a profile
+// (.pb.gz) that parses as one or a flame graph (.html) of probe's.
+// Anything else is refused: a crafted folder, not a shard's.
+func (s *ShardRun) profiles() (map[string][]byte, error) {
+	names := s.Report.ProfileFiles
+	if len(names) > maxShardProfiles {
+		return nil, fmt.Errorf("%s: report.json lists %d profile files, over %d", s.Dir, len(names), maxShardProfiles)
+	}
+	files := map[string][]byte{}
+	var total int64
+	for _, name := range names {
+		if !filepath.IsLocal(name) || strings.Contains(name, `\`) || path.Clean(name) != name {
+			return nil, fmt.Errorf("%s: report.json lists profile file %q, not a file of the folder", s.Dir, name)
+		}
+		if !strings.HasSuffix(name, ".pb.gz") && !strings.HasSuffix(name, ".html") {
+			return nil, fmt.Errorf("%s: report.json lists profile file %q, neither a profile (.pb.gz) nor a flame graph (.html)",
+				s.Dir, name)
+		}
+		b, err := copyInFolder(s.root, path.Join(s.sub, name), maxShardProfile)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", s.Dir, err)
+		}
+		if total += int64(len(b)); total > maxShardCopied {
+			return nil, fmt.Errorf("%s: its profile files are over %s together", s.Dir, humanize.IBytes(maxShardCopied))
+		}
+		if strings.HasSuffix(name, ".pb.gz") {
+			if _, err := pprofio.Parse(b, maxShardProfile); err != nil {
+				return nil, fmt.Errorf("%s: %s: %v", s.Dir, name, err)
+			}
+		} else if !bytes.HasPrefix(b, []byte("<!doctype html>")) {
+			return nil, fmt.Errorf("%s: %s is not a flame graph of probe's", s.Dir, name)
+		}
+		files[name] = b
+	}
+	return files, nil
+}
+
+// mergedRun is the run the shards make together, its histograms sums',
+// and the shard that profiled the target (nil: none did). Every count is
+// added with a check: a sum past int64 is an error, not a wrapped count.
+func mergedRun(shards []*ShardRun, sums *shardSums) (*probes.Run, *ShardRun, error) {
 	first := shards[0].Report
 	run := &probes.Run{Microload: first.Microload, Target: first.Target, AcceptEncoding: first.AcceptEncoding, Mode: first.Mode,
 		Errors: map[string]int64{}, Start: shards[0].Report.Shard.WindowStart}
@@ -318,23 +623,40 @@ func mergedRun(shards []*ShardRun) (*probes.Run, *ShardRun) {
 	ops := map[string]*probes.OpStats{}
 	digests := map[string]*probes.Digest{}
 	var digestOrder []string
+	overflow := false
+	add := func(dst *int64, v int64) {
+		if v > math.MaxInt64-*dst {
+			overflow = true
+			return
+		}
+		*dst += v
+	}
+	addInt := func(dst *int, v int) {
+		n := int64(*dst)
+		add(&n, int64(v))
+		*dst = int(n)
+	}
 	for _, s := range shards {
 		r := s.Report
 		if r.Shard.Profiled && profiled == nil {
 			profiled = s
 		}
-		run.Concurrency += r.Concurrency
-		run.Clients += r.Connections.Clients
-		run.Rate += r.Rate
-		run.ConnsOpened += r.Connections.Opened
-		run.WireBytes += r.Bytes.Wire
-		run.Decoded += r.Bytes.Decoded
-		run.GeneratorCPU += time.Duration(r.Generator.CPUSeconds * float64(time.Second))
-		run.CPUs += r.Generator.CPUs
+		addInt(&run.Concurrency, r.Concurrency)
+		addInt(&run.Clients, r.Connections.Clients)
+		run.Rate += r.Rate // each at most probes.MaxShardRate
+		addInt(&run.ConnsOpened, r.Connections.Opened)
+		add(&run.WireBytes, r.Bytes.Wire)
+		add(&run.Decoded, r.Bytes.Decoded)
+		cpu := int64(run.GeneratorCPU)
+		add(&cpu, int64(r.Generator.CPUSeconds*float64(time.Second))) // each at most maxShardCPU
+		run.GeneratorCPU = time.Duration(cpu)
+		addInt(&run.CPUs, r.Generator.CPUs)
 		run.MachineCPUs = max(run.MachineCPUs, r.Machine.Cores)
-		run.Duration = max(run.Duration, time.Duration(math.Round(r.DurationS*1e6))*time.Microsecond)
+		run.Duration = max(run.Duration, time.Duration(math.Round(r.DurationS*1e6))*time.Microsecond) // at most maxShardDuration
 		for reason, n := range r.Errors {
-			run.Errors[reason] += n
+			v := run.Errors[reason]
+			add(&v, n)
+			run.Errors[reason] = v
 		}
 		label := fmt.Sprintf("shard %d/%d: ", r.Shard.Index, r.Shard.Count)
 		for _, w := range r.Warnings {
@@ -344,23 +666,15 @@ func mergedRun(shards []*ShardRun) (*probes.Run, *ShardRun) {
 			run.Ended = label + r.Ended
 		}
 		for _, row := range r.Operations {
-			h := s.ops[row.Op]
 			op := ops[row.Op]
 			if op == nil {
-				op = &probes.OpStats{Name: row.Op, Setup: row.Setup, Latency: newOpHistogram(), Service: newOpHistogram()}
+				h := sums.ops[row.Op]
+				op = &probes.OpStats{Name: row.Op, Setup: row.Setup, Latency: h.latency, Service: h.service, Timeouts: h.timeouts}
 				ops[row.Op] = op
 				run.Ops = append(run.Ops, op)
 			}
-			op.Calls += row.Calls
-			op.Errors += row.Errors
-			op.Latency.Merge(h.latency)
-			op.Service.Merge(h.service)
-			if h.timeouts != nil {
-				if op.Timeouts == nil {
-					op.Timeouts = newOpHistogram()
-				}
-				op.Timeouts.Merge(h.timeouts)
-			}
+			add(&op.Calls, row.Calls)
+			add(&op.Errors, row.Errors)
 		}
 		for _, d := range r.ReplyDigests {
 			got := digests[d.Key]
@@ -371,22 +685,31 @@ func mergedRun(shards []*ShardRun) (*probes.Run, *ShardRun) {
 			}
 			// Replies are known by digest only on their shard: the distinct
 			// count merged is the most any shard saw, a lower bound.
-			got.Requests += d.Requests
+			add(&got.Requests, d.Requests)
 			got.Distinct = max(got.Distinct, d.Distinct)
 		}
 		for i, p := range r.PerSecond {
 			for len(run.Seconds) <= i {
-				run.Seconds = append(run.Seconds, probes.Second{})
+				run.Seconds = append(run.Seconds, probes.Second{Latency: sums.second[len(run.Seconds)]})
 			}
 			sec := &run.Seconds[i]
-			sec.Requests += p.Requests
-			sec.Errors += p.Errors
-			if h := s.second[i]; h != nil {
-				if sec.Latency == nil {
-					sec.Latency = hdrhistogram.New(secondSettings.Lowest, secondSettings.Highest, secondSettings.Digits)
-				}
-				sec.Latency.Merge(h)
-			}
+			add(&sec.Requests, p.Requests)
+			add(&sec.Errors, p.Errors)
+		}
+	}
+	var requests int64 // the run's latency adds its measured operations' histograms
+	for _, op := range run.Ops {
+		if !op.Setup {
+			add(&requests, op.Calls)
+		}
+	}
+	if overflow {
+		return nil, nil, errOverflow
+	}
+	for _, op := range run.Ops {
+		if op.Latency.TotalCount() != op.Calls {
+			return nil, nil, MergeError{fmt.Sprintf("the shards' histograms of %q hold %d latencies, their reports count %d calls",
+				op.Name, op.Latency.TotalCount(), op.Calls)}
 		}
 	}
 	width := time.Second
@@ -399,7 +722,7 @@ func mergedRun(shards []*ShardRun) (*probes.Run, *ShardRun) {
 	for _, k := range digestOrder {
 		run.Digests = append(run.Digests, *digests[k])
 	}
-	return run, profiled
+	return run, profiled, nil
 }
 
 func newOpHistogram() *hdrhistogram.Histogram {
@@ -457,7 +780,11 @@ func (m *MergedRun) shardsTable() *Table {
 		t.AddRow(name, fmt.Sprint(s.Clients), fmt.Sprint(s.Requests), fmt.Sprint(s.Errors), fmtMS(s.P99),
 			fmt.Sprintf("%+.0f ms", s.ClockOffsetMS), s.Dir)
 	}
-	for _, i := range m.Merge.Missing {
+	for k, i := range m.Merge.Missing {
+		if k == textline.MaxNames && len(m.Merge.Missing) > k+1 {
+			t.AddRow(fmt.Sprintf("%d more", len(m.Merge.Missing)-k), "", "", "", "", "", "missing")
+			break
+		}
 		t.AddRow(fmt.Sprintf("%d/%d", i, m.Merge.Count), "", "", "", "", "", "missing")
 	}
 	return t

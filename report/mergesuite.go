@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -16,7 +17,7 @@ import (
 
 // IsSuite says whether dir holds probe all's report.
 func IsSuite(dir string) bool {
-	js, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	js, err := readInFolder(dir, "report.json", maxShardJSON)
 	if err != nil {
 		return false
 	}
@@ -26,6 +27,10 @@ func IsSuite(dir string) bool {
 	}
 	return json.Unmarshal(js, &head) == nil && head.Microload == "all" && head.Runs != nil
 }
+
+// maxSuiteRuns bounds the runs (microloads) of probe all's report.json a
+// merge reads.
+const maxSuiteRuns = 256
 
 // MergedSuite is probe all's report merged from its shards: a suite of
 // the merged runs, with each microload's "merge".
@@ -50,29 +55,42 @@ func MergeSuites(dirs []string) (*MergedSuite, error) {
 	}
 	var order []string
 	byMicroload := map[string][]*ShardRun{}
+	sums := map[string]*shardSums{}
 	skipped := map[string]Skipped{}
 	target := ""
 	for _, d := range dirs {
 		if !IsSuite(d) {
 			return nil, MergeError{fmt.Sprintf("%s is not probe all's report, and the others are: merge folders of one command", d)}
 		}
-		js, err := os.ReadFile(filepath.Join(d, "report.json"))
+		js, err := readInFolder(d, "report.json", maxShardJSON)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %v", d, err)
 		}
 		var h suiteHead
 		if err := json.Unmarshal(js, &h); err != nil {
 			return nil, fmt.Errorf("%s: report.json: %v", d, err)
 		}
+		scrub(reflect.ValueOf(&h)) // its target and skipped runs' reasons are shown
 		target = h.Target
 		for _, sk := range h.Skipped {
 			skipped[sk.Microload] = sk
 		}
+		if len(h.Runs) > maxSuiteRuns {
+			return nil, fmt.Errorf("%s: report.json lists %d runs, over %d", d, len(h.Runs), maxSuiteRuns)
+		}
+		listed := map[string]bool{}
 		for _, r := range h.Runs {
 			if !filepath.IsLocal(r.Microload) || strings.ContainsAny(r.Microload, `/\`) {
 				return nil, fmt.Errorf("%s: a run named %q", d, r.Microload)
 			}
-			sr, err := ReadShard(filepath.Join(d, r.Microload))
+			if listed[r.Microload] {
+				return nil, fmt.Errorf("%s: report.json lists the run %q twice", d, r.Microload)
+			}
+			listed[r.Microload] = true
+			if sums[r.Microload] == nil {
+				sums[r.Microload] = newShardSums()
+			}
+			sr, err := readShard(d, r.Microload, sums[r.Microload])
 			if err != nil {
 				return nil, err
 			}
@@ -96,6 +114,13 @@ func MergeSuites(dirs []string) (*MergedSuite, error) {
 	}
 	if len(runs) == 0 {
 		return nil, MergeError{"the shards measured no microload: nothing to merge"}
+	}
+	var requests int64 // the suite's latency adds its runs'
+	for _, r := range runs {
+		if r.Latency.Requests > math.MaxInt64-requests {
+			return nil, errOverflow
+		}
+		requests += r.Latency.Requests
 	}
 	ms.Suite = NewSuite(target, runs)
 	for _, sk := range skipped {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,10 @@ func ConfigHash(config map[string]string) string {
 // and the interval logs of run's histograms among the report's files.
 func (r *RunReport) AttachShard(run *probes.Run, s Shard) error {
 	s.Config = maps.Clone(s.Config)
+	if s.Config == nil {
+		s.Config = map[string]string{}
+	}
+	s.Config["shards"] = strconv.Itoa(s.Count) // merge holds a shard's count to it
 	s.Config["histograms"] = opSettings.String() + " µs"
 	s.Config["per_second_histograms"] = secondSettings.String() + " µs"
 	s.ConfigHash = ConfigHash(s.Config)

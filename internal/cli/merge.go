@@ -12,10 +12,12 @@ import (
 )
 
 // mergeCommand is `probe merge DIR…`: the shards' reports of one run
-// (--shard I/N) merged by report.MergeShards (probe all's, microload by
+// (--shard I/N) merged by report.MergeDirs (probe all's, microload by
 // microload: report.MergeSuites), written as one run's report and judged
-// by --fail-on on the merged figures. Folders that cannot be merged are a
-// bad command line (exit 2): nothing is written.
+// by --fail-on on the merged figures. Folders that cannot be merged — a
+// crafted one among them: a link, a file over its cap, counts that do not
+// add up (report/merge.go's bounds) — are a bad command line (exit 2),
+// refused before --out is claimed: nothing is written.
 func mergeCommand(fs *flag.FlagSet) runner {
 	var output outputFlags
 	output.register(fs, "merge")
@@ -37,7 +39,7 @@ func mergeCommand(fs *flag.FlagSet) runner {
 			if report.IsSuite(dirs[0]) {
 				suite, err = report.MergeSuites(dirs)
 			} else {
-				run, err = mergeRun(dirs)
+				run, err = report.MergeDirs(dirs)
 			}
 			if err != nil {
 				return usageError{err.Error()}
@@ -70,17 +72,4 @@ func mergeCommand(fs *flag.FlagSet) runner {
 		}
 		return sess.finish(doc, failure)
 	}
-}
-
-// mergeRun reads and merges the shards of one microload's run.
-func mergeRun(dirs []string) (*report.MergedRun, error) {
-	var shards []*report.ShardRun
-	for _, d := range dirs {
-		sh, err := report.ReadShard(d)
-		if err != nil {
-			return nil, err
-		}
-		shards = append(shards, sh)
-	}
-	return report.MergeShards(shards)
 }

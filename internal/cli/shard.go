@@ -18,9 +18,6 @@ import (
 // together (probes.Shard says how clients, rate and request keys split);
 // probe merge makes the shards' reports one.
 
-// maxShards bounds --shard's N: past it a shard's part is a rounding error.
-const maxShards = 10_000
-
 // shardFlags are --shard, --shards and --run-id (the load commands).
 type shardFlags struct {
 	spec  string // --shard I/N
@@ -80,8 +77,8 @@ func (f *shardFlags) validate(l *loadFlags) error {
 	}
 	s := f.shard
 	switch {
-	case s.Count < 1 || s.Count > maxShards:
-		return usageError{fmt.Sprintf("shard %v: want 1 to %d shards", s, maxShards)}
+	case s.Count < 1 || s.Count > probes.MaxShards:
+		return usageError{fmt.Sprintf("shard %v: want 1 to %d shards", s, probes.MaxShards)}
 	case s.Index < 0 || s.Index >= s.Count:
 		return usageError{fmt.Sprintf("shard %v: the index must be 0 to %d", s, s.Count-1)}
 	case l.autoConcurrency:
