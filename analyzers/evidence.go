@@ -1,6 +1,7 @@
 package analyzers
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -137,12 +138,25 @@ func acrossKeys(keys []Replies) string {
 			break
 		}
 		compared++
-		c := compareReplies(first.Bodies[0], k.Bodies[0])
-		if !c.complete || c.stableShare() < nearInvariant || !echoes(c.fragments, first.Request, k.Request) {
+		if !EchoesOnly(first.Bodies[0], k.Bodies[0], first.Request, k.Request) {
 			return "different"
 		}
 	}
 	return "echo"
+}
+
+// EchoesOnly says whether reply b, to request reqB, is reply a, to reqA,
+// but for the parts where it echoes its request: the same bytes, or 90%
+// of a's bytes in b too and every fragment in which they differ within
+// the part in which the two requests differ (a JSON-RPC id, a name). A
+// reply that differs anywhere else is another answer: the request's input
+// changed the result, not only its quotation.
+func EchoesOnly(a, b []byte, reqA, reqB string) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	c := compareReplies(a, b)
+	return c.complete && c.stableShare() >= nearInvariant && echoes(c.fragments, reqA, reqB)
 }
 
 // echoes says whether every fragment in which two replies differ is a

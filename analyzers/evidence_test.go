@@ -295,3 +295,37 @@ func TestUnexplainedPathTail(t *testing.T) {
 		t.Errorf("whole %q", got)
 	}
 }
+
+// Equal cost is not input independence: each user's own numbers sorted,
+// the same size for every user, each user its own stable reply. The
+// replies alone make the sort a function of the input (cacheable), and
+// EchoesOnly, which the experiment judges its variants by, tells such a
+// reply from one that only quotes its request.
+func TestPerUserRepliesAreNoEcho(t *testing.T) {
+	sorted := func(user int) Replies {
+		body := fmt.Sprintf("user %d: 20000 numbers, smallest %d, median %d, largest %d\n", user, 3*user, 50000+7*user, 99999-user)
+		return Replies{Key: fmt.Sprint("user=", user), Op: "GET /sorted", Requests: 60, Distinct: 1, Top: uint64(user), Input: true,
+			Request: fmt.Sprint("GET /sorted?user=", user), Bodies: [][]byte{[]byte(body)}}
+	}
+	keys := []Replies{sorted(1), sorted(2), sorted(3)}
+	facts := readReplies(keys)
+	for _, id := range []string{"repeated-sort", "per-request-full-scan"} {
+		class, why, _ := facts.classify(rule(id))
+		if class != "cacheable" || !strings.Contains(why, "different keys got different replies") {
+			t.Errorf("%s on per-user sorts: %s (%s)", id, class, why)
+		}
+	}
+	a, b := keys[0], keys[1]
+	if EchoesOnly(a.Bodies[0], b.Bodies[0], a.Request, b.Request) {
+		t.Errorf("two users' sorted numbers were taken for an echo of the user")
+	}
+	echo := func(user int) []byte {
+		return []byte(fmt.Sprintf("user %d: 20000 settings loaded, version 7, theme dark\n", user))
+	}
+	if !EchoesOnly(echo(1), echo(2), a.Request, b.Request) {
+		t.Errorf("replies that differ only in the user they quote were taken for other answers")
+	}
+	if !EchoesOnly(echo(1), echo(1), a.Request, b.Request) {
+		t.Errorf("the same bytes are no other answer")
+	}
+}

@@ -35,7 +35,11 @@ import (
 // short load, a profiled second each in turn. Work whose CPU per request stays put across all of them,
 // while the same request gets the same reply, does not depend on the
 // request: load-time. Work whose CPU per request moves with the input is
-// a function of it: cacheable. Anything less clear keeps its class.
+// a function of it: cacheable. So is work of a steady cost when another
+// input got another reply (beyond nonces and echoes of the request, in the
+// variants or the main run): equal cost is not input independence, and a
+// sort of each user's own list of one size is memoised per user, never
+// done once at load. Anything less clear keeps its class.
 
 // MinExperimentTime is the least --experiment-time: a profiled second for
 // each of four variants, and the set-up around them.
@@ -119,13 +123,14 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 		return a
 	}
 	began := time.Now()
-	profiles, err := p.runVariants(ctx, ml, t, o, variants, window, slots, e)
+	profiles, got, err := p.runVariants(ctx, ml, t, o, variants, window, slots, e)
 	e.TookS = time.Since(began).Seconds()
 	if err != nil {
 		e.Skipped = err.Error()
 		return a
 	}
 	markReplies(e, run, base.Key)
+	replies := readInputReplies(run, base, e.Variants, got)
 	for _, i := range eligible {
 		f := &a.Findings[i]
 		rule := ruleOf(p.o.Rules, f.Rule)
@@ -133,7 +138,7 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 		if base.BodyBytes > 0 && rule != nil && rule.Input {
 			reads = "the requests carry bodies and the work may be decoding them: same-shaped bodies cost alike, so a steady CPU per request proves nothing"
 		}
-		ef := judgeFinding(*f, e.Variants, profiles, reads, rule != nil && rule.OverReplyBytes())
+		ef := judgeFinding(*f, e.Variants, profiles, reads, rule != nil && rule.OverReplyBytes(), replies)
 		e.Findings = append(e.Findings, ef)
 		applyVerdict(f, ef, rule)
 	}
@@ -222,9 +227,10 @@ const (
 )
 
 // runVariants loads all the variants, switching every slot, and returns
-// the CPU profiles of each variant's slots; e.Variants gets their figures.
+// the CPU profiles of each variant's slots and the reply each kept;
+// e.Variants gets their figures.
 func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, vs []requestVariant,
-	window time.Duration, slots int, e *report.Experiment) ([][]*profile.Profile, error) {
+	window time.Duration, slots int, e *report.Experiment) ([][]*profile.Profile, []keptReply, error) {
 	vl := newVariantLoad(ml, vs)
 	profiles := make([][]*profile.Profile, len(vs))
 	requests := make([][]int64, len(vs))
@@ -266,14 +272,15 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		p.o.UI.Done()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the experiment's load: %v", err)
+		return nil, nil, fmt.Errorf("the experiment's load: %v", err)
 	}
 	if slotErr != nil {
-		return nil, slotErr
+		return nil, nil, slotErr
 	}
 	if run.Ended != "" {
-		return nil, fmt.Errorf("the experiment's load ended early: %s", run.Ended)
+		return nil, nil, fmt.Errorf("the experiment's load ended early: %s", run.Ended)
 	}
+	got := make([]keptReply, len(vs))
 	for i, v := range vs {
 		ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, Request: vl.request(i), SlotRequests: requests[i],
 			DurationS: float64(len(profiles[i])) * slotLength.Seconds()}
@@ -297,11 +304,12 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 				if len(dg.Bodies) > 0 {
 					ev.StableDigest = stableDigest(dg.Bodies[0])
 				}
+				got[i] = keptOf(dg)
 			}
 		}
 		e.Variants = append(e.Variants, ev)
 	}
-	return profiles, nil
+	return profiles, got, nil
 }
 
 // pprofClient fetches the experiment's CPU profiles: a 3xx is refused,
@@ -364,7 +372,9 @@ func stableDigest(body []byte) string {
 // own frame in each variant's profile, and says what they show.
 // reads, when set, says why the work may be reading the request.
 // overReply: the finding's rule works over the reply's own bytes.
-func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [][]*profile.Profile, reads string, overReply bool) report.ExperimentFinding {
+// replies is what the replies say of the input.
+func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [][]*profile.Profile, reads string, overReply bool,
+	replies replyEvidence) report.ExperimentFinding {
 	ef := report.ExperimentFinding{Rule: f.Rule, ClassBefore: f.Class, Class: f.Class, Verdict: "inconclusive"}
 	names := []string{f.Frames[0]}
 	if f.OwnFrame != "" && f.OwnFrame != f.Frames[0] {
@@ -394,7 +404,7 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 		}
 		ef.Frames = append(ef.Frames, fr)
 	}
-	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads, overReply)
+	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads, overReply, replies)
 	if sp := slotSpread(ef.Frames[0], vs); sp.Measured() {
 		ef.SlotNoise = sp.RelSD
 	}
@@ -405,8 +415,11 @@ func judgeFinding(f analyzers.Finding, vs []report.ExperimentVariant, profiles [
 // reads says why the work may read the request ("": no sign of it);
 // overReply, that the work is over the reply's own bytes (compressing,
 // encoding it), whose cost says how big a reply is, not whether it is the
-// same one.
-func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVariant, reads string, overReply bool) (string, string, float64, string) {
+// same one; replies, what the replies say of the input: another input
+// that got another answer makes the work a function of the input, at most
+// cacheable, however steady its cost.
+func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVariant, reads string, overReply bool,
+	replies replyEvidence) (string, string, float64, string) {
 	figures := func() string {
 		var parts []string
 		for i, v := range vs {
@@ -554,8 +567,19 @@ func verdict(class string, work report.ExperimentFrame, vs []report.ExperimentVa
 			}
 		}
 	}
-	return "load-time", "input-independent", stayTol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply, so the work does not depend on the request. %s",
-		experimentName, 100*stayTol, strings.Join(tested, ", "), figures())
+	if replies.answered != "" {
+		// Equal cost is not input independence: a sort of each user's
+		// own list of one size costs the same for every user.
+		return "cacheable", "replies-with-input", stayTol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s), but %s; "+
+			"a steady cost says the inputs cost alike, not that the result is one, so probe claims it can be memoised per input, never moved to load time. %s",
+			experimentName, 100*stayTol, strings.Join(tested, ", "), replies.answered, figures())
+	}
+	echoed := ""
+	if replies.echoed {
+		echoed = " (other inputs' replies differed only where they quote the request, or in nonces and timestamps)"
+	}
+	return "load-time", "input-independent", stayTol, fmt.Sprintf("%s: the work's CPU per request stayed within ±%.0f%% when the input changed (%s) and the same request got the same reply%s, so the work does not depend on the request. %s",
+		experimentName, 100*stayTol, strings.Join(tested, ", "), echoed, figures())
 }
 
 // relativeChange is how far x is from base as the larger of their ratios
@@ -621,6 +645,10 @@ func applyVerdict(f *analyzers.Finding, ef report.ExperimentFinding, rule *Rule)
 		f.Class = "cacheable"
 		f.Evidence += "; " + ef.Why
 		f.Suggestion = "Memoise this work per input (keyed by what the request varies) and reuse it until the data changes; its cost moves with the request, so it cannot move to load time."
+	case "replies-with-input":
+		f.Class = "cacheable"
+		f.Evidence += "; " + ef.Why
+		f.Suggestion = "Memoise this work per input (keyed by what the request varies) and reuse it until the data changes; another input gets another result, so it cannot move to load time unless the inputs are few and known."
 	default:
 		f.Evidence += "; " + experimentName + " was inconclusive (see the report's experiment)"
 	}

@@ -264,7 +264,7 @@ func TestExperimentVerdictRules(t *testing.T) {
 		// A parameter the server reads is an input that matters.
 		{"param not ignored, moves", work(1, 3), vs(true, false), "", "moves-with-input"},
 	} {
-		class, verdict, _, why := verdict("info", tc.work, tc.vs, tc.reads, false)
+		class, verdict, _, why := verdict("info", tc.work, tc.vs, tc.reads, false, replyEvidence{})
 		if verdict != tc.verdict {
 			t.Errorf("%s: verdict %s (class %s), want %s: %s", tc.name, verdict, class, tc.verdict, why)
 		}
@@ -277,7 +277,7 @@ func TestExperimentVerdictRules(t *testing.T) {
 	// whose replies differ byte for byte makes it per-request; a move
 	// over stable replies is still a move.
 	over := func(v []report.ExperimentVariant, fr report.ExperimentFrame) (string, string) {
-		_, verdict, _, why := verdict("info", fr, v, "", true)
+		_, verdict, _, why := verdict("info", fr, v, "", true, replyEvidence{})
 		return verdict, why
 	}
 	if v, why := over(vs(true, true, false), work(1, 1.05, 0.95)); v != "inconclusive" || !strings.Contains(why, "got other bytes") {
@@ -302,7 +302,7 @@ func TestExperimentVerdictRules(t *testing.T) {
 	// An ignored-param whose reply was not kept is no input.
 	unkept := vs(true, false, false)
 	unkept[1].StableDigest, unkept[1].ReplyDigest = "", ""
-	if _, v, _, why := verdict("info", work(1, 4, 1), unkept, "", false); v != "input-independent" {
+	if _, v, _, why := verdict("info", work(1, 4, 1), unkept, "", false, replyEvidence{}); v != "input-independent" {
 		t.Errorf("an ignored-param with no reply kept, 4× dearer: verdict %s, want input-independent on the other key: %s", v, why)
 	}
 	stamped := vs(true, true, false)
@@ -314,37 +314,37 @@ func TestExperimentVerdictRules(t *testing.T) {
 		t.Errorf("compressing stable replies whose cost moves with the key: verdict %s: %s", v, why)
 	}
 	// A third cheaper is as far as a third dearer: 0.71× is a 40% change.
-	if _, v, _, why := verdict("info", work(1, 1, 0.71), vs(true, true, false), "", false); v != "moves-with-input" {
+	if _, v, _, why := verdict("info", work(1, 1, 0.71), vs(true, true, false), "", false, replyEvidence{}); v != "moves-with-input" {
 		t.Errorf("an other key at 0.71×: verdict %s, want moves-with-input: %s", v, why)
 	}
 	// The bound a move is said to pass is one every move passed.
 	two := append(vs(true, true, false), report.ExperimentVariant{Name: "other-key-2", ShouldMatter: true, Requests: 8, StableDigest: "d3", ReplyDigest: "d3"})
 	wt := work(5, 5, 6.75, 15)
 	wt.Samples[3] = 24
-	if _, v, tol, why := verdict("info", wt, two, "", false); v != "moves-with-input" || tol > 0.35 || !strings.Contains(why, "beyond ±30%") {
+	if _, v, tol, why := verdict("info", wt, two, "", false, replyEvidence{}); v != "moves-with-input" || tol > 0.35 || !strings.Contains(why, "beyond ±30%") {
 		t.Errorf("two moves of unlike bounds: verdict %s, tolerance %.2f: %s", v, tol, why)
 	}
 	// A figure that is no number is never staying put.
-	if _, v, _, why := verdict("info", work(1, 1, math.NaN()), vs(true, true, false), "", false); v != "inconclusive" {
+	if _, v, _, why := verdict("info", work(1, 1, math.NaN()), vs(true, true, false), "", false, replyEvidence{}); v != "inconclusive" {
 		t.Errorf("a NaN figure: verdict %s, want inconclusive: %s", v, why)
 	}
 	few := work(1, 1, 1)
 	few.Samples[2] = 3
 	fewVs := vs(true, true, false)
 	fewVs[2].Requests = 2
-	if _, v, _, why := verdict("info", few, fewVs, "", false); v != "inconclusive" {
+	if _, v, _, why := verdict("info", few, fewVs, "", false, replyEvidence{}); v != "inconclusive" {
 		t.Errorf("2 requests of the other key: verdict %s, want inconclusive: %s", v, why)
 	}
 	// One other key too thin to compare, the next one moved: the input matters.
 	mixed := work(1, 1, 1, 3)
 	mixedVs := append(vs(true, true, false), report.ExperimentVariant{Name: "other-key-2", ShouldMatter: true, Requests: 100})
 	mixedVs[2].Requests = 2
-	if _, v, _, why := verdict("info", mixed, mixedVs, "", false); v != "moves-with-input" {
+	if _, v, _, why := verdict("info", mixed, mixedVs, "", false, replyEvidence{}); v != "moves-with-input" {
 		t.Errorf("a thin other key beside one that moved: verdict %s, want moves-with-input: %s", v, why)
 	}
 	gone := work(1, 1, 0)
 	gone.Samples[2] = 0
-	if _, v, _, why := verdict("info", gone, vs(true, true, false), "", false); v != "moves-with-input" {
+	if _, v, _, why := verdict("info", gone, vs(true, true, false), "", false, replyEvidence{}); v != "moves-with-input" {
 		t.Errorf("the work gone from the other key: verdict %s, want moves-with-input: %s", v, why)
 	}
 }
@@ -411,7 +411,7 @@ func TestExperimentSecondsNoise(t *testing.T) {
 			fr.Samples = append(fr.Samples, v.samples)
 			fr.SlotCPUPerRequestMS = append(fr.SlotCPUPerRequestMS, v.slots)
 		}
-		_, verdict, tol, why := verdict("info", fr, vs, "", false)
+		_, verdict, tol, why := verdict("info", fr, vs, "", false, replyEvidence{})
 		return verdict, why, tol
 	}
 	scaled := func(vars []variant, f func(i int, slots []float64) []float64) []variant {
