@@ -487,7 +487,7 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 
 	// Shards 0, 1 and 3 write their reports, shard 2 never does: each
 	// shard's command as the Job runs it, its target a loopback server,
-	// its load a second.
+	// its load a second of a lighter rate.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
 	defer srv.Close()
 	t.Setenv("PROBE_RUN_ID", runID)
@@ -498,7 +498,8 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 		}
 		t.Setenv("JOB_COMPLETION_INDEX", strconv.Itoa(i))
 		args := slices.Clone(sc.Args)
-		for flag, v := range map[string]string{"--target": srv.URL, "--duration": "1s", "--warmup": "0"} {
+		for flag, v := range map[string]string{"--target": srv.URL, "--duration": "1s", "--warmup": "0", "--rate": "200",
+			"--concurrency": "8"} {
 			j := slices.Index(args, flag)
 			if j < 0 || j+1 >= len(args) {
 				t.Fatalf("the shard's args %v have no %s", sc.Args, flag)
@@ -545,9 +546,12 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 	for j, a := range margs {
 		margs[j] = local(k8sVar.ReplaceAllStringFunc(a, func(v string) string { return os.Getenv(v[2 : len(v)-1]) }))
 	}
+	// Its exit status is the merged figures' (1: a --fail-on broken, as a
+	// loaded test machine may make the p99), never a refusal (2).
 	code, _, stderr := runProbe(t, context.Background(), margs...)
-	if code != 0 || !strings.Contains(stderr, fmt.Sprintf("shard 2/%d is missing", n)) {
-		t.Fatalf("the merge of what came: exit %d, stderr %q: want 0 and shard 2 named missing", code, stderr)
+	if (code != 0 && (code != exitError || !strings.Contains(stderr, "threshold"))) ||
+		!strings.Contains(stderr, fmt.Sprintf("shard 2/%d is missing", n)) {
+		t.Fatalf("the merge of what came: exit %d, stderr %q: want it merged and shard 2 named missing", code, stderr)
 	}
 	r := readShardReport(t, filepath.Join(root, runID, "merged"))
 	if r.Merge == nil || fmt.Sprint(r.Merge.Missing) != "[2]" || len(r.Merge.Shards) != n-1 || r.Latency.Requests == 0 {
