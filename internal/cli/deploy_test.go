@@ -274,7 +274,8 @@ func TestKubernetesHardened(t *testing.T) {
 		sc := ps.SecurityContext
 		if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 ||
 			sc.SeccompProfile == nil || sc.SeccompProfile.Type != "RuntimeDefault" {
-			t.Errorf("%s: the pod's securityContext %+v: want runAsNonRoot, a runAsUser not 0, seccompProfile RuntimeDefault", id, sc)
+			t.Errorf("%s: the pod's securityContext %+v: want runAsNonRoot, a runAsUser not 0, "+
+				"seccompProfile RuntimeDefault", id, sc)
 		}
 		emptyDirs := map[string]bool{}
 		for _, v := range ps.Volumes {
@@ -538,7 +539,8 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 		return string(out)
 	}
 	out := runWait("1", func() {})
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || !strings.Contains(lines[0], fmt.Sprintf("shard 2/%d", n)) {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], fmt.Sprintf("shard 2/%d", n)) {
 		t.Errorf("the wait that gave up says %q: want one line naming shard 2/%d", out, n)
 	}
 
@@ -555,7 +557,8 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 	}
 	r := readShardReport(t, filepath.Join(root, runID, "merged"))
 	if r.Merge == nil || fmt.Sprint(r.Merge.Missing) != "[2]" || len(r.Merge.Shards) != n-1 || r.Latency.Requests == 0 {
-		t.Errorf("the merged report: merge %+v, %d requests: want shards 0, 1, 3 merged, 2 missing", r.Merge, r.Latency.Requests)
+		t.Errorf("the merged report: merge %+v, %d requests: want shards 0, 1, 3 merged, 2 missing",
+			r.Merge, r.Latency.Requests)
 	}
 
 	// Without --allow-missing the same folders are refused in one line (and

@@ -23,8 +23,9 @@ func mergeCommand(fs *flag.FlagSet) runner {
 	var output outputFlags
 	output.register(fs, "merge")
 	output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100")
-	allowMissing := fs.Bool("allow-missing", false, "a SHARD_DIR without report.json (its shard never wrote one) is a missing shard, "+
-		"merged without and warned shard-missing, not refused: a merge that stopped waiting (deploy/kubernetes/merge.yaml)")
+	allowMissing := fs.Bool("allow-missing", false, "a SHARD_DIR without report.json (its shard never wrote one) "+
+		"is a missing shard, merged without and warned shard-missing, not refused: "+
+		"a merge that stopped waiting (deploy/kubernetes/merge.yaml)")
 	return func(ctx context.Context, s streams, dirs []string) error {
 		var run *report.MergedRun
 		var suite *report.MergedSuite
