@@ -601,7 +601,7 @@ func (s *ShardRun) profiles() (map[string][]byte, error) {
 			return nil, fmt.Errorf("%s: its profile files are over %s together", s.Dir, humanize.IBytes(maxShardCopied))
 		}
 		if strings.HasSuffix(name, ".pb.gz") {
-			if _, err := pprofio.Parse(b, maxShardProfile); err != nil {
+			if _, _, err := pprofio.Parse(b, maxShardProfile); err != nil {
 				return nil, fmt.Errorf("%s: %s: %v", s.Dir, name, err)
 			}
 		} else if !bytes.HasPrefix(b, []byte("<!doctype html>")) {

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -22,12 +25,20 @@ func mergeCommand(fs *flag.FlagSet) runner {
 	var output outputFlags
 	output.register(fs, "merge")
 	output.registerGates(fs, "p99_ms>250, errors>0.1%, rps<100")
+	allowMissing := fs.Bool("allow-missing", false, "a SHARD_DIR without report.json (its shard never wrote one) "+
+		"is a missing shard, merged without and warned shard-missing, not refused: "+
+		"a merge that stopped waiting (deploy/kubernetes/merge.yaml)")
 	return func(ctx context.Context, s streams, dirs []string) error {
 		var run *report.MergedRun
 		var suite *report.MergedSuite
 		sess, err := begin(ctx, s, start{gates: "run", output: &output, before: func() error {
 			if len(dirs) == 0 {
 				return usageError{"usage: probe merge SHARD_DIR… (the report folders of probe --shard I/N)"}
+			}
+			if *allowMissing {
+				if dirs = withReport(dirs); len(dirs) == 0 {
+					return usageError{"--allow-missing: none of the folders holds a report.json: no shard to merge"}
+				}
 			}
 			for _, d := range dirs {
 				// Checked before --out is claimed: --force would clear it.
@@ -72,4 +83,16 @@ func mergeCommand(fs *flag.FlagSet) runner {
 		}
 		return sess.finish(doc, failure)
 	}
+}
+
+// withReport is the folders that hold a report.json: --allow-missing
+// leaves the others out.
+func withReport(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if _, err := os.Lstat(filepath.Join(d, "report.json")); !errors.Is(err, fs.ErrNotExist) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
