@@ -309,7 +309,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 	defer cs.Close()
 	listed, err := listTools(ctx, cs, toolsListTime)
 	if err != nil {
-		return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, redirected(err))
+		return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, err)
 	}
 	for _, r := range Roles {
 		if t := spec.Tool(r); !slices.Contains(listed, t.Name) {
@@ -387,7 +387,7 @@ func listTools(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration
 			if ctx.Err() == context.DeadlineExceeded {
 				return nil, fmt.Errorf("the listing took over %v (%d pages)", timeout, page-1)
 			}
-			return nil, errors.New(textline.Of(err.Error(), textline.Max))
+			return nil, errors.New(textline.Of(redirected(err).Error(), textline.Max))
 		}
 		for _, tool := range res.Tools {
 			if tool == nil {
