@@ -57,8 +57,8 @@ type ExperimentFinding struct {
 	Rule        string `json:"rule"`
 	ClassBefore string `json:"class_before"`
 	Class       string `json:"class"`
-	// Verdict: input-independent (load-time), moves-with-input
-	// (cacheable) or inconclusive (class kept).
+	// Verdict: input-independent (load-time), moves-with-input or
+	// replies-with-input (cacheable), or inconclusive (class kept).
 	Verdict string            `json:"verdict"`
 	Frames  []ExperimentFrame `json:"frames"` // the finding's work first, then its own frame
 	// Tolerance is the largest relative change of the work's CPU per
