@@ -23,17 +23,24 @@ const (
 	markRequestBody = "request-body" // reading what arrives with the request
 	markSending     = "sending"      // writing the reply out
 	markStorage     = "storage"      // reading files
+	markConnection  = "connection"   // reading or writing a client's connection (a WebSocket loop)
 )
 
 func isMarker(class string) bool {
-	return class == markServing || class == markRequestBody || class == markSending || class == markStorage
+	switch class {
+	case markServing, markRequestBody, markSending, markStorage, markConnection:
+		return true
+	}
+	return false
 }
 
 // samples are the profiles as the detectors see them.
 type samples struct {
 	cpu          []stack
 	cpuTotal     int64
-	requestTotal int64 // CPU under request handling
+	requestTotal int64 // CPU of the goroutines serving requests (splitCPU)
+	split        CPUSplit
+	gc           []*Rule // the rules measuring the collector: its goroutines are kept apart
 	allocs       []stack
 	allocTotal   int64
 	hasCPU       bool // a CPU profile was given (alloc-only findings need its samples)
@@ -79,6 +86,8 @@ var detectors = map[string]detector{
 type Result struct {
 	Findings    []Finding
 	Unexplained []Unexplained
+	// CPU is how the target's CPU divides (the denominators of the shares).
+	CPU CPUSplit
 	// Interrupted: the context ended the analysis; the findings are those
 	// complete before it (not nested), and the unexplained list is empty.
 	Interrupted bool
@@ -99,6 +108,9 @@ func AnalyzeContext(ctx context.Context, cpu, allocs *profile.Profile, ev Eviden
 		if isMarker(rules[i].Class) {
 			s.markers[rules[i].Class] = append(s.markers[rules[i].Class], &rules[i])
 		}
+		if rules[i].Detector == "gc" {
+			s.gc = append(s.gc, &rules[i])
+		}
 	}
 	code := frames.Code{MainModule: ev.MainModule}
 	if code.MainModule == "" {
@@ -109,12 +121,7 @@ func AnalyzeContext(ctx context.Context, cpu, allocs *profile.Profile, ev Eviden
 	if s.stopped() {
 		return Result{Interrupted: true}
 	}
-	for i := range s.cpu {
-		if s.marked(s.cpu[i], markServing) {
-			s.cpu[i].serving = true
-			s.requestTotal += s.cpu[i].value
-		}
-	}
+	s.split = s.splitCPU(cpu)
 	facts := readReplies(ev.Replies)
 	var out []Finding
 	var explaining []*Rule
@@ -140,6 +147,9 @@ func AnalyzeContext(ctx context.Context, cpu, allocs *profile.Profile, ev Eviden
 			f.Evidence += "; " + why
 		}
 		f.Severity = severity(max(f.CPUShare, f.AllocShare))
+		if r.Detector == "gc" { // its allocation share is the sites', not the collector's
+			f.Severity = severity(f.CPUShare)
+		}
 		out = append(out, *f)
 		if r.Detector != "reply" { // a whole reply explains no part of itself
 			explaining = append(explaining, r)
@@ -160,15 +170,16 @@ func AnalyzeContext(ctx context.Context, cpu, allocs *profile.Profile, ev Eviden
 		return Result{Findings: out, Interrupted: true}
 	}
 	un := unexplained(s, explaining, nested)
-	return Result{Findings: nested, Unexplained: un, Interrupted: s.stopped()}
+	return Result{Findings: nested, Unexplained: un, CPU: s.split, Interrupted: s.stopped()}
 }
 
 // nest gives each CPU sample to one top-level finding. Findings are
 // placed largest first; one with half of its samples or more inside a
 // finding already placed is a part of the smallest such (gzip inside a
 // repeated reply) and keeps its share, which is a part of its parent's.
-// A top-level finding gives up the samples an earlier top-level one
-// holds, so the top-level shares add up to at most the CPU. Any
+// A top-level finding keeps its share (pprof -focus's) and says, in
+// CPUShareShared, the samples an earlier top-level one holds: the
+// top-level shares less their shared parts add up to at most the CPU. Any
 // detector's finding nests, by the samples it counted (or, when it does
 // not say, by the samples through its innermost frame). The result
 // lists each top-level finding, largest first, followed by its parts.
@@ -222,7 +233,7 @@ func nest(fs []Finding, s *samples) []Finding {
 				pct(share(inside, weight[i])), fs[p].Rule)
 			continue
 		}
-		var taken, takenServing int64
+		var taken int64
 		by := map[string]bool{}
 		for id := range sets[i] {
 			h, held := holder[id]
@@ -231,17 +242,14 @@ func nest(fs []Finding, s *samples) []Finding {
 				continue
 			}
 			taken += s.cpu[id].value
-			if s.cpu[id].serving {
-				takenServing += s.cpu[id].value
-			}
 			by[fs[h].Rule] = true
 		}
 		if taken > 0 {
-			fs[i].CPUShare = max(0, fs[i].CPUShare-share(taken, s.cpuTotal))
-			fs[i].CPUShareOfRequests = max(0, fs[i].CPUShareOfRequests-share(takenServing, s.requestTotal))
-			fs[i].Severity = severity(max(fs[i].CPUShare, fs[i].AllocShare))
-			fs[i].Evidence += fmt.Sprintf("; a further %s of the CPU is this work inside %s, counted there",
-				pct(share(taken, s.cpuTotal)), strings.Join(sortedKeys(by), " and "))
+			// The share stays what pprof -focus shows; the samples an
+			// earlier finding holds are said, and kept apart for sums.
+			fs[i].CPUShareShared = share(taken, s.cpuTotal)
+			fs[i].Evidence += fmt.Sprintf("; %s of the CPU is this work inside %s, in that share too (as pprof -focus counts it for both)",
+				pct(fs[i].CPUShareShared), strings.Join(sortedKeys(by), " and "))
 		}
 	}
 	out := make([]Finding, 0, len(fs))

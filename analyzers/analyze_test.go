@@ -18,7 +18,8 @@ type profileBuilder struct {
 }
 
 func newProfile(sampleType string) *profileBuilder {
-	return &profileBuilder{p: &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: sampleType, Unit: "nanoseconds"}}},
+	return &profileBuilder{p: &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"},
+		{Type: sampleType, Unit: "nanoseconds"}}},
 		funcs: map[string]*profile.Function{}}
 }
 
@@ -107,7 +108,8 @@ func TestInvariantByNature(t *testing.T) {
 }
 
 func TestSmallSharesAndFewSamplesAreNotFindings(t *testing.T) {
-	p := newProfile("cpu").add(2*sec/100, append([]string{"compress/flate.(*compressor).deflate"}, handler...)...).add(98*sec/100, handler...).p
+	p := newProfile("cpu").add(2*sec/100, append([]string{"compress/flate.(*compressor).deflate"}, handler...)...).add(98*sec/100,
+		handler...).p
 	if f := find(Analyze(p, nil, Evidence{}, DefaultRules()).Findings, "repeated-gzip"); f != nil {
 		t.Errorf("2%% of CPU: %+v", f)
 	}
@@ -118,9 +120,11 @@ func TestSmallSharesAndFewSamplesAreNotFindings(t *testing.T) {
 }
 
 func TestFullScanNamesTheLoop(t *testing.T) {
-	page := []string{"own:app/site.pageData.Feeds", "reflect.Value.Call", "text/template.(*state).evalCall", "own:app/site.(*Site).handlePage", "net/http.(*conn).serve"}
+	page := []string{"own:app/site.pageData.Feeds", "reflect.Value.Call", "text/template.(*state).evalCall",
+		"own:app/site.(*Site).handlePage", "net/http.(*conn).serve"}
 	p := newProfile("cpu").
-		add(4*sec, append([]string{"runtime.mapassign_faststr", "own:app/site.(*rendered).params", "own:app/site.(*snapshot).walkFeeds"}, page...)...).
+		add(4*sec, append([]string{"runtime.mapassign_faststr", "own:app/site.(*rendered).params", "own:app/site.(*snapshot).walkFeeds"},
+			page...)...).
 		add(2*sec, append([]string{"strconv.FormatBool", "own:app/site.(*rendered).params", "own:app/site.(*snapshot).walkFeeds"}, page...)...).
 		add(1*sec, append([]string{"own:app/site.(*snapshot).walkFeeds"}, page...)...).
 		add(3*sec, "html/template.(*Template).Execute", "own:app/site.(*Site).handlePage", "net/http.(*conn).serve").p
@@ -133,7 +137,8 @@ func TestFullScanNamesTheLoop(t *testing.T) {
 		t.Errorf("full scan %+v", f)
 	}
 	// A loop whose cost is a library's real work is that library's finding.
-	lib := newProfile("cpu").add(19*sec, "compress/flate.(*compressor).deflate", "own:app/site.buildAll", "net/http.(*conn).serve").add(1*sec, "own:app/site.buildAll").p
+	lib := newProfile("cpu").add(19*sec, "compress/flate.(*compressor).deflate", "own:app/site.buildAll",
+		"net/http.(*conn).serve").add(1*sec, "own:app/site.buildAll").p
 	if f := find(Analyze(lib, nil, Evidence{}, DefaultRules()).Findings, "per-request-full-scan"); f != nil {
 		t.Errorf("library work taken for a scan: %+v", f)
 	}
@@ -153,7 +158,8 @@ func TestLogStormFromLines(t *testing.T) {
 	// No CPU sample caught the logging: the lines alone are the evidence.
 	quiet := newProfile("cpu").add(5*sec, handler...).p
 	ev.LogLines = 2700
-	if f := find(Analyze(quiet, nil, ev, DefaultRules()).Findings, "log-storm"); f == nil || !strings.Contains(f.Evidence, "no CPU sample caught it") || len(f.Frames) != 0 {
+	if f := find(Analyze(quiet, nil, ev, DefaultRules()).Findings, "log-storm"); f == nil || !strings.Contains(f.Evidence,
+		"no CPU sample caught it") || len(f.Frames) != 0 {
 		t.Errorf("lines without samples: %+v", f)
 	}
 	ev.LogLines = 10
@@ -243,7 +249,8 @@ func TestProfilingItselfIsNoFinding(t *testing.T) {
 func TestOtherServersServeRequests(t *testing.T) {
 	for name, serving := range map[string][]string{
 		"fasthttp": {"own:app/api.handle", "github.com/valyala/fasthttp.(*Server).serveConn"},
-		"grpc":     {"own:app/api.(*svc).List", "google.golang.org/grpc.(*Server).processUnaryRPC", "google.golang.org/grpc.(*Server).handleStream"},
+		"grpc": {"own:app/api.(*svc).List", "google.golang.org/grpc.(*Server).processUnaryRPC",
+			"google.golang.org/grpc.(*Server).handleStream"},
 	} {
 		p := newProfile("cpu").
 			add(6*sec, append([]string{"compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write"}, serving...)...).

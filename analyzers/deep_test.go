@@ -63,12 +63,14 @@ func TestDeepStackIsAnalysedAtOnce(t *testing.T) {
 		u := res.Unexplained[0]
 		note := "… " + map[int]string{200_000: "199,936", 1_000_000: "999,936"}[depth] + " frames …"
 		if u.Function != "main.recurse" || len(u.Path) != 2*pathEdge+1 || u.Path[pathEdge] != note || u.Elided != depth-2*pathEdge {
-			t.Errorf("%d frames: function %s, %d path entries, elided %d, middle %q; want %q", depth, u.Function, len(u.Path), u.Elided, u.Path[min(pathEdge, len(u.Path)-1)], note)
+			t.Errorf("%d frames: function %s, %d path entries, elided %d, middle %q; want %q", depth, u.Function, len(u.Path), u.Elided,
+				u.Path[min(pathEdge, len(u.Path)-1)], note)
 		}
 		if n := len(strings.Join(u.Path, " → ")); n > 2000 {
 			t.Errorf("%d frames: a path of %d bytes", depth, n)
 		}
-		if tail := u.PathTail(4, " → "); !strings.HasPrefix(tail, "("+map[int]string{200_000: "199,996", 1_000_000: "999,996"}[depth]+" outer frames)") {
+		if tail := u.PathTail(4, " → "); !strings.HasPrefix(tail,
+			"("+map[int]string{200_000: "199,996", 1_000_000: "999,996"}[depth]+" outer frames)") {
 			t.Errorf("%d frames: tail %q", depth, tail)
 		}
 	}

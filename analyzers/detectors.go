@@ -2,6 +2,7 @@ package analyzers
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -10,7 +11,7 @@ import (
 
 // byFrames measures a rule's work: the samples with one of its frames.
 func byFrames(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
-	return framesAtLeast(r, s, r.MinShare, facts)
+	return framesAtLeast(r, s, r.MinShare, facts, nil)
 }
 
 // weighed collects the samples of one kind of work: their value, and the
@@ -46,7 +47,10 @@ func (w *weighed) add(st stack, i int, v int64) {
 	}
 }
 
-func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Finding {
+// framesAtLeast is a finding of r's frames at minShare or more; also, when
+// also is not nil, of the samples it says are the work (at the index it
+// returns; -1 for none) where r's frames are not.
+func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts, also func(stack) int) *Finding {
 	work, input := newWeighed(), newWeighed()
 	var in requestInput
 	if r.Input {
@@ -59,11 +63,15 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 		return work
 	}
 	held := map[string]int64{} // CPU of r's frames inside another rule's work, by that rule
+	var allocating int64       // CPU allocating under an in-place rule's frames
 	for _, st := range s.cpu {
 		if s.stopped() {
 			return nil
 		}
 		i, holder := r.match(st)
+		if i < 0 && holder == nil && also != nil {
+			i = also(st)
+		}
 		// Work under a sync.Once's doSlow is not skipped here: in a steady
 		// run's profile it is a fresh Once per request (a library's encoder
 		// built per request initialises itself in one: zstd's), not work
@@ -72,6 +80,10 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 			if holder != nil {
 				held[holder.ID] += st.value
 			}
+			continue
+		}
+		if r.InPlace && allocatesBelow(st, i) {
+			allocating += st.value
 			continue
 		}
 		w := pick(st, i)
@@ -96,9 +108,11 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 	}
 	if f != nil || !r.Input {
 		if f != nil && input.cpu+input.alloc > 0 {
-			f.Evidence += fmt.Sprintf("; a further %s of the CPU decodes the request's own input, which no load can do for it", pct(share(input.cpu, s.cpuTotal)))
+			f.Evidence += fmt.Sprintf("; a further %s of the CPU decodes the request's own input, which no load can do for it",
+				pct(share(input.cpu, s.cpuTotal)))
 		}
 		s.sayHeld(f, held)
+		s.sayAllocating(f, allocating)
 		return f
 	}
 	// Only the request's own input is decoded: per-request by nature.
@@ -110,12 +124,33 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts) *Fin
 	f.Evidence += "; all of it decodes what arrives with each request (the request's body or form), which is per-request by nature"
 	if work.cpu > 0 {
 		// pprof's focus on the rule's frames counts this too: say it.
-		f.Evidence += fmt.Sprintf("; a further %s of the CPU is this work on other data than the request's, under the %s a finding of its own needs",
+		f.Evidence += fmt.Sprintf("; a further %s of the CPU is this work on other data than the request's, under the %s a "+
+			"finding of its own needs",
 			pct(share(work.cpu, s.cpuTotal)), pct(minShare))
 	}
 	f.Suggestion = "Decode each request once, into a typed struct, and only the fields you need; this work cannot move to load time."
 	s.sayHeld(f, held)
 	return f
+}
+
+// allocatesBelow says whether the sample at an in-place rule's frame i is
+// the runtime allocating (sort.Slice's swapper), not the rule's work.
+func allocatesBelow(st stack, i int) bool {
+	for k := 0; k < i; k++ {
+		switch st.funcs[k] {
+		case "runtime.mallocgc", "runtime.newobject", "runtime.makeslice", "runtime.growslice", "runtime.newarray":
+			return true
+		}
+	}
+	return false
+}
+
+// sayAllocating adds to f's evidence the CPU its frames spent allocating,
+// which is not its work: pprof's focus on the frames counts it.
+func (s *samples) sayAllocating(f *Finding, allocating int64) {
+	if f != nil && share(allocating, s.cpuTotal) >= 0.005 {
+		f.Evidence += fmt.Sprintf("; a further %s of the CPU allocates under it, which is not %s", pct(share(allocating, s.cpuTotal)), f.Rule)
+	}
 }
 
 // sayHeld adds to f's evidence the CPU of its rule's frames that other
@@ -141,13 +176,14 @@ func (s *samples) sayHeld(f *Finding, held map[string]int64) {
 func (s *samples) finding(r *Rule, w *weighed, minShare float64) *Finding {
 	cs, as := share(w.cpu, s.cpuTotal), share(w.alloc, s.allocTotal)
 	cpuShown := cs >= minShare && w.cpu >= minCPUEvidence
-	allocShown := as >= minShare && (w.cpu > 0 || !s.hasCPU)
+	allocShown := as >= minShare && (w.cpu > 0 || !s.hasCPU) && !r.InPlace // an in-place work's allocations are not it
 	if !cpuShown && !allocShown {
 		return nil
 	}
 	f := &Finding{Rule: r.ID, CPUShare: cs, AllocShare: as, CPUShareOfRequests: share(w.request, s.requestTotal),
 		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW), cpuSamples: w.ids}
-	f.Evidence = fmt.Sprintf("%s: %s of the target's CPU (%s of the CPU serving requests), %s of its allocations", r.What, pct(cs), pct(f.CPUShareOfRequests), pct(as))
+	f.Evidence = fmt.Sprintf("%s: %s of the target's CPU (%s of the CPU serving requests), %s of its allocations", r.What, pct(cs),
+		pct(f.CPUShareOfRequests), pct(as))
 	return f
 }
 
@@ -440,7 +476,19 @@ func logStorm(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	if ev.Requests > 0 {
 		perReq = float64(ev.LogLines) / float64(ev.Requests)
 	}
-	f := framesAtLeast(r, s, 0, facts)
+	lines := s.linesToFile()
+	f := framesAtLeast(r, s, 0, facts, lines)
+	var byFmt int64
+	for _, st := range s.cpu {
+		if r.matchAt(st) < 0 && lines(st) >= 0 {
+			byFmt += st.value
+		}
+	}
+	if f != nil && share(byFmt, s.cpuTotal) >= 0.005 {
+		f.Evidence += fmt.Sprintf("; %s of the CPU writes lines with fmt straight into a file (stdout, stderr or a log "+
+			"file), no logging library",
+			pct(share(byFmt, s.cpuTotal)))
+	}
 	if f == nil {
 		if perReq < 0.5 {
 			return nil
@@ -451,7 +499,8 @@ func logStorm(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	}
 	storm := f.CPUShare >= r.MinShare
 	if ev.Requests > 0 && ev.LogLines > 0 {
-		f.Evidence += fmt.Sprintf("; the target wrote %d lines (%.1f MB) to stderr during the run, %.1f a request", ev.LogLines, float64(ev.LogBytes)/1e6, perReq)
+		f.Evidence += fmt.Sprintf("; the target wrote %d lines (%.1f MB) to stderr during the run, %.1f a request", ev.LogLines,
+			float64(ev.LogBytes)/1e6, perReq)
 		storm = storm || perReq >= 0.5
 	}
 	if !storm || f.CPUShare == 0 && ev.LogLines == 0 {
@@ -460,17 +509,69 @@ func logStorm(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	return f
 }
 
+// linesToFile finds log lines written without a logging library: fmt
+// formatting straight into a file (fmt.Println to stdout, fmt.Fprintf to
+// os.Stderr or a log file), not into a reply or a buffer. A call site
+// (the fmt function and its caller) seen writing to a file in some sample
+// writes lines: its samples that format them count too. The returned
+// func gives a sample's fmt frame at such a site, or -1.
+func (s *samples) linesToFile() func(stack) int {
+	sites := map[string]bool{}
+	site := func(st stack, j int) string { return st.funcs[j] + " ← " + st.funcs[j+1] }
+	for _, st := range s.cpu {
+		for k := 0; k+2 < len(st.funcs); k++ {
+			if !strings.HasPrefix(st.funcs[k], "os.(*File).Write") {
+				continue
+			}
+			for j := k + 1; j+1 < len(st.funcs) && j <= k+2; j++ { // io.WriteString may stand between
+				if fmtPrint.MatchString(st.funcs[j]) {
+					sites[site(st, j)] = true
+				}
+			}
+		}
+	}
+	return func(st stack) int {
+		if len(sites) == 0 {
+			return -1
+		}
+		for j := 0; j+1 < len(st.funcs); j++ {
+			if fmtPrint.MatchString(st.funcs[j]) && sites[site(st, j)] {
+				return j
+			}
+		}
+		return -1
+	}
+}
+
+var fmtPrint = regexp.MustCompile(`^fmt\.F?[Pp]rint(f|ln)?$`)
+
 // gcPressure measures the collector's share by its frames and names the
 // top allocation sites, where the fix starts.
 func gcPressure(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	f := byFrames(r, s, ev, facts)
-	if f != nil {
-		f.Evidence += "; top allocation sites: " + topAllocSites(s.allocs, s.allocTotal, 3)
+	if f == nil {
+		return nil
+	}
+	// The collector allocates nothing itself: the header's allocation
+	// share is the named sites', so that it agrees with the sites below.
+	sites, sum := topAllocSites(s.allocs, s.allocTotal, 3)
+	f.AllocShare = share(sum, s.allocTotal)
+	_, rest, _ := strings.Cut(f.Evidence, "; ")
+	f.Evidence = fmt.Sprintf("%s: %s of the target's CPU (%s of the CPU serving requests)", r.What, pct(f.CPUShare), pct(f.CPUShareOfRequests))
+	if s.allocTotal > 0 {
+		f.Evidence += fmt.Sprintf("; the top allocation sites hold %s of the allocations: %s", pct(f.AllocShare), sites)
+	} else {
+		f.Evidence += "; no allocation profile names the sites"
+	}
+	if rest != "" {
+		f.Evidence += "; " + rest
 	}
 	return f
 }
 
-func topAllocSites(allocs []stack, total int64, n int) string {
+// topAllocSites names the n sites that allocate most (the innermost frame
+// that is not the runtime's) with their shares, and their sum.
+func topAllocSites(allocs []stack, total int64, n int) (string, int64) {
 	flat := map[string]int64{}
 	for _, s := range allocs {
 		for i, fn := range s.funcs {
@@ -488,11 +589,10 @@ func topAllocSites(allocs []stack, total int64, n int) string {
 		return flat[names[i]] > flat[names[j]] || flat[names[i]] == flat[names[j]] && names[i] < names[j]
 	})
 	var parts []string
+	var sum int64
 	for _, fn := range names[:min(n, len(names))] {
 		parts = append(parts, fmt.Sprintf("%s (%s)", fn, pct(share(flat[fn], total))))
+		sum += flat[fn]
 	}
-	if len(parts) == 0 {
-		return "no allocation profile"
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", "), sum
 }

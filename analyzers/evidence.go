@@ -3,6 +3,7 @@ package analyzers
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -28,8 +29,13 @@ type replyFacts struct {
 	requests int64 // their requests
 	input    bool  // some request carried a query or a body
 	bodies   bool  // some request carried a body
-	varying  int   // keys whose replies changed
-	near     bool  // every varying key is the same but for fragments
+	// headers are the input header fields requests carried (Cookie,
+	// Accept-Language, gRPC metadata); unvaried, those probe sent the same
+	// in every request of a key.
+	headers  []string
+	unvaried []string
+	varying  int  // keys whose replies changed
+	near     bool // every varying key is the same but for fragments
 	worst    comparison
 	across   string // "one" key, "identical", "echo" (differs only where it echoes the request) or "different"
 	why      string // the evidence in words
@@ -47,14 +53,21 @@ func readReplies(rs []Replies) replyFacts {
 		most = max(most, r.Requests)
 		f.input = f.input || r.Input
 		f.bodies = f.bodies || r.BodyBytes > 0
+		for _, n := range r.Headers {
+			if !slices.ContainsFunc(f.headers, func(o string) bool { return strings.EqualFold(o, n) }) {
+				f.headers = append(f.headers, n)
+			}
+		}
 		if r.Requests >= 2 {
 			keys = append(keys, r)
 			f.requests += r.Requests
 		}
 	}
 	f.keys = len(keys)
+	f.unvaried = UnvariedHeaders(rs)
 	if f.keys == 0 {
-		f.why = fmt.Sprintf("too few requests per key to tell whether the replies change: the most any key got was %d, and the evidence needs 2 per key "+
+		f.why = fmt.Sprintf("too few requests per key to tell whether the replies change: the most any key got was %d, and the "+
+			"evidence needs 2 per key "+
 			"(run longer, --duration, or with more clients, --concurrency)", most)
 		return f
 	}
@@ -79,8 +92,10 @@ func readReplies(rs []Replies) replyFacts {
 	f.across = acrossKeys(keys)
 	switch {
 	case f.varying > 0 && f.near:
-		f.why = fmt.Sprintf("replies identical except %s that %s per request (%d of %d request keys vary; %.0f%% of the reply is the same every time, e.g. %s)",
-			fragmentsInWords(f.worst), plural(len(f.worst.fragments), "differs", "differ"), f.varying, f.keys, 100*f.worst.stableShare(), quoteFragment(f.worst))
+		f.why = fmt.Sprintf("replies identical except %s that %s per request (%d of %d request keys vary; %.0f%% of the reply is "+
+			"the same every time, e.g. %s)",
+			fragmentsInWords(f.worst), plural(len(f.worst.fragments), "differs", "differ"), f.varying, f.keys, 100*f.worst.stableShare(),
+			quoteFragment(f.worst))
 	case f.varying > 0:
 		f.why = fmt.Sprintf("%d of %d request keys got varying replies", f.varying, f.keys)
 		if f.worst.size > 1 {
@@ -234,11 +249,14 @@ func (f replyFacts) classify(r *Rule) (class, evidence, suggestion string) {
 
 func (f replyFacts) classifyInput(r *Rule, inputFrom string) (class, evidence, suggestion string) {
 	if r.Invariant && inputFrom != "" {
-		return "cacheable", fmt.Sprintf("what it is given comes from %s, not a constant, so probe claims it can be memoised per input, not moved to load time", inputFrom),
-			fmt.Sprintf("Memoise %s per input (keyed by the bytes it is given, or by the stored item and its version) and reuse the result until the input changes.", r.What)
+		return "cacheable", fmt.Sprintf("what it is given comes from %s, not a constant, so probe claims it can be memoised per "+
+				"input, not moved to load time", inputFrom),
+			fmt.Sprintf("Memoise %s per input (keyed by the bytes it is given, or by the stored item and its version) and reuse "+
+				"the result until the input changes.", r.What)
 	}
 	if r.Invariant {
-		return "load-time", "this work does not depend on the request: the profiles show its input read neither from the request nor from storage (a literal or an embedded file)", r.Suggestion
+		return "load-time", "this work does not depend on the request: the profiles show its input read neither from the request " +
+			"nor from storage (a literal or an embedded file)", r.Suggestion
 	}
 	scope := r.Scope
 	if scope == "" {
@@ -254,8 +272,10 @@ func (f replyFacts) classifyInput(r *Rule, inputFrom string) (class, evidence, s
 		return "info", f.why + ", so probe does not claim this work can move to load time", s
 	}
 	cacheable := func() (string, string, string) {
-		return "cacheable", f.why + ", so the work is a function of the input: probe claims it can be memoised per input, not moved to load time",
-			fmt.Sprintf("Memoise %s per input (keyed by what the request varies) and reuse it until the data changes; move it to load time only if the inputs are few and known.", r.What)
+		return "cacheable", f.why + ", so the work is a function of the input: probe claims it can be memoised per input, " +
+				"not moved to load time",
+			fmt.Sprintf("Memoise %s per input (keyed by what the request varies) and reuse it until the data changes; move it to "+
+				"load time only if the inputs are few and known.", r.What)
 	}
 	switch {
 	case !f.run || f.keys == 0:
@@ -264,6 +284,21 @@ func (f replyFacts) classifyInput(r *Rule, inputFrom string) (class, evidence, s
 		return info()
 	}
 	loadTime := func() (string, string, string) {
+		if len(f.headers) > 0 {
+			// An input probe never varied is no evidence that the work
+			// does not depend on it, and one the run varied with the same
+			// reply says nothing of the work's cost per value (DESIGN.md,
+			// the evidence model): only the experiment's variants do.
+			why := NotVariedInWords(f.unvaried)
+			if len(f.unvaried) == 0 {
+				why = fmt.Sprintf("%s varied between probe's requests with one reply, but no variant measured the work's cost per value, "+
+					"so probe claims it at most cacheable until the experiment varies %s", QuoteNames(f.headers),
+					plural(len(f.headers), "it", "them"))
+			}
+			return "cacheable", f.why + "; " + why,
+				fmt.Sprintf("Memoise %s per input (keyed by what the request carries, %s included) and reuse it until the data changes; "+
+					"move it to load time only if the experiment shows it depends on none of them.", r.What, QuoteNames(f.headers))
+		}
 		s := r.Suggestion
 		if f.varying > 0 {
 			s += " Keep the fragment that varies per request out of it."
@@ -276,13 +311,54 @@ func (f replyFacts) classifyInput(r *Rule, inputFrom string) (class, evidence, s
 	case !f.input:
 		// Requests without a query or a body: each key is a resource of
 		// the site (a page, a feed), the same reply every time; the set
-		// is the one probe found, so the work can be done per resource
-		// at load.
+		// is the one probe found, so the work can be done per resource at
+		// load (its input headers aside: loadTime).
 		return loadTime()
 	case f.across == "echo" && scope == scopePart:
 		return loadTime()
 	}
 	return cacheable()
+}
+
+// UnvariedHeaders are the input header fields the measured keys' requests
+// carried with one value in every request of the key: inputs the run
+// never varied, in the order first seen.
+func UnvariedHeaders(rs []Replies) []string {
+	var out []string
+	for _, r := range rs {
+		for _, n := range r.Headers {
+			if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, n) }) &&
+				!slices.ContainsFunc(r.HeadersVaried, func(o string) bool { return strings.EqualFold(o, n) }) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// maxNamesShown bounds the input names one sentence quotes.
+const maxNamesShown = 6
+
+// QuoteNames are names in backquotes, joined, the list bounded.
+func QuoteNames(names []string) string {
+	q := make([]string, 0, min(len(names), maxNamesShown)+1)
+	for i, n := range names {
+		if i == maxNamesShown {
+			q = append(q, fmt.Sprintf("%d more", len(names)-maxNamesShown))
+			break
+		}
+		q = append(q, "`"+n+"`")
+	}
+	return strings.Join(q, ", ")
+}
+
+// NotVariedInWords says that the work depends on nothing probe varied,
+// naming the inputs probe sent unchanged.
+func NotVariedInWords(names []string) string {
+	return fmt.Sprintf("depends on nothing probe varied; %s %s not varied (sent the same in every request), and the work "+
+		"may be keyed on %s "+
+		"(a catalogue per language, a result per user), so probe claims it at most cacheable until a variant varies %s",
+		QuoteNames(names), plural(len(names), "was", "were"), plural(len(names), "it", "them"), plural(len(names), "it", "them"))
 }
 
 // sortedKeys are a map's keys in order.

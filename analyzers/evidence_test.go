@@ -14,7 +14,8 @@ func page(body, nonce string, sidebar ...string) []byte {
 	for _, s := range sidebar {
 		fmt.Fprintf(&b, `<a href="/%s">%s</a>`, s, s)
 	}
-	b.WriteString("</nav><main>" + body + strings.Repeat(" Lorem ipsum dolor sit amet, consectetur adipiscing elit.", 40) + "</main></body></html>")
+	b.WriteString("</nav><main>" + body + strings.Repeat(" Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+		40) + "</main></body></html>")
 	return []byte(b.String())
 }
 
@@ -72,7 +73,8 @@ func TestRepliesIdenticalButForFragments(t *testing.T) {
 		}
 	}
 	// Replies that differ in most of their bytes are no fragments.
-	facts := readReplies([]Replies{{Key: "/", Requests: 300, Distinct: 300, Top: 1, Bodies: [][]byte{[]byte("alpha beta gamma"), []byte("one two three four")}}})
+	facts := readReplies([]Replies{{Key: "/", Requests: 300, Distinct: 300, Top: 1,
+		Bodies: [][]byte{[]byte("alpha beta gamma"), []byte("one two three four")}}})
 	if class, why, _ := facts.classify(dbRule()); class != "info" {
 		t.Errorf("varying replies: %s (%s)", class, why)
 	}
@@ -94,7 +96,8 @@ func TestAcrossKeys(t *testing.T) {
 	}
 	rpc := func(id int) Replies {
 		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, id)
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"tools":[%s]}}`, id, strings.Repeat(`{"name":"search","inputSchema":{"type":"object"}},`, 50))
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"tools":[%s]}}`, id,
+			strings.Repeat(`{"name":"search","inputSchema":{"type":"object"}},`, 50))
 		return Replies{Key: fmt.Sprint("id=", id), Op: "tools/list", Requests: 50, Distinct: 1, Top: uint64(id), Input: true, BodyBytes: len(req),
 			Request: "POST /mcp " + req, Bodies: [][]byte{[]byte(body)}}
 	}
@@ -124,7 +127,8 @@ func TestRepeatedReply(t *testing.T) {
 	p := newProfile("cpu").
 		add(5*sec, append([]string{"strings.(*Builder).WriteString"}, feedHandler...)...).
 		add(2*sec, append([]string{"html.EscapeString"}, feedHandler...)...).
-		add(2*sec, "syscall.Syscall", "internal/poll.(*FD).Write", "net.(*conn).Write", "net/http.(*response).Write", "own:app.feedHandler", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve").
+		add(2*sec, "syscall.Syscall", "internal/poll.(*FD).Write", "net.(*conn).Write", "net/http.(*response).Write",
+			"own:app.feedHandler", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve").
 		add(1*sec, "net/http.(*conn).readRequest", "net/http.(*conn).serve").p
 	same := []Replies{{Key: "/feed.xml", Op: "GET /feed.xml", Requests: 400, Distinct: 1, Top: 5}}
 	res := Analyze(p, nil, Evidence{Replies: same}, DefaultRules())
@@ -163,8 +167,10 @@ func TestRequestDecodingIsNotClaimed(t *testing.T) {
 	}
 	// A decoder on the request body, seen in the profile.
 	body := newProfile("cpu").
-		add(6*sec, append([]string{"encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve")...).
-		add(1*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.(*conn).serve")...).
+		add(6*sec, append([]string{"encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.HandlerFunc.ServeHTTP",
+			"net/http.(*conn).serve")...).
+		add(1*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"},
+			"own:app.handle", "net/http.(*conn).serve")...).
 		add(3*sec, "own:app.handle", "net/http.(*conn).serve").p
 	get := []Replies{{Key: "/x", Op: "GET /x", Requests: 300, Distinct: 1, Top: 1}}
 	if f := find(Analyze(body, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
@@ -173,19 +179,23 @@ func TestRequestDecodingIsNotClaimed(t *testing.T) {
 	// Beside it, a little decoding of other data (below a finding's least
 	// share): pprof's focus on the frames counts it, so the finding says it.
 	mixed := newProfile("cpu").
-		add(6*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.(*conn).serve")...).
+		add(6*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"},
+			"own:app.handle", "net/http.(*conn).serve")...).
 		add(sec*3/10, "encoding/json.Unmarshal", "own:app.readSettings", "own:app.handle", "net/http.(*conn).serve").
 		add(sec*37/10, "own:app.handle", "net/http.(*conn).serve").p
 	f = find(Analyze(mixed, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode")
-	if f == nil || f.Class != "info" || f.CPUShare < 0.59 || f.CPUShare > 0.61 || !strings.Contains(f.Evidence, "a further 3% of the CPU is this work on other data") {
+	if f == nil || f.Class != "info" || f.CPUShare < 0.59 || f.CPUShare > 0.61 || !strings.Contains(f.Evidence,
+		"a further 3% of the CPU is this work on other data") {
 		t.Errorf("the request's body and a little other decoding: %+v", f)
 	}
 	// Decoding inside another rule's work (the MCP SDK's AddTool remarshals
 	// each tool's schema) is that rule's; pprof's focus on the decoding
 	// frames counts it too, so the finding says where it went.
 	inside := newProfile("cpu").
-		add(6*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"}, "own:app.handle", "net/http.(*conn).serve")...).
-		add(sec, "encoding/json.Unmarshal", "github.com/modelcontextprotocol/go-sdk/mcp.remarshal", "github.com/modelcontextprotocol/go-sdk/mcp.(*Server).AddTool", "own:app.buildServer", "own:app.handle", "net/http.(*conn).serve").
+		add(6*sec, append([]string{"net/http.(*body).Read", "encoding/json.(*Decoder).refill", "encoding/json.(*Decoder).Decode"},
+			"own:app.handle", "net/http.(*conn).serve")...).
+		add(sec, "encoding/json.Unmarshal", "github.com/modelcontextprotocol/go-sdk/mcp.remarshal",
+			"github.com/modelcontextprotocol/go-sdk/mcp.(*Server).AddTool", "own:app.buildServer", "own:app.handle", "net/http.(*conn).serve").
 		add(3*sec, "own:app.handle", "net/http.(*conn).serve").p
 	f = find(Analyze(inside, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode")
 	if f == nil || !strings.Contains(f.Evidence, "a further 10% of the CPU is this work inside the work of repeated-schema") {
@@ -193,38 +203,47 @@ func TestRequestDecodingIsNotClaimed(t *testing.T) {
 	}
 	// Behind layers of middleware (own code every request passes through)
 	// the library's decode of a posted body is still the request's.
-	mw := []string{"own:app.withAuth.func1", "own:app.withLog.func1", "own:app.withDeadline.func1", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve"}
+	mw := []string{"own:app.withAuth.func1", "own:app.withLog.func1", "own:app.withDeadline.func1", "net/http.HandlerFunc.ServeHTTP",
+		"net/http.(*conn).serve"}
 	layered := newProfile("cpu").
-		add(6*sec, append([]string{"encoding/json.Unmarshal", "github.com/acme/rpc.readBatch", "github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
+		add(6*sec, append([]string{"encoding/json.Unmarshal", "github.com/acme/rpc.readBatch",
+			"github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
 		add(4*sec, append([]string{"github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).p
-	if f := find(Analyze(layered, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
+	if f := find(Analyze(layered, nil, Evidence{Replies: posted}, DefaultRules()).Findings,
+		"repeated-json-decode"); f == nil || f.Class != "info" {
 		t.Errorf("a posted body decoded behind middleware: %+v", f)
 	}
 	// A cheap endpoint: much of the serving CPU is net/http reading
 	// requests and flushing replies, under no own code at all. The
 	// middleware is still what wraps the handler's samples.
 	cheap := newProfile("cpu").
-		add(3*sec, append([]string{"encoding/json.Unmarshal", "github.com/acme/rpc.readBatch", "github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
+		add(3*sec, append([]string{"encoding/json.Unmarshal", "github.com/acme/rpc.readBatch",
+			"github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
 		add(2*sec, append([]string{"github.com/acme/rpc.(*Handler).ServeHTTP"}, mw...)...).
 		add(4*sec, "net/http.(*conn).readRequest", "net/http.(*conn).serve").
 		add(1*sec, "net/http.(*response).finishRequest", "net/http.(*conn).serve").p
-	if f := find(Analyze(cheap, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "info" {
+	if f := find(Analyze(cheap, nil, Evidence{Replies: posted}, DefaultRules()).Findings,
+		"repeated-json-decode"); f == nil || f.Class != "info" {
 		t.Errorf("a posted body decoded behind middleware, on a cheap endpoint: %+v", f)
 	}
 	// Decoding inside an interpreter that does not serve the request (the
 	// notes a Jsonnet query parses, given to it by the server) is not the
 	// body's, though the requests carried bodies.
 	interp := newProfile("cpu").
-		add(6*sec, append([]string{"encoding/json.Unmarshal", "github.com/google/go-jsonnet.builtinParseJSON", "github.com/google/go-jsonnet.(*unaryBuiltin).evalCall"}, "own:app.evaluate", "own:app.handleQuery", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve")...).
+		add(6*sec, append([]string{"encoding/json.Unmarshal", "github.com/google/go-jsonnet.builtinParseJSON",
+			"github.com/google/go-jsonnet.(*unaryBuiltin).evalCall"}, "own:app.evaluate", "own:app.handleQuery",
+			"net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve")...).
 		add(4*sec, "own:app.handleQuery", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve").p
-	if f := find(Analyze(interp, nil, Evidence{Replies: posted}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class == "info" {
+	if f := find(Analyze(interp, nil, Evidence{Replies: posted}, DefaultRules()).Findings,
+		"repeated-json-decode"); f == nil || f.Class == "info" {
 		t.Errorf("an interpreter's own data, decoded while requests carry bodies: %+v", f)
 	}
 	// Config decoded on every GET is the waste the rule is for.
 	cfg := newProfile("cpu").
 		add(6*sec, append([]string{"encoding/json.Unmarshal"}, "own:app.loadConfig", "own:app.handle", "net/http.(*conn).serve")...).
 		add(4*sec, "own:app.handle", "net/http.(*conn).serve").p
-	if f := find(Analyze(cfg, nil, Evidence{Replies: get}, DefaultRules()).Findings, "repeated-json-decode"); f == nil || f.Class != "load-time" || f.OwnFrame != "app.loadConfig" {
+	if f := find(Analyze(cfg, nil, Evidence{Replies: get}, DefaultRules()).Findings,
+		"repeated-json-decode"); f == nil || f.Class != "load-time" || f.OwnFrame != "app.loadConfig" {
 		t.Errorf("config per request: %+v", f)
 	}
 }
@@ -327,5 +346,46 @@ func TestPerUserRepliesAreNoEcho(t *testing.T) {
 	}
 	if !EchoesOnly(echo(1), echo(1), a.Request, b.Request) {
 		t.Errorf("the same bytes are no other answer")
+	}
+}
+
+// An input probe never varied is no evidence of none (issue 35): pages
+// of one path, each the same reply every time, are load-time only when
+// the requests carried no input header; an Accept-Language or a Cookie
+// sent unchanged keeps the claim at most cacheable, the header named. One
+// the run did vary (another value per session) is not named.
+func TestUnvariedHeaderIsNoEvidence(t *testing.T) {
+	page := func(path string, headers, varied []string) Replies {
+		return Replies{Key: path, Op: "GET " + path, Requests: 80, Distinct: 1, Top: uint64(len(path)), Request: "GET " + path,
+			Bodies: [][]byte{[]byte("catalogue of " + path)}, Headers: headers, HeadersVaried: varied}
+	}
+	plain := readReplies([]Replies{page("/a", nil, nil), page("/b", nil, nil)})
+	if class, why, _ := plain.classify(rule("repeated-json-encode")); class != "load-time" {
+		t.Fatalf("pages without input headers: %s (%s)", class, why)
+	}
+	for _, hs := range [][]string{{"Accept-Language"}, {"Cookie", "Accept-Language"}} {
+		facts := readReplies([]Replies{page("/a", hs, nil), page("/b", hs, nil)})
+		class, why, suggestion := facts.classify(rule("repeated-json-encode"))
+		if class != "cacheable" || !strings.Contains(why, "depends on nothing probe varied; `"+hs[0]+"`") ||
+			!strings.Contains(suggestion, "`"+hs[0]+"`") {
+			t.Errorf("%v sent unchanged: %s (%s) %s", hs, class, why, suggestion)
+		}
+	}
+	// A cookie that varied between requests of the key with one reply is
+	// not named as unvaried, but the work's cost per value was never
+	// measured: still at most cacheable.
+	facts := readReplies([]Replies{page("/a", []string{"Cookie"}, []string{"Cookie"})})
+	if class, why, _ := facts.classify(rule("repeated-json-encode")); class != "cacheable" || strings.Contains(why,
+		"`Cookie` was not varied") ||
+		!strings.Contains(why, "`Cookie` varied between probe's requests") {
+		t.Errorf("a varied cookie: %s (%s)", class, why)
+	}
+	// The whole reply the same every time: the repeated-reply finding is
+	// cacheable, the header named.
+	p := newProfile("cpu").add(5*sec, append([]string{"strings.(*Builder).WriteString"}, feedHandler...)...).p
+	res := Analyze(p, nil, Evidence{Replies: []Replies{page("/feed.xml", []string{"Accept-Language"}, nil)}}, DefaultRules())
+	if f := find(res.Findings, "repeated-reply"); f == nil || f.Class != "cacheable" || !strings.Contains(f.Evidence,
+		"`Accept-Language` was not varied") {
+		t.Errorf("repeated reply to an unvaried Accept-Language: %+v", f)
 	}
 }

@@ -38,9 +38,13 @@ type Finding struct {
 	WaitShare float64 `json:"wait_share,omitempty"`
 	// PartOf is the rule of the finding this one lies inside (most of its
 	// CPU samples are also that finding's): its share is a part of that
-	// share, not more CPU. Top-level findings (PartOf "") hold disjoint
-	// samples, so their shares add up to at most the CPU.
+	// share, not more CPU.
 	PartOf string `json:"part_of,omitempty"`
+	// CPUShareShared is, for a top-level finding, the part of CPUShare an
+	// earlier top-level finding holds too: CPUShare stays what pprof
+	// -focus shows, and top-level CPUShare − CPUShareShared add up to at
+	// most the CPU.
+	CPUShareShared float64 `json:"cpu_share_shared,omitempty"`
 
 	cpuSamples []int  // the CPU samples the finding counts (stack ids), when its detector says
 	inputFrom  string // where the input of invariant-by-nature work comes from, when not a constant
@@ -55,10 +59,12 @@ type Unexplained struct {
 	// deeper than 64 own frames): its entry "… N frames …" stands for them.
 	Elided   int     `json:"elided_frames,omitempty"`
 	CPUShare float64 `json:"cpu_share"`
-	// Callees are its heaviest calls into libraries, and LooksLike what
-	// their names say they do ("looks like it parses csv"), "" when no
-	// name on them is a verb.
+	// Callees are its heaviest calls into libraries, OwnShare the CPU in
+	// its own code (no call), and LooksLike what the heaviest calls'
+	// names say they do ("looks like it parses csv"), "" unless a call
+	// holding a fifth of its CPU starts with a verb.
 	Callees   []Callee `json:"callees,omitempty"`
+	OwnShare  float64  `json:"own_share,omitempty"`
 	LooksLike string   `json:"looks_like,omitempty"`
 }
 
@@ -77,15 +83,21 @@ func (u Unexplained) PathTail(n int, sep string) string {
 	return fmt.Sprintf("(%s outer frames)", humanize.Comma(int64(outer))) + sep + strings.Join(p[len(p)-n:], sep)
 }
 
-// CallsInWords is the heaviest library calls with their shares and what
-// they look like they do: "encoding/csv.(*Reader).ReadAll 84%: looks like
+// CallsInWords is the heaviest library calls with their shares, the
+// function's own code's, and what the calls look like they do: "encoding/csv.(*Reader).ReadAll 84%: looks like
 // it reads csv"; "" when none was seen.
 func (u Unexplained) CallsInWords() string {
 	var parts []string
 	for _, c := range u.Callees {
 		parts = append(parts, c.Function+" "+pct(c.CPUShare))
 	}
+	if u.OwnShare >= 0.01 {
+		parts = append(parts, "its own code "+pct(u.OwnShare))
+	}
 	s := strings.Join(parts, ", ")
+	if s != "" {
+		s += " of the target's CPU"
+	}
 	if u.LooksLike != "" {
 		if s != "" {
 			s += ": "
@@ -118,6 +130,12 @@ type Replies struct {
 	BodyBytes int      // the request body's size
 	Request   string   // method, path and body
 	Bodies    [][]byte // distinct replies, most frequent first
+	// Headers are the inputs beyond the URL the key's requests carried:
+	// header fields (Accept-Language, Cookie, Authorization, gRPC
+	// metadata; not framing) and a JSON body's members by path
+	// (arguments.region); HeadersVaried, those whose value differed
+	// between them (a body member: between the operation's keys).
+	Headers, HeadersVaried []string
 }
 
 func share(part, total int64) float64 {

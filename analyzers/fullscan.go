@@ -19,24 +19,20 @@ var cheapStd = map[string]bool{"sort": true, "strings": true, "strconv": true, "
 // comparisons and searches, sorting.
 var walkEvidence = regexp.MustCompile(`^(runtime\.(mapiter|mapaccess|mapassign|makemap|cmpstring|memequal)|internal/runtime/maps\.|maps\.|strings\.(Contains|Index|EqualFold|HasPrefix|HasSuffix|Compare|Fields|Split)|bytes\.(Contains|Index|Equal|HasPrefix)|internal/bytealg\.|sort\.|slices\.)`)
 
-// fullScan finds the target's own function whose cost is a walk over its
-// data: the samples under it whose frames below it are only its own code,
-// the runtime and cheap standard packages (no library doing "real" work),
-// as seed 002's layout walking every note to find the feeds. A loop is
-// taken for a walk only when its samples show collection work (map
-// iteration and lookups, comparisons, searches, sorting) in at least a
-// quarter of them: an arithmetic loop or a formatting loop shows none.
-func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
-	type cand struct {
-		part, walk, flat, depth int64
-		all                     int64 // every sample under it, as pprof -focus counts the function
-		chain                   []string
-	}
-	cands := map[string]*cand{}
-	under := map[string]int64{}
+// walkCand is an own function as a possible walk: its samples whose frames
+// below it are only own code, the runtime and cheap standard packages.
+type walkCand struct {
+	part, walk, flat, depth int64
+	chain                   []string
+}
+
+// walkCandidates are the own functions that may be walks, and every own
+// function's CPU (all the samples under it, as pprof -focus counts it).
+func walkCandidates(s *samples) (cands map[string]*walkCand, under map[string]int64) {
+	cands, under = map[string]*walkCand{}, map[string]int64{}
 	for _, st := range s.cpu {
 		if s.stopped() {
-			return nil
+			return nil, nil
 		}
 		counted := map[string]bool{}
 		for i, fn := range st.funcs {
@@ -74,7 +70,7 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 			}
 			c := cands[fn]
 			if c == nil {
-				c = &cand{chain: callers(st, i)}
+				c = &walkCand{chain: callers(st, i)}
 				cands[fn] = c
 			}
 			c.part += st.value
@@ -87,13 +83,18 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 			c.depth += int64(i) * st.value
 		}
 	}
-	// The walk is named by its evidence: of the functions that carry most of
-	// it (a caller and its callee carry the same samples), the deepest that
-	// runs code of its own (the loop's body), not the handler that calls the
-	// loop nor the helper the loop calls per element; else the deepest.
+	return cands, under
+}
+
+// pickWalk names the walk by its evidence: of the functions that carry most
+// of it (a caller and its callee carry the same samples), the deepest that
+// runs code of its own (the loop's body), not the handler that calls the
+// loop nor the helper the loop calls per element; else the deepest. A
+// function left out by skip is no walk ("" when none is).
+func pickWalk(cands map[string]*walkCand, skip func(fn string) bool) string {
 	var bestWalk int64
-	for _, c := range cands {
-		if 4*c.walk >= c.part {
+	for fn, c := range cands {
+		if 4*c.walk >= c.part && !skip(fn) {
 			bestWalk = max(bestWalk, c.walk)
 		}
 	}
@@ -101,7 +102,7 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	var pickDepth float64
 	pickLoop := false
 	for fn, c := range cands {
-		if 4*c.walk < c.part || float64(c.walk) < 0.97*float64(bestWalk) || bestWalk == 0 {
+		if 4*c.walk < c.part || float64(c.walk) < 0.97*float64(bestWalk) || bestWalk == 0 || skip(fn) {
 			continue
 		}
 		d := float64(c.depth) / float64(c.part)
@@ -111,6 +112,26 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 			pick, pickDepth, pickLoop = fn, d, loop
 		}
 	}
+	return pick
+}
+
+// fullScan finds the target's own function whose cost is a walk over its
+// data: the samples under it whose frames below it are only its own code,
+// the runtime and cheap standard packages (no library doing "real" work),
+// as seed 002's layout walking every note to find the feeds. A loop is
+// taken for a walk only when its samples show collection work (map
+// iteration and lookups, comparisons, searches, sorting) in at least a
+// quarter of them: an arithmetic loop or a formatting loop shows none.
+// A stream's send loop is no walk: a function that sends a stream's
+// messages, or runs inside the callback that does, does its work per
+// message sent (perMessage says so).
+func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
+	cands, under := walkCandidates(s)
+	if cands == nil {
+		return nil
+	}
+	loop := findSendLoop(s)
+	pick := pickWalk(cands, loop.skips(s))
 	if pick == "" {
 		return nil
 	}
@@ -123,6 +144,7 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 		return nil
 	}
 	return &Finding{Rule: r.ID, CPUShare: cs, Frames: c.chain, OwnFrame: frames.DisplayName(pick),
-		Evidence: fmt.Sprintf("%s: %s holds %s of the target's CPU, %s in its own code walking a collection (map and element work in %s of those samples)",
+		Evidence: fmt.Sprintf("%s: %s holds %s of the target's CPU, %s in its own code walking a collection (map and element "+
+			"work in %s of those samples)",
 			r.What, pick, pct(cs), pct(own), pct(share(c.walk, c.part)))}
 }

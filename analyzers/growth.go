@@ -29,7 +29,8 @@ func WithGrowth(f Finding, g Growth) Finding {
 	case "linear", "superlinear":
 		f.Evidence += fmt.Sprintf("; its microload's CPU per request grows with %s (%s): the work walks the data", g.Size, slope)
 	case "constant":
-		f.Evidence += fmt.Sprintf("; but its microload's CPU per request does not grow with %s (%s): whatever it walks is not that data", g.Size, slope)
+		f.Evidence += fmt.Sprintf("; but its microload's CPU per request does not grow with %s (%s): whatever it walks is not that data",
+			g.Size, slope)
 		f.Class = "info"
 	default:
 		f.Evidence += fmt.Sprintf("; its microload's CPU per request against %s: %s (%s)", g.Size, g.Shape, slope)

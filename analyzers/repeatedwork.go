@@ -123,6 +123,22 @@ func (t *calleeTally) looksLike(total, work int64) (phrase, fix string) {
 	return
 }
 
+// known is what the heaviest calls do when their names say it: a verb on
+// a library call holding a fifth of the work or more ("reads csv");
+// "" otherwise. The target's own names and a library's inner helpers say
+// nothing the user cannot read themselves ("builds at" from the own
+// buildAt, "appends seq" from a helper deep in slices.Collect).
+func (t *calleeTally) known(total, work int64) string {
+	var heavy []string
+	for _, c := range t.top(total) {
+		if frames.Kind(c.Function, "") != frames.Runtime && 5*t.w[c.Function] >= work {
+			heavy = append(heavy, c.Function)
+		}
+	}
+	phrase, _, _ := doesPhrase(heavy)
+	return phrase
+}
+
 // innermostOwn is the index of st's innermost own frame, or -1.
 func innermostOwn(st stack) int {
 	for k := range st.funcs {
@@ -268,7 +284,8 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found
 	if calls.ownLeaf > 0 && share(calls.ownLeaf, s.cpuTotal) >= 0.01 {
 		listed = append(listed, fmt.Sprintf("its own code %s", pct(share(calls.ownLeaf, s.cpuTotal))))
 	}
-	f.Evidence = fmt.Sprintf("repeated work under %s: %s of the target's CPU (%s of the CPU serving requests) made, for each request key, an answer that did not change but for the fragments; it looks like it %s (%s), and no catalog rule names it",
+	f.Evidence = fmt.Sprintf("repeated work under %s: %s of the target's CPU (%s of the CPU serving requests) made, for each "+
+		"request key, an answer that did not change but for the fragments; it looks like it %s (%s), and no catalog rule names it",
 		site, pct(f.CPUShare), pct(f.CPUShareOfRequests), phrase, strings.Join(listed, ", "))
 	r := &Rule{ID: RepeatedWorkRule, Class: "load-time", What: "what " + site + " makes", Scope: scopePart,
 		Suggestion: fmt.Sprintf("In %s, %s.", site, fix)}
@@ -276,10 +293,12 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found
 	f.Class, f.Suggestion = class, suggestion
 	f.Evidence += "; " + why
 	if facts.bodies {
-		f.Evidence += "; the requests carried bodies, and if this work decodes them it is per-request by nature (no sample caught it reading them)"
+		f.Evidence += "; the requests carried bodies, and if this work decodes them it is per-request by nature (no sample " +
+			"caught it reading them)"
 	}
 	if class != "load-time" {
-		f.Evidence += "; what would settle it: requests with other inputs (another key, a parameter the server ignores) whose replies stay the same but for the fragment"
+		f.Evidence += "; what would settle it: requests with other inputs (another key, a parameter the server ignores) whose " +
+			"replies stay the same but for the fragment"
 	}
 	return f
 }

@@ -102,7 +102,8 @@ func (s *rateServer) userRates(w http.ResponseWriter, r *http.Request) {
 
 // profiled runs requests against the handler for d under a CPU profile
 // and returns the profile, its file and what the replies were.
-func profiled(t *testing.T, h http.HandlerFunc, d time.Duration, req func(i int) (method, path, body string)) (*profile.Profile, string, []Replies) {
+func profiled(t *testing.T, h http.HandlerFunc, d time.Duration, req func(i int) (method, path, body string)) (*profile.Profile,
+	string, []Replies) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -171,7 +172,8 @@ func profiled(t *testing.T, h http.HandlerFunc, d time.Duration, req func(i int)
 	var rs []Replies
 	for _, key := range sortedKeys(keys) {
 		k := keys[key]
-		r := Replies{Key: key, Op: "rates", Requests: k.requests, Distinct: len(k.order), Input: k.input, Request: k.reqText, BodyBytes: len(k.reqText) - len(key) - 1}
+		r := Replies{Key: key, Op: "rates", Requests: k.requests, Distinct: len(k.order), Input: k.input, Request: k.reqText,
+			BodyBytes: len(k.reqText) - len(key) - 1}
 		h := fnv.New64a()
 		h.Write([]byte(k.order[0]))
 		r.Top = h.Sum64()
@@ -338,7 +340,8 @@ func TestRepeatedWorkOwnParserNamesItsVerb(t *testing.T) {
 	if f == nil {
 		t.Fatalf("no repeated-work: %+v", Analyze(p, nil, ev, DefaultRules()).Findings)
 	}
-	if f.OwnFrame != "app.parseCron" || !strings.Contains(f.Evidence, "looks like it parses cron") || !strings.Contains(f.Evidence, "its own code 50%") {
+	if f.OwnFrame != "app.parseCron" || !strings.Contains(f.Evidence, "looks like it parses cron") || !strings.Contains(f.Evidence,
+		"its own code 50%") {
 		t.Errorf("%s: %s", f.OwnFrame, f.Evidence)
 	}
 }

@@ -2,6 +2,7 @@ package analyzers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/probehq/probe/lib/frames"
@@ -88,14 +89,21 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 	}
 	f.Frames = []string{f.OwnFrame}
 	f.AllocShare = 0
-	f.Evidence = fmt.Sprintf("%s: %s, and the handlers spent %s of the target's CPU (%s of the CPU serving requests) building them, sending them left out",
+	f.Evidence = fmt.Sprintf("%s: %s, and the handlers spent %s of the target's CPU (%s of the CPU serving requests) building "+
+		"them, sending them left out",
 		r.What, why, pct(f.CPUShare), pct(f.CPUShareOfRequests))
 	f.Class, f.Suggestion = class, r.Suggestion
 	if class == "info" {
 		f.Suggestion = thinSuggestion(r)
 	}
 	if class == "cacheable" {
-		f.Evidence += "; probe sent one request shape with input, so the reply could still depend on it"
+		if unvaried := UnvariedHeaders(ev.Replies); len(unvaried) > 0 {
+			f.Evidence += "; " + NotVariedInWords(unvaried)
+		} else if slices.ContainsFunc(ev.Replies, func(r Replies) bool { return len(r.Headers) > 0 }) {
+			f.Evidence += "; the requests' input headers varied with one reply, but no variant measured the work's cost per value"
+		} else {
+			f.Evidence += "; probe sent one request shape with input, so the reply could still depend on it"
+		}
 		f.Suggestion = r.VaryingSuggestion
 	}
 	return f
@@ -163,6 +171,9 @@ func identicalReplies(rs []Replies) (ops int, why, class string) {
 		if len(keys) == 1 && keys[0].Input && class == "load-time" {
 			class = "cacheable"
 		}
+	}
+	if class == "load-time" && slices.ContainsFunc(rs, func(r Replies) bool { return len(r.Headers) > 0 }) {
+		class = "cacheable" // the same reply to input headers no variant varied
 	}
 	names := sortedKeys(byOp)
 	shown := strings.Join(names[:min(3, len(names))], ", ")

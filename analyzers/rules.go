@@ -23,13 +23,17 @@ type Rule struct {
 	// OtherWork are frames of another kind of work the rule's frames call
 	// (a regexp's matching under regexp.MatchString, which compiles first):
 	// a sample with one of them below the rule's frame is not this work.
-	OtherWork         []string `json:"other_work,omitempty"`
-	Invariant         bool     `json:"invariant,omitempty"` // the work's result never depends on the request
-	Scope             string   `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
-	Input             bool     `json:"input,omitempty"`     // the work may be decoding the request's own input
-	MinShare          float64  `json:"min_share,omitempty"` // of CPU or of allocations; default 0.05
-	Suggestion        string   `json:"suggestion"`
-	VaryingSuggestion string   `json:"varying_suggestion,omitempty"`
+	OtherWork []string `json:"other_work,omitempty"`
+	Invariant bool     `json:"invariant,omitempty"` // the work's result never depends on the request
+	Scope     string   `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
+	Input     bool     `json:"input,omitempty"`     // the work may be decoding the request's own input
+	MinShare  float64  `json:"min_share,omitempty"` // of CPU or of allocations; default 0.05
+	// InPlace: the work makes no value of its own (a sort reorders what it
+	// is given), so allocating under it is not the work: that CPU and the
+	// allocations make no finding of this rule.
+	InPlace           bool   `json:"in_place,omitempty"`
+	Suggestion        string `json:"suggestion"`
+	VaryingSuggestion string `json:"varying_suggestion,omitempty"`
 
 	frames, exclude, other []*regexp.Regexp
 	memo                   *ruleMemo // shared by copies of the rule
@@ -126,9 +130,13 @@ func parseRules(name string, src []byte) ([]Rule, error) {
 			return nil, fmt.Errorf("%s: rule %d has no id", name, i+1)
 		}
 		switch r.Class {
-		case "load-time", "gc-pressure", "info", markServing, markRequestBody, markSending, markStorage:
+		case "load-time", "gc-pressure", "info":
 		default:
-			return nil, fmt.Errorf("%s: rule %s: class %q (want load-time, gc-pressure or info; or a marker: serving, request-body, sending, storage)", name, r.ID, r.Class)
+			if !isMarker(r.Class) {
+				return nil, fmt.Errorf("%s: rule %s: class %q (want load-time, gc-pressure or info; or a marker: serving, "+
+					"request-body, sending, storage, connection)",
+					name, r.ID, r.Class)
+			}
 		}
 		switch r.Scope {
 		case "", scopePart, scopeWhole, scopeToken:

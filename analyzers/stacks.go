@@ -25,6 +25,7 @@ type stack struct {
 	id        int  // the sample's place among its profile's stacks
 	elided    int  // frames left out between funcs[edgeFrames-1] and funcs[edgeFrames]
 	elidedOwn int  // of them, the target's own
+	locs      int  // the sample's locations: at the profiler's depth, its goroutine's start was cut off
 }
 
 // edgeFrames is how many of a stack's innermost frames, and of its
@@ -81,7 +82,7 @@ func stacksUntil(done <-chan struct{}, p *profile.Profile, typ string, code fram
 				}
 			}
 		}
-		st := stack{value: v, id: len(out)}
+		st := stack{value: v, id: len(out), locs: len(s.Location)}
 		n := min(depth, 2*edgeFrames)
 		st.funcs, st.files, st.kinds = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 		i := 0
@@ -164,4 +165,42 @@ func ValueTypes(p *profile.Profile) []string {
 func CPUTime(p *profile.Profile) time.Duration {
 	_, total := stacks(p, "cpu", frames.Code{})
 	return time.Duration(total)
+}
+
+// FuncTotals are each function's flat and cumulative values in p (of the
+// value named typ), and their total: they add up across profiles.
+func FuncTotals(p *profile.Profile, typ string) (flat, cum map[string]float64, total float64) {
+	flat, cum = map[string]float64{}, map[string]float64{}
+	ss, sum := stacks(p, typ, frames.Code{})
+	for _, s := range ss {
+		v := float64(s.value)
+		if len(s.funcs) > 0 {
+			flat[s.funcs[0]] += v
+		}
+		seen := map[string]bool{}
+		for _, f := range s.funcs {
+			if !seen[f] { // recursion counts once
+				seen[f] = true
+				cum[f] += v
+			}
+		}
+	}
+	return flat, cum, float64(sum)
+}
+
+// SampleTotal is the sum of p's values of type typ (e.g. "alloc_space"
+// bytes, "alloc_objects", "cpu" nanoseconds); NaN without such a type.
+func SampleTotal(p *profile.Profile, typ string) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	idx, err := p.SampleIndexByName(typ)
+	if err != nil || typ == "" {
+		return math.NaN()
+	}
+	var sum int64
+	for _, s := range p.Sample {
+		sum += s.Value[idx]
+	}
+	return float64(sum)
 }

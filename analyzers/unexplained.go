@@ -27,7 +27,7 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 		}
 		if f.OwnFrame != "" {
 			for _, r := range rules {
-				if r.ID == f.Rule && r.Detector == "full-scan" {
+				if r.ID == f.Rule && (r.Detector == "full-scan" || r.Detector == "per-message") {
 					scans[f.OwnFrame] = true
 				}
 			}
@@ -68,8 +68,9 @@ func unexplained(s *samples, rules []*Rule, findings []Finding) []Unexplained {
 	for fn, w := range weight {
 		if sh := share(w, s.cpuTotal); sh >= minUnexplained && w >= minCPUEvidence {
 			key := heaviestKey(paths[fn])
-			u := Unexplained{Function: fn, Path: pathOf[key], Elided: elided[key], CPUShare: sh, Callees: calls[fn].top(s.cpuTotal)}
-			if phrase, _ := calls[fn].looksLike(s.cpuTotal, w); phrase != "" {
+			u := Unexplained{Function: fn, Path: pathOf[key], Elided: elided[key], CPUShare: sh, Callees: calls[fn].top(s.cpuTotal),
+				OwnShare: share(calls[fn].ownLeaf, s.cpuTotal)}
+			if phrase := calls[fn].known(s.cpuTotal, w); phrase != "" {
 				u.LooksLike = "looks like it " + phrase
 			}
 			out = append(out, u)

@@ -19,7 +19,8 @@ type workKind struct {
 }
 
 var (
-	kindParse     = &workKind{"parses", "parse %s once (at start-up, or when its source changes) and keep the parsed value; per request only read from it"}
+	kindParse = &workKind{"parses", "parse %s once (at start-up, or when its source changes) and keep the parsed value; per " +
+		"request only read from it"}
 	kindBuild     = &workKind{"builds", "build %s once (a package-level variable or a field set at start-up) and share it between requests"}
 	kindEncode    = &workKind{"encodes", "encode %s once and keep the bytes; per request write them and add only the fragment that varies"}
 	kindSort      = &workKind{"sorts", "sort %s once when the data changes and keep the order"}

@@ -10,12 +10,11 @@ import (
 	"testing"
 
 	"github.com/probehq/probe/internal/testrepo"
-
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/abreport"
 )
 
 // abReport is report.json of probe ab and probe compare.
-type abReport = report.AB
+type abReport = abreport.AB
 
 // TestABAcrossGitRefs is the seed's June-against-October comparison on a
 // repository made in the test: v2 does a tenth of v1's work.
@@ -25,7 +24,7 @@ func TestABAcrossGitRefs(t *testing.T) {
 	}
 	repo := testrepo.GitServer(t)
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "ab", "--git", repo, "--before-ref", "v1", "--after-ref", "v2",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "ab", "--git", repo, "--before-ref", "v1", "--after-ref", "v2",
 		"--build", "go build -o {out} .", "--run", "{out} -addr {addr}", "http", "--path", "/work",
 		"--runs", "4", "--duration", "1s", "--warmup", "200ms", "--concurrency", "4", "--json", "--out", out)
 	if code != exitOK {
@@ -65,7 +64,8 @@ func TestABAcrossGitRefs(t *testing.T) {
 	}
 
 	// probe compare on two single runs: figures side by side, no claim.
-	code, stdout, stderr = runProbe(t, context.Background(), "compare", filepath.Join(out, "runs/http/before-1"), filepath.Join(out, "runs/http/after-1"), "--json", "--out", t.TempDir())
+	code, stdout, stderr = probeCmd.Run(t, context.Background(), "compare", filepath.Join(out, "runs/http/before-1"),
+		filepath.Join(out, "runs/http/after-1"), "--json", "--out", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
@@ -92,7 +92,7 @@ func TestABVersionThatFails(t *testing.T) {
 		{victim + " -exit-after 300 -addr {addr}", "ended early"},
 	} {
 		out := t.TempDir()
-		code, stdout, stderr := runProbe(t, context.Background(), "ab", "--before", victim+" -addr {addr}", "--after", tc.after,
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), "ab", "--before", victim+" -addr {addr}", "--after", tc.after,
 			"http", "--path", "/", "--runs", "2", "--duration", "1s", "--warmup", "0s", "--concurrency", "2", "--json", "--out", out)
 		if code != exitError {
 			t.Errorf("%s: exit %d: %s", tc.after, code, stderr)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
 )
 
@@ -31,7 +32,8 @@ type otherSite struct {
 var articleWords = []string{"harbour", "lantern", "meadow", "quarry", "saffron", "thimble", "walnut", "zephyr", "orchard", "pebble"}
 
 func article(n int) string {
-	return fmt.Sprintf("Article %d tells of the %s and the %s near the %s.", n, articleWords[n%10], articleWords[(n+3)%10], articleWords[(n+7)%10])
+	return fmt.Sprintf("Article %d tells of the %s and the %s near the %s.", n, articleWords[n%10], articleWords[(n+3)%10],
+		articleWords[(n+7)%10])
 }
 
 func newOtherSite(t *testing.T) *otherSite {
@@ -68,7 +70,8 @@ func newOtherSite(t *testing.T) *otherSite {
 	mux.HandleFunc("/maps/a.xml", urlset(1, 10, "https://elsewhere.example/stolen.html"))
 	// A page with a space, and a hostile one: a raw CR LF and a request
 	// line in its <loc>, which must never reach the wire.
-	mux.HandleFunc("/maps/b.xml", urlset(11, 20, "https://public.example/articles/a%20b.html", "https://public.example/articles/x&#13;&#10;GET /evil HTTP/1.1"))
+	mux.HandleFunc("/maps/b.xml", urlset(11, 20, "https://public.example/articles/a%20b.html",
+		"https://public.example/articles/x&#13;&#10;GET /evil HTTP/1.1"))
 	page := func(w http.ResponseWriter, body string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!DOCTYPE html><html><head><title>Other</title>
@@ -129,7 +132,8 @@ func newOtherSite(t *testing.T) *otherSite {
 			w.WriteHeader(202)
 			return
 		case "tools/list":
-			result = `{"tools":[{"name":"find","description":"find articles","inputSchema":{"type":"object","properties":{"term":{"type":"string"}}}}]}`
+			result = `{"tools":[{"name":"find","description":"find ` +
+				`articles","inputSchema":{"type":"object","properties":{"term":{"type":"string"}}}}]}`
 		default:
 			http.Error(w, "unknown method", 400)
 			return
@@ -154,14 +158,14 @@ var quick = []string{"--duration", "300ms", "--warmup", "0s", "--concurrency", "
 // anyReport is report.json of one run, or of probe all: a run's fields,
 // and the suite's runs and skipped microloads.
 type anyReport struct {
-	report.RunReport
-	Runs    []*report.RunReport `json:"runs"`
-	Skipped []report.Skipped    `json:"skipped"`
+	report.Run
+	Runs    []*report.Run    `json:"runs"`
+	Skipped []report.Skipped `json:"skipped"`
 }
 
 func runJSON(t *testing.T, args ...string) (int, anyReport, string) {
 	t.Helper()
-	code, stdout, stderr := runProbe(t, context.Background(), append(append(args, quick...), "--json", "--out", t.TempDir())...)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), append(append(args, quick...), "--json", "--out", t.TempDir())...)
 	var rep anyReport
 	if stdout != "" {
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
@@ -188,7 +192,8 @@ func TestMicroloadsFindTheirWay(t *testing.T) {
 			ops += o.Op + " "
 		}
 		if code != exitOK || rep.Latency.Requests == 0 || rep.Latency.Errors != 0 || !strings.Contains(ops, tc.op) {
-			t.Errorf("%s: exit %d, %d requests, %d errors %v, ops %s\n%s", tc.name, code, rep.Latency.Requests, rep.Latency.Errors, rep.Errors, ops, stderr)
+			t.Errorf("%s: exit %d, %d requests, %d errors %v, ops %s\n%s", tc.name, code, rep.Latency.Requests, rep.Latency.Errors,
+				rep.Errors, ops, stderr)
 		}
 	}
 	// The sitemap's page with a space went out escaped; the one with CR LF
@@ -201,7 +206,7 @@ func TestMicroloadsFindTheirWay(t *testing.T) {
 	if code != exitError {
 		t.Errorf("notequery: exit %d", code)
 	}
-	oneLine(t, stderr, "notequery: no query endpoint is known for this server; point it there with --path /query --body")
+	clitest.OneLine(t, stderr, "notequery: no query endpoint is known for this server; point it there with --path /query --body")
 	code, _, stderr = runJSON(t, "search", "--target", s.URL, "--path", "/nowhere")
 	if code != exitError || !strings.Contains(stderr, "status 404") {
 		t.Errorf("search at a wrong --path: exit %d, %s", code, stderr)
@@ -245,7 +250,7 @@ func TestAllOnAnyServer(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	defer dead.Close()
 	out := t.TempDir()
-	code, _, stderr = runProbe(t, context.Background(), append([]string{"all", "--target", dead.URL, "--out", out}, quick...)...)
+	code, _, stderr = probeCmd.Run(t, context.Background(), append([]string{"all", "--target", dead.URL, "--out", out}, quick...)...)
 	if code != exitError || !strings.Contains(stderr, "nothing could be measured") {
 		t.Errorf("a target with nothing to find: exit %d, %s", code, stderr)
 	}
@@ -259,12 +264,13 @@ func TestAllOnAnyServer(t *testing.T) {
 func TestInitThenRunTheFile(t *testing.T) {
 	s := newOtherSite(t)
 	file := filepath.Join(t.TempDir(), "probe.jsonnet")
-	code, stdout, stderr := runProbe(t, context.Background(), "init", "--target", s.URL, "--out", file)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "init", "--target", s.URL, "--out", file)
 	if code != exitOK || !strings.Contains(stdout, "5 microloads found") {
 		t.Fatalf("init: exit %d: %s %s", code, stdout, stderr)
 	}
 	src, _ := os.ReadFile(file)
-	for _, want := range []string{"use: 'search', path: '/find', queryParam: 'term'", "path: '/rpc/mcp'", "feeds: ['/atom.xml']", "// { name: 'query', use: 'notequery'"} {
+	for _, want := range []string{"use: 'search', path: '/find', queryParam: 'term'", "path: '/rpc/mcp'", "feeds: ['/atom.xml']",
+		"// { name: 'query', use: 'notequery'"} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("the file lacks %q:\n%s", want, src)
 		}
@@ -293,11 +299,12 @@ func TestInitThenRunTheFile(t *testing.T) {
 	} {
 		broken := filepath.Join(t.TempDir(), "broken.jsonnet")
 		os.WriteFile(broken, []byte(tc.src), 0o644)
-		code, _, stderr := runProbe(t, context.Background(), append([]string{"all", "--target", s.URL, "--file", broken, "--out", t.TempDir()}, quick...)...)
+		code, _, stderr := probeCmd.Run(t, context.Background(),
+			append([]string{"all", "--target", s.URL, "--file", broken, "--out", t.TempDir()}, quick...)...)
 		if code == exitOK {
 			t.Errorf("%s: exit 0", tc.src)
 		}
-		oneLine(t, stderr, tc.want)
+		clitest.OneLine(t, stderr, tc.want)
 	}
 }
 
@@ -321,7 +328,7 @@ func TestFailOn(t *testing.T) {
 		{[]string{"http", "--path", "/", "--fail-on", "regressed"}, "is for probe ab and probe compare"},
 		{[]string{"http", "--path", "/", "--fail-on", "p99_ms>fast"}, "want METRIC>VALUE"},
 	} {
-		badInput(t, append(tc.args, "--target", s.URL), exitUsage, tc.want)
+		probeCmd.BadInput(t, append(tc.args, "--target", s.URL), exitUsage, tc.want)
 	}
-	badInput(t, []string{"compare", "a", "b", "--fail-on", "p99_ms>1"}, exitUsage, "is for a run's figures")
+	probeCmd.BadInput(t, []string{"compare", "a", "b", "--fail-on", "p99_ms>1"}, exitUsage, "is for a run's figures")
 }

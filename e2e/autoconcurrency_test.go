@@ -32,14 +32,14 @@ func workersServer(t *testing.T, workers int, per time.Duration) *httptest.Serve
 	return s
 }
 
-func autoRun(t *testing.T, args ...string) (*report.RunReport, string) {
+func autoRun(t *testing.T, args ...string) (*report.Run, string) {
 	t.Helper()
 	args = append(args, "--json", "--out", t.TempDir())
-	code, stdout, stderr := runProbe(t, context.Background(), args...)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep report.RunReport
+	var rep report.Run
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
@@ -99,11 +99,11 @@ func TestAutoConcurrencySlowEndpoint(t *testing.T) {
 // where the clients can be chosen; a bad word is one line and exit 2.
 func TestConcurrencyFlagWords(t *testing.T) {
 	target := []string{"--target", "http://127.0.0.1:1"}
-	badInput(t, append([]string{"http", "--path", "/x", "--concurrency", "lots"}, target...), exitUsage,
+	probeCmd.BadInput(t, append([]string{"http", "--path", "/x", "--concurrency", "lots"}, target...), exitUsage,
 		"want a number of clients or auto")
-	badInput(t, append([]string{"http", "--path", "/x", "--concurrency", "0"}, target...), exitUsage, "--concurrency 0: want 1 to")
-	badInput(t, []string{"ab", "--fixture", "--concurrency", "auto"}, exitUsage, "--concurrency auto: only probe")
-	_, help, _ := runProbe(t, context.Background(), "http", "-h")
+	probeCmd.BadInput(t, append([]string{"http", "--path", "/x", "--concurrency", "0"}, target...), exitUsage, "--concurrency 0: want 1 to")
+	probeCmd.BadInput(t, []string{"ab", "--fixture", "--concurrency", "auto"}, exitUsage, "--concurrency auto: only probe")
+	_, help, _ := probeCmd.Run(t, context.Background(), "http", "-h")
 	if !strings.Contains(help, "--concurrency N") || !strings.Contains(help, "auto: a short ramp") {
 		t.Errorf("-h does not tell of auto: %s", help)
 	}
@@ -124,13 +124,13 @@ func TestAllChoosesClientsForASlowEndpoint(t *testing.T) {
 	t.Cleanup(s.Close)
 	file := filepath.Join(t.TempDir(), "probe.jsonnet")
 	os.WriteFile(file, []byte("{ microloads: [ { name: 'fast', path: '/fast' }, { name: 'slow', path: '/slow' } ] }"), 0o644)
-	code, stdout, stderr := runProbe(t, context.Background(), "all", "--file", file, "--target", s.URL, "--settle", "0s",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "all", "--file", file, "--target", s.URL, "--settle", "0s",
 		"--duration", "2s", "--warmup", "0s", "--concurrency", "8", "--json", "--out", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var suite struct {
-		Runs []*report.RunReport `json:"runs"`
+		Runs []*report.Run `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &suite); err != nil || len(suite.Runs) != 2 {
 		t.Fatalf("%v: %d runs: %s", err, len(suite.Runs), stderr)
@@ -145,5 +145,39 @@ func TestAllChoosesClientsForASlowEndpoint(t *testing.T) {
 	}
 	if slowRun.Errors["timeout"] > 0 || slowRun.Latency.Errors > 0 {
 		t.Errorf("slow: errors %v", slowRun.Errors)
+	}
+}
+
+// The other load commands choose the clients as probe all does for an
+// endpoint whose first reply takes over a second, unless --concurrency
+// was given: then the user's number stands.
+func TestHTTPChoosesClientsForASlowEndpointUnlessGiven(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1.2 s requests")
+	}
+	s := workersServer(t, 1, 1200*time.Millisecond)
+	for _, c := range []struct {
+		args []string
+		auto bool
+	}{{nil, true}, {[]string{"--concurrency", "3"}, false}} {
+		args := append([]string{"http", "--target", s.URL, "--path", "/", "--duration", "2s", "--warmup", "0s", "--json",
+			"--out", t.TempDir()}, c.args...)
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), args...)
+		var rep report.Run
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("%v: exit %d: %s", err, code, stderr)
+		}
+		if !c.auto {
+			if rep.AutoClients != nil || rep.Concurrency != 3 {
+				t.Errorf("--concurrency 3: %d clients, auto %+v", rep.Concurrency, rep.AutoClients)
+			}
+			continue
+		}
+		if a := rep.AutoClients; a == nil || a.Chosen != 1 || !strings.Contains(a.Forced, "first reply took") {
+			t.Fatalf("no --concurrency: %d clients, auto %+v\n%s", rep.Concurrency, a, stderr)
+		}
+		if code != exitOK || rep.Errors["timeout"] > 0 {
+			t.Errorf("exit %d, errors %v", code, rep.Errors)
+		}
 	}
 }

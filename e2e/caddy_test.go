@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/target"
 )
 
 // Caddy is a real server nobody here wrote: its templates handler parses
@@ -62,11 +62,13 @@ func lastLines(s string, n int) string {
 
 // colophon is some 16 KB of the plain HTML a site's pages share.
 func colophon() string {
-	words := []string{"profiles", "latency", "caddy", "templates", "markdown", "gzip", "servers", "notes", "caching", "requests", "reading", "archive"}
+	words := []string{"profiles", "latency", "caddy", "templates", "markdown", "gzip", "servers", "notes", "caching", "requests",
+		"reading", "archive"}
 	var b strings.Builder
 	b.WriteString(`<section class="colophon"><h2>Reading list</h2><ol>`)
 	for i := 0; b.Len() < 16<<10; i++ {
-		fmt.Fprintf(&b, "<li><a href=\"/read/%d\">On %s and %s, part %d</a> — %s, %s and %s</li>", i, words[i%12], words[(i*5+3)%12], i, words[(i*7+1)%12], words[(i*3+2)%12], words[(i*11+5)%12])
+		fmt.Fprintf(&b, "<li><a href=\"/read/%d\">On %s and %s, part %d</a> — %s, %s and %s</li>", i, words[i%12], words[(i*5+3)%12], i,
+			words[(i*7+1)%12], words[(i*3+2)%12], words[(i*11+5)%12])
 	}
 	b.WriteString("</ol></section>")
 	return b.String()
@@ -109,7 +111,8 @@ func caddySite(t testing.TB, port, admin string) string {
 	sitemap.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
 	for n := 1; n <= 12; n++ {
 		var md strings.Builder
-		fmt.Fprintf(&md, "# Note %d\n\nA note about *%s*, with a [link](/notes/%d.html) and a list:\n\n", n, []string{"gzip", "caching", "templates", "profiles"}[n%4], n%12+1)
+		fmt.Fprintf(&md, "# Note %d\n\nA note about *%s*, with a [link](/notes/%d.html) and a list:\n\n", n,
+			[]string{"gzip", "caching", "templates", "profiles"}[n%4], n%12+1)
 		for i := range 20 {
 			fmt.Fprintf(&md, "- item %d of note %d, **strong** and `code`\n", i, n)
 		}
@@ -134,7 +137,8 @@ func caddySite(t testing.TB, port, admin string) string {
 	sitemap.WriteString("</urlset>")
 	write("sitemap.xml", sitemap.String())
 	write("robots.txt", "User-agent: *\nSitemap: /sitemap.xml\n")
-	write("feed.xml", `<?xml version="1.0"?><rss version="2.0"><channel><title>Notes</title><item><title>Note 1</title></item></channel></rss>`)
+	write("feed.xml", `<?xml version="1.0"?><rss version="2.0"><channel><title>Notes</title><item><title>Note `+
+		`1</title></item></channel></rss>`)
 	css := strings.Repeat("body { font: 16px/1.5 system-ui, sans-serif; margin: 0 auto; max-width: 40em; }\n", 200)
 	write("static/app.css", css)
 	var gz bytes.Buffer
@@ -180,8 +184,9 @@ func startCaddy(t testing.TB) (site, admin string) {
 	bin := buildCaddy(t)
 	port, adminPort := freePortT(t), freePortT(t)
 	dir := caddySite(t, port, adminPort)
-	child, err := probes.Start(context.Background(), probes.ChildSpec{Argv: []string{bin, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile"},
-		Addr: "127.0.0.1:" + port, Wait: time.Minute})
+	child, err := target.Start(context.Background(),
+		target.ChildSpec{Argv: []string{bin, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile"},
+			Addr: "127.0.0.1:" + port, Wait: time.Minute})
 	if err != nil {
 		t.Fatalf("starting Caddy: %v", err)
 	}
@@ -190,7 +195,7 @@ func startCaddy(t testing.TB) (site, admin string) {
 }
 
 // caddyRun is report.json of one run on Caddy.
-type caddyRun = report.RunReport
+type caddyRun = report.Run
 
 func TestCaddy(t *testing.T) {
 	if testing.Short() {
@@ -207,7 +212,7 @@ func TestCaddy(t *testing.T) {
 		if dir := os.Getenv("PROBE_CADDY_OUT"); dir != "" {
 			out = filepath.Join(dir, args[0]+strings.ReplaceAll(strings.Join(args[1:], ""), "/", "_"))
 		}
-		code, stdout, stderr := runProbe(t, context.Background(), append(append([]string{}, args...), "--target", site, "--pprof", admin,
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), append(append([]string{}, args...), "--target", site, "--pprof", admin,
 			"--duration", d, "--warmup", "1s", "--concurrency", "4", "--json", "--out", out)...)
 		var r caddyRun
 		if err := jsonUnmarshal(stdout, &r); err != nil || code != exitOK {

@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"context"
-	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/probehq/probe/report"
 )
@@ -34,7 +30,7 @@ func buildGo(t *testing.T, dir, name string) string {
 // in report.json, call the first load-time with its figures, and never
 // the trap.
 func TestExperiment(t *testing.T) {
-	badInput(t, []string{"http", "--path", "/", "--profile", "--experiment-time", "1s"}, exitUsage, "--experiment-time 1s: want at least 6s")
+	probeCmd.BadInput(t, []string{"http", "--path", "/", "--profile", "--experiment-time", "1s"}, exitUsage, "--experiment-time 1s: want at least 6s")
 	probe := buildGo(t, "../cmd/probe", "probe")
 	target := startExperimentServer(t)
 	for _, tc := range []struct {
@@ -48,27 +44,10 @@ func TestExperiment(t *testing.T) {
 			// twice at most. A wrong verdict fails at once.
 			for attempt := 1; ; attempt++ {
 				out := t.TempDir()
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, probe, "http", "--target", target, "--path", tc.path, "--param", tc.param, "--profile", "--wall=false",
-					"--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--experiment-time", "18s", "--out", out, "--force")
-				if b, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("probe: %v\n%s", err, b)
-				}
-				b, err := os.ReadFile(filepath.Join(out, "report.json"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var rep report.RunReport
-				if err := json.Unmarshal(b, &rep); err != nil {
-					t.Fatal(err)
-				}
+				rep := experimentRunIn(t, probe, out, "http", "--target", target, "--path", tc.path, "--param", tc.param)
 				e := rep.Experiment
-				if e == nil {
-					t.Fatalf("report.json has no experiment; findings %+v", rep.Findings)
-				}
-				if e.Skipped != "" || len(e.Variants) < 3 {
-					t.Fatalf("experiment skipped (%s) or too few variants: %+v", e.Skipped, e.Variants)
+				if len(e.Variants) < 3 {
+					t.Fatalf("too few variants: %+v", e.Variants)
 				}
 				for _, v := range e.Variants {
 					if v.Error != "" || v.Requests == 0 || v.StableDigest == "" {
@@ -122,27 +101,11 @@ func TestExperiment(t *testing.T) {
 func startExperimentServer(t *testing.T) string {
 	t.Helper()
 	server := buildGo(t, "./testdata/experiment", "experiment")
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := exec.Command(server, "-addr", addr)
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	addr := freeAddr(t)
+	startProcess(t, server, "-addr", addr)
 	target := "http://" + addr
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		resp, err := http.Get(target + "/config?page=1")
-		if err == nil {
-			resp.Body.Close()
-			return target
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server never answered: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitAnswers(t, target+"/config?page=1")
+	return target
 }
 
 // TestExperimentEqualCostPerUser is the trap of equal cost and different
@@ -158,23 +121,7 @@ func TestExperimentEqualCostPerUser(t *testing.T) {
 	// experiment then rightly claims nothing, and it is run again, twice
 	// at most. A load-time claim fails at once.
 	for attempt := 1; ; attempt++ {
-		out := t.TempDir()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, probe, "http", "--target", target, "--path", "/sorted", "--param", "user=1,2,3,4,5,6,7,8",
-			"--profile", "--wall=false", "--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--experiment-time", "18s",
-			"--out", out, "--force")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("probe: %v\n%s", err, b)
-		}
-		b, err := os.ReadFile(filepath.Join(out, "report.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep report.RunReport
-		if err := json.Unmarshal(b, &rep); err != nil {
-			t.Fatal(err)
-		}
+		rep := experimentRun(t, probe, "http", "--target", target, "--path", "/sorted", "--param", "user=1,2,3,4,5,6,7,8")
 		sorts := 0
 		for _, f := range rep.Findings {
 			t.Logf("finding %s [%s] %.0f%%: %s", f.Rule, f.Class, 100*f.CPUShare, f.Evidence)
@@ -189,9 +136,6 @@ func TestExperimentEqualCostPerUser(t *testing.T) {
 			t.Fatalf("no repeated-sort or per-request-full-scan finding on the per-user sort: the trap was not sprung")
 		}
 		e := rep.Experiment
-		if e == nil || e.Skipped != "" {
-			t.Fatalf("the experiment did not run: %+v", e)
-		}
 		var judged *report.ExperimentFinding
 		for i, f := range e.Findings {
 			t.Logf("experiment %s: %s → %s (%s) %s", f.Rule, f.ClassBefore, f.Class, f.Verdict, f.Why)

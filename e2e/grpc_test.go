@@ -12,15 +12,15 @@ import (
 
 // profileGRPC is `probe grpc --profile` with no --target: probe starts the
 // fixture in mode and loads its notes search over gRPC.
-func profileGRPC(t *testing.T, mode string) report.RunReport {
+func profileGRPC(t *testing.T, mode string) report.Run {
 	t.Helper()
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--profile", "--fixture-mode", mode, "--notes", "300",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "grpc", "--profile", "--fixture-mode", mode, "--notes", "300",
 		"--duration", "5s", "--warmup", "1s", "--concurrency", "8", "--json", "--out", out)
 	if code != exitOK && code != exitError {
 		t.Fatalf("%s: exit %d: %s", mode, code, stderr)
 	}
-	var rep report.RunReport
+	var rep report.Run
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%s: %v: %.300s", mode, err, stdout)
 	}

@@ -13,24 +13,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/internal/testrepo"
-
 	"github.com/probehq/probe/fixtures"
-	"github.com/probehq/probe/probes"
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/internal/testrepo"
+	"github.com/probehq/probe/report/fuzzreport"
+	"github.com/probehq/probe/target"
 )
 
 // startFixture starts `probe fixture serve` (this test binary stands in
 // for probe: TestMain) on a free loopback port with args, as probe starts
 // it: the key goes by the environment, never on the command line.
-func startFixture(t *testing.T, key string, args ...string) (*probes.Child, error) {
+func startFixture(t *testing.T, key string, args ...string) (*target.Child, error) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	argv := append([]string{exe, "fixture", "serve", "--addr", "127.0.0.1:0"}, args...)
-	c, err := probes.Start(context.Background(), probes.ChildSpec{Argv: argv, Env: []string{fixtures.KeyEnv + "=" + key}, Wait: 3 * time.Minute})
+	c, err := target.Start(context.Background(),
+		target.ChildSpec{Argv: argv, Env: []string{fixtures.KeyEnv + "=" + key}, Wait: 3 * time.Minute})
 	if err != nil {
 		return nil, fmt.Errorf("fixture: %v", err)
 	}
@@ -73,11 +73,12 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 		t.Skip("fuzzes the fixture for half a minute in each mode")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "fuzz", "notequery", "--duration", "20s", "--shrink-time", "40s", "--json", "--out", out)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "fuzz", "notequery", "--duration", "20s", "--shrink-time", "40s",
+		"--json", "--out", out)
 	if code != exitError {
 		t.Fatalf("per-request: exit %d, want 1 (crashes found): %s", code, stderr)
 	}
-	var rep report.FuzzReport
+	var rep fuzzreport.FuzzReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not report.json: %v\n%.300s", err, stdout)
 	}
@@ -112,11 +113,12 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 		t.Fatalf("no confirmed, shrunk stack overflow among %+v", rep.Crashes)
 	}
 
-	code, stdout, stderr = runProbe(t, context.Background(), "fuzz", "notequery", "--fixture-mode", "load-time", "--duration", "15s", "--json", "--out", t.TempDir())
+	code, stdout, stderr = probeCmd.Run(t, context.Background(), "fuzz", "notequery", "--fixture-mode", "load-time", "--duration", "15s",
+		"--json", "--out", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("load-time: exit %d: %s", code, stderr)
 	}
-	rep = report.FuzzReport{}
+	rep = fuzzreport.FuzzReport{}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Fuzz == nil {
 		t.Fatalf("%v: %.300s", err, stdout)
 	}
@@ -160,7 +162,7 @@ func TestABBuildInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel)
 	start := time.Now()
-	code, _, stderr := runProbe(t, ctx, "ab", "--git", repo, "--before-ref", "v1", "--after-ref", "v2",
+	code, _, stderr := probeCmd.Run(t, ctx, "ab", "--git", repo, "--before-ref", "v1", "--after-ref", "v2",
 		"--build", "sh -c 'sleep 60 & sleep 61; echo "+marker+"'", "http", "--path", "/work", "--out", t.TempDir())
 	if code != exitInterrupted {
 		t.Errorf("exit %d, want 130: %s", code, stderr)

@@ -16,7 +16,7 @@ func TestAllAgainstTheFixture(t *testing.T) {
 		t.Skip("starts the fixture")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "all", "--notes", "60", "--duration", "1s", "--warmup", "200ms",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "all", "--notes", "60", "--duration", "1s", "--warmup", "200ms",
 		"--concurrency", "4", "--json", "--out", out)
 	if code != exitError { // the fixture's broken feed fails its checks, as it should
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -52,22 +52,33 @@ func TestTargetKilledByItsLoad(t *testing.T) {
 		t.Skip("starts the fixture and waits for a 1 GB stack to overflow")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "http", "--path", "/q/link-walk", "--param", "depth=5,200000",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "http", "--path", "/q/link-walk", "--param", "depth=5,200000",
 		"--notes", "60", "--duration", "60s", "--warmup", "0s", "--concurrency", "1", "--json", "--out", out)
 	if code != exitError {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if last := strings.TrimSpace(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:]); !strings.HasPrefix(last, "probe: the run ended early (target exited: exit status 2: fatal error: stack overflow)") {
+	if last := strings.TrimSpace(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:]); !strings.HasPrefix(last,
+		"probe: the run ended early (target exited: exit status 2: fatal error: stack overflow)") {
 		t.Errorf("last line %q", last)
 	}
-	var rep report.RunReport
+	var rep report.Run
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Crashes) != 1 || rep.Crashes[0].Class != "stack-overflow" || !strings.Contains(rep.Crashes[0].Evidence, "fatal error: stack overflow") {
+	if len(rep.Crashes) != 1 || rep.Crashes[0].Class != "stack-overflow" || !strings.Contains(rep.Crashes[0].Evidence,
+		"fatal error: stack overflow") {
 		t.Errorf("crashes %+v", rep.Crashes)
 	}
-	if rep.Latency.Requests == 0 || rep.Latency.Errors > 1 || !strings.Contains(rep.Ended, "target exited") {
-		t.Errorf("ended %q after %d requests, %d errors", rep.Ended, rep.Latency.Requests, rep.Latency.Errors)
+	// At most the request in flight fails with the target's death; on a
+	// busy machine the deep query can outlast --timeout first, and a
+	// timeout is an error of its own, said as one.
+	timeouts := int64(0)
+	for kind, n := range rep.Errors {
+		if strings.Contains(kind, "timeout") {
+			timeouts += n
+		}
+	}
+	if rep.Latency.Requests == 0 || rep.Latency.Errors-timeouts > 1 || !strings.Contains(rep.Ended, "target exited") {
+		t.Errorf("ended %q after %d requests, %d errors (%v)", rep.Ended, rep.Latency.Requests, rep.Latency.Errors, rep.Errors)
 	}
 }

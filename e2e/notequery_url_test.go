@@ -3,18 +3,16 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 // startFixtureServe runs `probe fixture serve` as a child, as a user
@@ -48,40 +46,6 @@ func startFixtureServe(t *testing.T, args ...string) string {
 	}
 }
 
-// The fixture started by hand, given by URL: notequery finds its endpoint
-// by what the site announces and asks its own note queries, cleanly.
-func TestNoteQueryByURLOnTheFixture(t *testing.T) {
-	for _, mode := range []string{"per-request", "load-time"} {
-		url := startFixtureServe(t, "--mode", mode, "--notes", "300")
-		out := t.TempDir()
-		code, _, stderr := runProbe(t, context.Background(), "notequery", "--target", url, "--duration", "1s",
-			"--warmup", "200ms", "--concurrency", "4", "--out", out)
-		if code != exitOK {
-			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
-		}
-		b, err := os.ReadFile(filepath.Join(out, "report.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep report.RunReport
-		if err := json.Unmarshal(b, &rep); err != nil {
-			t.Fatal(err)
-		}
-		rows := map[string]bool{}
-		for _, op := range rep.Operations {
-			rows[op.Op] = true
-		}
-		if rep.Latency.Requests == 0 || rep.Latency.Errors != 0 {
-			t.Errorf("%s: %d requests, %d errors %v", mode, rep.Latency.Requests, rep.Latency.Errors, rep.Errors)
-		}
-		for _, q := range []string{"filter-by-tag", "sort-by-date", "count-words", "group-by-month"} {
-			if !rows["POST /query "+q] {
-				t.Errorf("%s: rows %v lack the fixture's %s", mode, rows, q)
-			}
-		}
-	}
-}
-
 // A site that announces its endpoint on another host is refused in one
 // line, and nothing is sent there; one that announces nothing is told
 // how to point notequery at its endpoint.
@@ -108,11 +72,11 @@ func TestNoteQueryByURLRefusals(t *testing.T) {
 		{"", "no query endpoint is known for this server"},
 	} {
 		announce.Store(&tc.announce)
-		code, stdout, stderr := runProbe(t, context.Background(), "notequery", "--target", srv.URL, "--duration", "1s", "--out", t.TempDir())
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), "notequery", "--target", srv.URL, "--duration", "1s", "--out", t.TempDir())
 		if code != exitError || stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q", tc.announce, code, stdout)
 		}
-		oneLine(t, stderr, tc.want)
+		clitest.OneLine(t, stderr, tc.want)
 		if !strings.Contains(stderr, "point it there with --path /query --body") {
 			t.Errorf("%q: %q names no flag", tc.announce, stderr)
 		}

@@ -22,7 +22,7 @@ import (
 // CPU profile a run wrote, with the rule's frames as the focus (its
 // excluded frames and probe's own measuring as -ignore, as the analyzers
 // leave them out of the target's CPU), and fails a finding whose share is
-// more than five points from pprof's.
+// more than two points from pprof's.
 func checkSharesAgainstPprof(t *testing.T, name, cpuProfile string, findings []analyzers.Finding) {
 	t.Helper()
 	for _, off := range sharesOffPprof(t, name, cpuProfile, findings) {
@@ -30,7 +30,7 @@ func checkSharesAgainstPprof(t *testing.T, name, cpuProfile string, findings []a
 	}
 }
 
-// sharesOffPprof says, for each finding more than five points from
+// sharesOffPprof says, for each finding more than two points from
 // pprof's -focus of the same profile, by how much.
 func sharesOffPprof(t *testing.T, name, cpuProfile string, findings []analyzers.Finding) (off []string) {
 	t.Helper()
@@ -72,8 +72,9 @@ func sharesOffPprof(t *testing.T, name, cpuProfile string, findings []analyzers.
 			claimed += v / 100
 		}
 		t.Logf("%s: %s %.1f%%, pprof -focus %.1f%%", name, f.Rule, 100*claimed, 100*pprofShare)
-		if d := claimed - pprofShare; d > 0.05 || d < -0.05 {
-			off = append(off, fmt.Sprintf("%s: %s claims %.1f%% of the CPU; go tool pprof -focus='%s' -ignore='%s' of the same profile shows %.1f%%",
+		if d := claimed - pprofShare; d > 0.02 || d < -0.02 {
+			off = append(off, fmt.Sprintf("%s: %s claims %.1f%% of the CPU; go tool pprof -focus='%s' -ignore='%s' of the same "+
+				"profile shows %.1f%%",
 				name, f.Rule, 100*claimed, focus, ignore, 100*pprofShare))
 		}
 	}
@@ -89,13 +90,15 @@ func focusOf(f analyzers.Finding, r analyzers.Rule) (focus, ignore string) {
 		return "", ""
 	case len(r.Frames) > 0 && (r.Detector == "frames" || r.Detector == "gc"):
 		return strings.Join(r.Frames, "|"), strings.Join(r.Exclude, "|")
-	case r.Detector == "full-scan" && f.OwnFrame != "":
+	case (r.Detector == "full-scan" || r.Detector == "per-message" && !strings.Contains(f.Evidence, "a walk of the data")) &&
+		f.OwnFrame != "":
 		return "^" + regexp.QuoteMeta(f.OwnFrame) + "$", ""
 	}
 	return "", ""
 }
 
-var countedThere = regexp.MustCompile(`a further ([0-9.]+)% of the CPU (?:is this work inside|is this work on other data|decodes the request's own input)`)
+var countedThere = regexp.MustCompile(`a further ([0-9.]+)% of the CPU (?:is this work inside|is this work on other data|decodes ` +
+	`the request's own input|allocates under it)`)
 
 var pprofAccounted = regexp.MustCompile(`Showing nodes accounting for ([0-9.]+)(ns|us|µs|ms|s|m|h)\b`)
 
@@ -141,8 +144,8 @@ func TestSharesCheckAgainstPprof(t *testing.T) {
 	}
 	prof := filepath.Join(t.TempDir(), "cpu.pb.gz")
 	writeKnownProfile(t, prof)
-	if off := sharesOffPprof(t, "known", prof, []analyzers.Finding{{Rule: "repeated-sort", CPUShare: 0.32}}); len(off) != 0 {
-		t.Errorf("a share two points from pprof's is called off: %v", off)
+	if off := sharesOffPprof(t, "known", prof, []analyzers.Finding{{Rule: "repeated-sort", CPUShare: 0.315}}); len(off) != 0 {
+		t.Errorf("a share within two points of pprof's is called off: %v", off)
 	}
 	off := sharesOffPprof(t, "known", prof, []analyzers.Finding{{Rule: "repeated-sort", CPUShare: 0.36}})
 	if len(off) != 1 || !strings.Contains(off[0], "shows 30.0%") {

@@ -21,6 +21,7 @@ import (
 	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/abreport"
 )
 
 // fleetWindows is how many one-second CPU profiles the tests take of the
@@ -161,12 +162,12 @@ func TestAnalyzeFromProduction(t *testing.T) {
 	for _, engine := range []string{f.pyroscope, f.parca} {
 		for _, mode := range []string{"per-request", "load-time"} {
 			out := t.TempDir()
-			code, _, stderr := runProbe(t, context.Background(), "analyze", "--from", engine, "--service", "site",
+			code, _, stderr := probeCmd.Run(t, context.Background(), "analyze", "--from", engine, "--service", "site",
 				"--labels", fmt.Sprintf(`version=%q`, mode), "--since", "3h", "--out", out)
 			if code != exitOK {
 				t.Fatalf("%s %s: exit %d: %s", engine, mode, code, stderr)
 			}
-			var rep pipeline.ProductionFindings
+			var rep report.ProductionFindings
 			readJSON(t, filepath.Join(out, "report.json"), &rep)
 			rules := map[string]string{}
 			for _, fd := range rep.Findings {
@@ -202,12 +203,12 @@ func TestAnalyzeFromProduction(t *testing.T) {
 	}
 	// The type is honoured: allocations are analyzed as allocations.
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, context.Background(), "analyze", "--from", f.pyroscope, "--service", "site", "--type", "alloc",
+	code, _, stderr := probeCmd.Run(t, context.Background(), "analyze", "--from", f.pyroscope, "--service", "site", "--type", "alloc",
 		"--labels", `version="per-request"`, "--since", "3h", "--out", out)
 	if code != exitOK {
 		t.Fatalf("alloc: exit %d: %s", code, stderr)
 	}
-	var rep pipeline.ProductionFindings
+	var rep report.ProductionFindings
 	readJSON(t, filepath.Join(out, "report.json"), &rep)
 	if !strings.HasPrefix(rep.Type, "memory:alloc_space") {
 		t.Errorf("alloc: type %q", rep.Type)
@@ -217,14 +218,14 @@ func TestAnalyzeFromProduction(t *testing.T) {
 	}
 }
 
-func compareFrom(t *testing.T, args ...string) *report.AB {
+func compareFrom(t *testing.T, args ...string) *abreport.AB {
 	t.Helper()
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, context.Background(), append(append([]string{"compare"}, args...), "--windows", "16", "--out", out)...)
+	code, _, stderr := probeCmd.Run(t, context.Background(), append(append([]string{"compare"}, args...), "--windows", "16", "--out", out)...)
 	if code != exitOK {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
-	var ab report.AB
+	var ab abreport.AB
 	readJSON(t, filepath.Join(out, "report.json"), &ab)
 	if _, err := os.Stat(filepath.Join(out, "flame-diff-site.html")); err != nil {
 		t.Errorf("%v: no differential flame graph: %v", args, err)
@@ -239,7 +240,7 @@ func compareFrom(t *testing.T, args ...string) *report.AB {
 // per-request against itself is noise.
 func TestCompareFromProduction(t *testing.T) {
 	f := fixtureFleet(t)
-	docLoadFell := func(name string, ab *report.AB) {
+	docLoadFell := func(name string, ab *abreport.AB) {
 		t.Helper()
 		found := false
 		for _, c := range ab.Comparisons {
@@ -289,7 +290,7 @@ func TestCompareFromProduction(t *testing.T) {
 func TestAllWeighedByProduction(t *testing.T) {
 	f := fixtureFleet(t)
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, context.Background(), "all", "--profile", "--fixture-mode", "per-request", "--notes", "300",
+	code, _, stderr := probeCmd.Run(t, context.Background(), "all", "--profile", "--fixture-mode", "per-request", "--notes", "300",
 		"--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--out", out,
 		"--production", f.pyroscope, "--service", "site", "--production-labels", `version="per-request"`, "--production-since", "3h")
 	if code != exitOK && code != exitError {
@@ -320,7 +321,7 @@ func TestAllWeighedByProduction(t *testing.T) {
 	if !strings.Contains(stderr+readFile(t, filepath.Join(out, "report.md")), "of the fleet's CPU") {
 		t.Errorf("neither the table nor report.md shows a fleet share")
 	}
-	runs, err := report.LoadRuns(out)
+	runs, err := abreport.LoadRuns(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestAllWeighedByProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lab := []*report.RunReport{sitemap.Report}
+	lab := []*report.Run{sitemap.Report}
 	src, err := production.ParseSource(f.pyroscope)
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +349,8 @@ func TestAllWeighedByProduction(t *testing.T) {
 	// caught (1.6 % to several % on a busy machine); what must hold is that
 	// it is there, and that the load-time fleet spends under half of it.
 	if perRequest < 0.005 || other < 0 || other >= perRequest/2 {
-		t.Errorf("repeated-gzip's fleet share: %.3f of a per-request fleet, %.3f of a load-time one: want the first well above", perRequest, other)
+		t.Errorf("repeated-gzip's fleet share: %.3f of a per-request fleet, %.3f of a load-time one: want the first well above",
+			perRequest, other)
 	}
 }
 
@@ -364,20 +366,19 @@ func readFile(t *testing.T, path string) string {
 // Bad input: one line and an exit code.
 func TestProductionBadInput(t *testing.T) {
 	f := fixtureFleet(t)
-	dead, err := freeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	badInput(t, []string{"analyze", "--from", "pyroscope://" + dead, "--service", "site"}, exitError, "cannot be reached")
-	badInput(t, []string{"analyze", "--from", "parca://" + dead, "--service", "site"}, exitError, "cannot be reached")
-	badInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "sight", "--since", "3h"}, exitError, "services it has: checkout, site")
-	badInput(t, []string{"analyze", "--from", f.parca, "--service", "sight", "--since", "3h"}, exitError, "services it has: checkout, site")
-	badInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "site", "--start", "3h", "--end", "3h"}, exitUsage, "empty time range")
-	badInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "site", "--start", "10h", "--end", "9h"}, exitError, "no samples")
-	badInput(t, []string{"analyze", "--from", "http://" + dead, "--service", "site"}, exitUsage, "unknown engine")
-	badInput(t, []string{"analyze", "--from", f.pyroscope}, exitUsage, "--service is required")
-	badInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "site", "--header", "nocolon"}, exitUsage, "want Name:value")
-	badInput(t, []string{"compare", "--from", f.pyroscope, "--service", "site"}, exitUsage, "give the sides that differ")
-	badInput(t, []string{"compare", "--from", f.pyroscope, "--service", "site", "--before-range", "20h/19h", "--after-range", "1h/0s"}, exitError, "windows")
-	badInput(t, []string{"all", "--production", f.pyroscope, "--service", "site"}, exitUsage, "add --profile")
+	dead := freeAddr(t)
+	probeCmd.BadInput(t, []string{"analyze", "--from", "pyroscope://" + dead, "--service", "site"}, exitError, "cannot be reached")
+	probeCmd.BadInput(t, []string{"analyze", "--from", "parca://" + dead, "--service", "site"}, exitError, "cannot be reached")
+	probeCmd.BadInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "sight", "--since", "3h"}, exitError,
+		"services it has: checkout, site")
+	probeCmd.BadInput(t, []string{"analyze", "--from", f.parca, "--service", "sight", "--since", "3h"}, exitError, "services it has: checkout, site")
+	probeCmd.BadInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "site", "--start", "3h", "--end", "3h"}, exitUsage, "empty time range")
+	probeCmd.BadInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "site", "--start", "10h", "--end", "9h"}, exitError, "no samples")
+	probeCmd.BadInput(t, []string{"analyze", "--from", "http://" + dead, "--service", "site"}, exitUsage, "unknown engine")
+	probeCmd.BadInput(t, []string{"analyze", "--from", f.pyroscope}, exitUsage, "--service is required")
+	probeCmd.BadInput(t, []string{"analyze", "--from", f.pyroscope, "--service", "site", "--header", "nocolon"}, exitUsage, "want Name:value")
+	probeCmd.BadInput(t, []string{"compare", "--from", f.pyroscope, "--service", "site"}, exitUsage, "give the sides that differ")
+	probeCmd.BadInput(t, []string{"compare", "--from", f.pyroscope, "--service", "site", "--before-range", "20h/19h", "--after-range", "1h/0s"},
+		exitError, "windows")
+	probeCmd.BadInput(t, []string{"all", "--production", f.pyroscope, "--service", "site"}, exitUsage, "add --profile")
 }

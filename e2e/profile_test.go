@@ -12,12 +12,12 @@ import (
 )
 
 // profiledRun is report.json of one microload of probe all.
-type profiledRun = report.RunReport
+type profiledRun = report.Run
 
 func profileAll(t *testing.T, mode string) map[string]profiledRun {
 	t.Helper()
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "all", "--profile", "--fixture-mode", mode, "--notes", "1000",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "all", "--profile", "--fixture-mode", mode, "--notes", "1000",
 		// 5 s: a finding needs 200 ms of samples, and on a CI machine busy
 		// with other packages' tests a 7% share of 3 s fell short.
 		"--duration", "5s", "--warmup", "1s", "--concurrency", "8", "--json", "--out", out)
@@ -34,7 +34,8 @@ func profileAll(t *testing.T, mode string) map[string]profiledRun {
 		// Each share is what pprof -focus shows of the same profile.
 		checkSharesAgainstPprof(t, mode+" "+r.Microload, filepath.Join(out, r.Microload, "cpu.pb.gz"), r.Findings)
 		files := strings.Join(r.ProfileFiles, " ")
-		if len(r.Timeline) == 0 || !strings.Contains(files, "cpu.pb.gz") || !strings.Contains(files, "flame.html") || !strings.Contains(files, "flame-alloc.html") {
+		if len(r.Timeline) == 0 || !strings.Contains(files, "cpu.pb.gz") || !strings.Contains(files,
+			"flame.html") || !strings.Contains(files, "flame-alloc.html") {
 			t.Errorf("%s %s: no CPU windows or profile files: %v", mode, r.Microload, r.ProfileFiles)
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/report/rampreport"
 )
 
 // capacityServer does a fixed work per request with a fixed number of
@@ -55,7 +54,8 @@ func serveCapacity(addr, workers, serviceMS string) {
 	ms, _ := strconv.Atoi(strings.TrimSuffix(serviceMS, "-locked"))
 	runtime.SetMutexProfileFraction(1)
 	runtime.SetBlockProfileRate(1)
-	s := &capacityServer{workers: make(chan struct{}, n), service: time.Duration(ms) * time.Millisecond, locked: strings.HasSuffix(serviceMS, "-locked")}
+	s := &capacityServer{workers: make(chan struct{}, n), service: time.Duration(ms) * time.Millisecond,
+		locked: strings.HasSuffix(serviceMS, "-locked")}
 	http.Handle("/work", s)
 	http.ListenAndServe(addr, nil)
 }
@@ -63,44 +63,21 @@ func serveCapacity(addr, workers, serviceMS string) {
 // startCapacityServer starts the test binary as a capacity server.
 func startCapacityServer(t *testing.T, workers int, service string) string {
 	t.Helper()
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := freeAddr(t)
 	self, _ := os.Executable()
-	cmd := exec.Command(self, "capacity-server", addr, strconv.Itoa(workers), service)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 100; i++ {
-		if resp, err := http.Get("http://" + addr + "/debug/pprof/"); err == nil {
-			resp.Body.Close()
-			return "http://" + addr
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("the capacity server did not start")
-	return ""
+	startProcess(t, self, "capacity-server", addr, strconv.Itoa(workers), service)
+	waitAnswers(t, "http://"+addr+"/debug/pprof/")
+	return "http://" + addr
 }
 
 // rampReport is report.json of probe ramp.
-type rampReport = report.Ramp
-
-func writeFile(t *testing.T, name, src string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+type rampReport = rampreport.Ramp
 
 // rampWork ramps url's /work in steps and reads the report.
 func rampWork(t *testing.T, url, steps string) rampReport {
 	t.Helper()
-	file := writeFile(t, "probe.json", workScenario)
-	code, stdout, stderr := runProbe(t, context.Background(), "ramp", "--target", url, "--file", file,
+	file := clitest.WriteFile(t, "probe.json", workScenario)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "ramp", "--target", url, "--file", file,
 		"--steps", steps, "--json", "--out", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/probehq/probe/fixtures/vault"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/rampreport"
 )
 
 // serveStatic serves the Markdown notes of dir as they were at start, on
@@ -63,7 +64,7 @@ func serveStatic(dir string) {
 }
 
 // scaleReport is report.json of probe scale.
-type scaleReport = report.Scale
+type scaleReport = rampreport.Scale
 
 // On the fixture, per-request mode's page work and a change's sync grow
 // with the vault; load-time mode's do not, and a sync costs a fraction.
@@ -73,7 +74,7 @@ func TestScaleOnTheFixture(t *testing.T) {
 	}
 	reps := map[string]scaleReport{}
 	for _, mode := range []string{"per-request", "load-time"} {
-		code, stdout, stderr := runProbe(t, context.Background(), "scale", "page", "--fixture-mode", mode, "--notes", "150,300,600",
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), "scale", "page", "--fixture-mode", mode, "--notes", "150,300,600",
 			"--changes", "2", "--duration", "1500ms", "--warmup", "300ms", "--concurrency", "4", "--json", "--out", t.TempDir())
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
@@ -97,7 +98,8 @@ func TestScaleOnTheFixture(t *testing.T) {
 		t.Errorf("load-time page CPU %.3f → %.3f ms: want it flat", cpu(lt, 0), cpu(lt, 2))
 	}
 	if pr.Points[2].WriteMS < 2*pr.Points[0].WriteMS || lt.Points[2].WriteMS*5 > pr.Points[2].WriteMS {
-		t.Errorf("a change: per-request %.1f → %.1f ms, load-time %.1f → %.1f ms: want the full re-render to grow and cost five times the incremental sync",
+		t.Errorf("a change: per-request %.1f → %.1f ms, load-time %.1f → %.1f ms: want the full re-render to grow and cost "+
+			"five times the incremental sync",
 			pr.Points[0].WriteMS, pr.Points[2].WriteMS, lt.Points[0].WriteMS, lt.Points[2].WriteMS)
 	}
 	for _, p := range append(pr.Points, lt.Points...) {
@@ -121,8 +123,10 @@ func TestScaleLostChanges(t *testing.T) {
 	}
 	self, _ := os.Executable()
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, context.Background(), "scale", "page", "--cmd", self+" static-server {vault}", "--vault-gen", "--notes", "20,40",
-		"--changes", "1", "--sync-path", "/nosync", "--freshness-timeout", "1s", "--duration", "500ms", "--warmup", "0", "--concurrency", "2", "--out", out)
+	code, _, stderr := probeCmd.Run(t, context.Background(), "scale", "page", "--cmd", self+" static-server {vault}", "--vault-gen",
+		"--notes", "20,40",
+		"--changes", "1", "--sync-path", "/nosync", "--freshness-timeout", "1s", "--duration", "500ms", "--warmup", "0", "--concurrency",
+		"2", "--out", out)
 	if code != exitError || !strings.Contains(stderr, "changes never showed within 1s") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -198,7 +202,7 @@ func TestScaleVaultIsOneArgumentAndUntouched(t *testing.T) {
 	args := []string{"scale", "page", "--cmd", report.ShellQuote(self) + " static-server {vault}",
 		"--vault", vaults[0], "--vault", vaults[1], "--write-files", "--changes", "1", "--freshness-timeout", "300ms",
 		"--duration", "200ms", "--warmup", "0", "--concurrency", "1", "--json", "--out", filepath.Join(base, "out")}
-	code, stdout, stderr := runProbe(t, context.Background(), args...)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), args...)
 	// The static server never shows a change: exit 1 for the lost ones,
 	// with both sizes measured.
 	if code != exitError || !strings.Contains(stderr, "changes never showed") {

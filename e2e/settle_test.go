@@ -5,11 +5,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 // burnServer is a slow real server in small (issue 25): each request of
@@ -86,31 +87,17 @@ func serveBurn(addr, burnMS string) {
 // its own, so that its CPU is seen apart from probe's.
 func startBurnServer(t *testing.T, burn time.Duration) string {
 	t.Helper()
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := freeAddr(t)
 	self, _ := os.Executable()
-	cmd := exec.Command(self, "burn-server", addr, fmt.Sprint(burn.Milliseconds()))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 100; i++ {
-		if resp, err := http.Get("http://" + addr + "/p/1"); err == nil {
-			resp.Body.Close()
-			return "http://" + addr
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("the burn server did not start")
-	return ""
+	startProcess(t, self, "burn-server", addr, fmt.Sprint(burn.Milliseconds()))
+	waitAnswers(t, "http://"+addr+"/p/1")
+	return "http://" + addr
 }
 
 // After probe all's sitemap run the server works on for 5 s; the page
 // microload's discovery (--timeout 2s) fails unless probe waits for it.
 func TestAllWaitsForAQuietTarget(t *testing.T) {
-	file := writeFile(t, "probe.json", `{ "microloads": [
+	file := clitest.WriteFile(t, "probe.json", `{ "microloads": [
   { "name": "sitemap", "use": "sitemap", "path": "/sitemap.xml" },
   { "name": "page", "use": "page", "sitemap": "/pages.xml" } ] }`)
 	run := func(settle string) (int, anyReport, string) {
@@ -136,7 +123,8 @@ func TestAllWaitsForAQuietTarget(t *testing.T) {
 	if st == nil || !st.Quiet || st.JudgedBy != "cpu" || st.WaitedS < 2 || st.WaitedS > 30 || st.CoresAtStart <= st.IdleCores {
 		t.Fatalf("page's settle %+v: want a wait of seconds for a target busier than at rest, ending quiet", st)
 	}
-	if rep.Runs[1].Latency.Requests == 0 || !strings.Contains(stderr, "the target is busy: waiting") || !strings.Contains(stderr, "the target was quiet after") {
+	if rep.Runs[1].Latency.Requests == 0 || !strings.Contains(stderr, "the target is busy: waiting") || !strings.Contains(stderr,
+		"the target was quiet after") {
 		t.Errorf("page: %d requests; stderr %s", rep.Runs[1].Latency.Requests, stderr)
 	}
 
@@ -150,6 +138,7 @@ func TestAllWaitsForAQuietTarget(t *testing.T) {
 		busy = busy && strings.Contains(sk.Reason, "the target was still busy")
 	}
 	if !busy {
-		t.Errorf("--settle 1s: exit %d, runs %d, skipped %+v: want target-busy, and any skip saying so\n%s", code, len(rep.Runs), rep.Skipped, stderr)
+		t.Errorf("--settle 1s: exit %d, runs %d, skipped %+v: want target-busy, and any skip saying so\n%s", code, len(rep.Runs),
+			rep.Skipped, stderr)
 	}
 }

@@ -16,12 +16,12 @@ func TestReadsDuringWrites(t *testing.T) {
 		t.Skip("starts the fixture twice and writes while it reads")
 	}
 	for _, mode := range []string{"per-request", "load-time"} {
-		code, stdout, stderr := runProbe(t, context.Background(), "page", "--fixture-mode", mode, "--notes", "400",
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), "page", "--fixture-mode", mode, "--notes", "400",
 			"--rate", "40", "--during-writes", "1/s", "--duration", "6s", "--warmup", "1s", "--concurrency", "16", "--json", "--out", t.TempDir())
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
 		}
-		var rep report.RunReport
+		var rep report.Run
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Writes == nil {
 			t.Fatalf("%s: %v %.300s", mode, err, stdout)
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/target"
 )
 
 // TestWSGarbageFrames: a server that sends garbage (random binary, a
@@ -16,8 +16,8 @@ import (
 // does not read the huge message into memory, and exits 1 with a verdict
 // that says the events were missing on the connections the server broke.
 func TestWSGarbageFrames(t *testing.T) {
-	bin := buildBinary(t, t.TempDir(), "./e2e/testdata/wsbroken")
-	srv, err := probes.Start(context.Background(), probes.ChildSpec{Argv: []string{bin, "-fault", "garbage"}, Wait: 30 * time.Second})
+	bin := buildGo(t, "./testdata/wsbroken", "wsbroken")
+	srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-fault", "garbage"}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,6 @@ func TestWSByNoteWrites(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"ws": {"auth": "cookie"}}`), 0o644)
-	badInput(t, []string{"ws", "--file", bad}, exitUsage, `ws.auth: "cookie" is no way to send the token`)
-	badInput(t, []string{"ws", "--publish-method", "GET"}, exitUsage, `--publish-method "GET": want POST, PUT or PATCH`)
+	probeCmd.BadInput(t, []string{"ws", "--file", bad}, exitUsage, `ws.auth: "cookie" is no way to send the token`)
+	probeCmd.BadInput(t, []string{"ws", "--publish-method", "GET"}, exitUsage, `--publish-method "GET": want POST, PUT or PATCH`)
 }

@@ -9,20 +9,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/probes"
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/report/wsreport"
+	"github.com/probehq/probe/target"
 )
 
 // wsReport runs probe ws with args and reads its report.json.
-func wsReport(t *testing.T, args ...string) (int, string, *report.WS) {
+func wsReport(t *testing.T, args ...string) (int, string, *wsreport.WS) {
 	t.Helper()
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, context.Background(), append([]string{"ws", "--json", "--out", out}, args...)...)
+	code, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"ws", "--json", "--out", out}, args...)...)
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	if err != nil {
 		return code, stderr, nil
 	}
-	var d report.WS
+	var d wsreport.WS
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
@@ -34,9 +35,9 @@ func wsReport(t *testing.T, args ...string) (int, string, *report.WS) {
 // counted exactly and named, and exit 1; one that refuses the upgrade
 // is one line with its status and body.
 func TestWSTrapServers(t *testing.T) {
-	bin := buildBinary(t, t.TempDir(), "./e2e/testdata/wsbroken")
+	bin := buildGo(t, "./testdata/wsbroken", "wsbroken")
 	start := func(fault string) string {
-		srv, err := probes.Start(context.Background(), probes.ChildSpec{Argv: []string{bin, "-fault", fault}, Wait: 30 * time.Second})
+		srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-fault", fault}, Wait: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,12 +49,12 @@ func TestWSTrapServers(t *testing.T) {
 	for _, tc := range []struct {
 		fault string
 		want  string // the verdict's words
-		count func(d *report.WS) int64
+		count func(d *wsreport.WS) int64
 	}{
-		{"none", "every event once and to its room", func(d *report.WS) int64 { return d.Totals.Delivered }},
-		{"drop", "1 missing", func(d *report.WS) int64 { return d.Totals.Missing }},
-		{"dup", "1 duplicated", func(d *report.WS) int64 { return d.Totals.Duplicated }},
-		{"misroute", "1 misrouted", func(d *report.WS) int64 { return d.Totals.Misrouted }},
+		{"none", "every event once and to its room", func(d *wsreport.WS) int64 { return d.Totals.Delivered }},
+		{"drop", "1 missing", func(d *wsreport.WS) int64 { return d.Totals.Missing }},
+		{"dup", "1 duplicated", func(d *wsreport.WS) int64 { return d.Totals.Duplicated }},
+		{"misroute", "1 misrouted", func(d *wsreport.WS) int64 { return d.Totals.Misrouted }},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			code, stderr, d := wsReport(t, append([]string{"--target", start(tc.fault)}, args...)...)
@@ -65,10 +66,11 @@ func TestWSTrapServers(t *testing.T) {
 				wantCode, wantCount = exitOK, 480 // 60 connections × 4 events × 2 rounds
 			}
 			if code != wantCode || tc.count(d) != wantCount || !strings.Contains(d.Verdict, tc.want) {
-				t.Fatalf("exit %d (want %d), count %d (want %d), verdict %q; totals %+v\n%s", code, wantCode, tc.count(d), wantCount, d.Verdict, d.Totals, stderr)
+				t.Fatalf("exit %d (want %d), count %d (want %d), verdict %q; totals %+v\n%s", code, wantCode, tc.count(d), wantCount, d.Verdict,
+					d.Totals, stderr)
 			}
 			if tc.fault != "none" {
-				oneLine(t, stderr, tc.want)
+				clitest.OneLine(t, stderr, tc.want)
 				if d.Totals.Expected != 480 {
 					t.Errorf("expected %d, want 480", d.Totals.Expected)
 				}
@@ -80,13 +82,13 @@ func TestWSTrapServers(t *testing.T) {
 		if code != exitError {
 			t.Fatalf("exit %d, want %d: %s", code, exitError, stderr)
 		}
-		oneLine(t, stderr, `refused the WebSocket upgrade: HTTP 403 "upgrades are closed for maintenance"`)
+		clitest.OneLine(t, stderr, `refused the WebSocket upgrade: HTTP 403 "upgrades are closed for maintenance"`)
 	})
 	t.Run("bad flags", func(t *testing.T) {
-		badInput(t, []string{"ws", "--rooms", "0"}, exitUsage, "--rooms 0")
-		badInput(t, []string{"ws", "--publish-body", "{}"}, exitUsage, "want {event} in it")
-		badInput(t, []string{"ws", "--drop", "5", "--rounds", "1"}, exitUsage, "--drop needs --rounds 2")
-		badInput(t, []string{"ws", "--target", "http://127.0.0.1:1", "--token", "x"}, exitError, "unreachable")
+		probeCmd.BadInput(t, []string{"ws", "--rooms", "0"}, exitUsage, "--rooms 0")
+		probeCmd.BadInput(t, []string{"ws", "--publish-body", "{}"}, exitUsage, "want {event} in it")
+		probeCmd.BadInput(t, []string{"ws", "--drop", "5", "--rounds", "1"}, exitUsage, "--drop needs --rounds 2")
+		probeCmd.BadInput(t, []string{"ws", "--target", "http://127.0.0.1:1", "--token", "x"}, exitError, "unreachable")
 	})
 }
 
@@ -97,9 +99,10 @@ func TestWSTrapServers(t *testing.T) {
 func TestWSFixtureModes(t *testing.T) {
 	// 30 events a round to 1,500 connections: per-request mode makes
 	// 45,000 token checks a round under the broadcast lock, load-time none.
-	common := []string{"--connections", "1500", "--rooms", "3", "--events", "30", "--rounds", "2", "--pause", "2s", "--notes", "200", "--profile"}
+	common := []string{"--connections", "1500", "--rooms", "3", "--events", "30", "--rounds", "2", "--pause", "2s", "--notes", "200",
+		"--profile"}
 	var p50 = map[string]float64{}
-	var reports = map[string]*report.WS{}
+	var reports = map[string]*wsreport.WS{}
 	for _, mode := range []string{"load-time", "per-request"} {
 		code, stderr, d := wsReport(t, append([]string{"--fixture-mode", mode}, common...)...)
 		if code != exitOK || d == nil || d.Failed() || d.Totals.Expected != 90000 || d.Ready.Refused != 0 {
@@ -125,7 +128,8 @@ func TestWSFixtureModes(t *testing.T) {
 	// a room here), not once per event.
 	perDelivery := false
 	for _, f := range reports["per-request"].Findings {
-		if f.Rule == "per-delivery-work" && strings.Contains(f.Evidence, "tokenHash") && strings.Contains(f.Evidence, "500 deliveries per event") &&
+		if f.Rule == "per-delivery-work" && strings.Contains(f.Evidence, "tokenHash") && strings.Contains(f.Evidence,
+			"500 deliveries per event") &&
 			f.Class != "load-time" && f.CPUShare > 0.05 {
 			perDelivery = true
 		}
@@ -143,7 +147,8 @@ func TestWSFixtureModes(t *testing.T) {
 	// Rooms of many, a drop and reconnect, an idle wait and reads
 	// alongside: still every event, the rounds after the drop complete.
 	code, stderr, d := wsReport(t, "--fixture-mode", "load-time", "--connections", "400", "--rooms", "20", "--events", "3",
-		"--rounds", "3", "--pause", "300ms", "--drop", "40", "--idle", "1s", "--notes", "200", "--mix", "page", "--duration", "2s", "--warmup", "0")
+		"--rounds", "3", "--pause", "300ms", "--drop", "40", "--idle", "1s", "--notes", "200", "--mix", "page", "--duration", "2s",
+		"--warmup", "0")
 	if code != exitOK || d == nil || d.Failed() {
 		t.Fatalf("drop and mix: exit %d, %+v\n%s", code, d, stderr)
 	}

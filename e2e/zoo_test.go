@@ -17,6 +17,7 @@ import (
 	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/target"
 )
 
 // zooCase is one labelled endpoint of testdata/zoo: a waste case names the
@@ -122,7 +123,8 @@ var zooCases = []zooCase{
 	{path: "/clean/unnamed/xml-body", method: "POST", body: zooBackendsXML()},
 	{path: "/clean/unnamed/csv-query", param: "rows=" + zooRatesParam()},
 	{path: "/clean/unnamed/bigint", param: "n=30000,30001,30002,30003,30004,30005,30006,30007"},
-	{path: "/clean/unnamed/norm-query", param: "text=Crème brûlée,Ångström façade,naïve Straße,ﬁnance Ⅻ,Œuvre jalapeño,Zürich Øresund,Café Müller,Señor Ñandú"},
+	{path: "/clean/unnamed/norm-query", param: "text=Crème brûlée,Ångström façade,naïve Straße,ﬁnance Ⅻ,Œuvre " +
+		"jalapeño,Zürich Øresund,Café Müller,Señor Ñandú"},
 	{path: "/clean/unnamed/user-cron", param: "user=ann,bob,cy,dee,eve,fay,gus,hal"},
 	{path: "/clean/unnamed/user-replacer", param: "user=ann,bob,cy,dee,eve,fay,gus,hal"},
 	{path: "/clean/unnamed/user-uri", param: "user=ann,bob,cy,dee,eve,fay,gus,hal"},
@@ -151,7 +153,8 @@ func zooBackendsXML() string {
 	var b strings.Builder
 	b.WriteString(`<config name="yours"><backends>`)
 	for i := range 300 {
-		fmt.Fprintf(&b, `<backend name="b%d"><url>http://10.1.%d.%d:80/</url><weight>%d</weight><headers><header>X-A: %d</header></headers></backend>`, i, i/250, i%250, 1+i%3, i)
+		fmt.Fprintf(&b, `<backend name="b%d"><url>http://10.1.%d.%d:80/</url><weight>%d</weight><headers><header>X-A: `+
+			`%d</header></headers></backend>`, i, i/250, i%250, 1+i%3, i)
 	}
 	b.WriteString(`</backends></config>`)
 	return b.String()
@@ -193,7 +196,8 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 	}
 	fastAddr := l.Addr().String()
 	l.Close()
-	child, err := probes.Start(context.Background(), probes.ChildSpec{Argv: []string{bin, "-addr", "127.0.0.1:0", "-fasthttp", fastAddr}, Wait: time.Minute})
+	child, err := target.Start(context.Background(),
+		target.ChildSpec{Argv: []string{bin, "-addr", "127.0.0.1:0", "-fasthttp", fastAddr}, Wait: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +208,8 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 	o := probes.LoadOptions{Concurrency: 4, Duration: d, Warmup: d / 3, Timeout: 30 * time.Second}
 	// What probe's --profile gives without --wall: CPU and heap from
 	// /debug/pprof/, in windows of half the run (1 s to 5 s).
-	prof := &probes.ProfileOptions{PprofURL: base.JoinPath("/debug/pprof/"), Window: min(5*time.Second, max(time.Second, d/2))}
-	measure := func(c zooCase, profiled bool) *report.RunReport {
+	prof := &target.ProfileOptions{PprofURL: base.JoinPath("/debug/pprof/"), Window: min(5*time.Second, max(time.Second, d/2))}
+	measure := func(c zooCase, profiled bool) *report.Run {
 		ml := &probes.HTTP{Method: c.method, Path: c.path}
 		if ml.Method == "" {
 			ml.Method = "GET"
@@ -356,10 +360,13 @@ func zooTable(results []zooResult, stale []analyzers.Finding) string {
 		}
 	}
 	if uw+uc > 0 {
-		fmt.Fprintf(&b, "\nWaste of kinds no rule names (`/waste/unnamed/`, found by the repeated-work mechanism, no rule per library): %d of %d. Their clean twins (the same work on the request's body, its query or per-user data) with no load-time claim: %d of %d.\n",
+		fmt.Fprintf(&b, "\nWaste of kinds no rule names (`/waste/unnamed/`, found by the repeated-work mechanism, no rule per "+
+			"library): %d of %d. Their clean twins (the same work on the request's body, its query or per-user data) with no "+
+			"load-time claim: %d of %d.\n",
 			uwHit, uw, ucOK, uc)
 	}
-	fmt.Fprintf(&b, "\nRecall on the waste cases: %d of %d (%.0f%%). Precision on the clean cases (no load-time claim): %d of %d. Allocations of an earlier run (XML) in the next: %s.\n",
+	fmt.Fprintf(&b, "\nRecall on the waste cases: %d of %d (%.0f%%). Precision on the clean cases (no load-time claim): %d of "+
+		"%d. Allocations of an earlier run (XML) in the next: %s.\n",
 		wasteHit, waste, 100*float64(wasteHit)/float64(waste), cleanOK, clean, map[bool]string{true: "none", false: "shown"}[staleOK])
 	return b.String()
 }

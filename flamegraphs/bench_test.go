@@ -20,7 +20,8 @@ func bigProfile(n int, shared bool) *profile.Profile {
 	funcs := make([]*profile.Function, 3000)
 	locs := make([]*profile.Location, len(funcs))
 	for i := range funcs {
-		funcs[i] = &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("github.com/example/pkg%d.(*T).Method%d", i%40, i), Filename: "/src/x.go"}
+		funcs[i] = &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("github.com/example/pkg%d.(*T).Method%d", i%40, i),
+			Filename: "/src/x.go"}
 		locs[i] = &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: funcs[i], Line: int64(i)}}}
 	}
 	p.Function, p.Location = funcs, locs
@@ -47,7 +48,8 @@ func BenchmarkFoldAndRender100k(b *testing.B) {
 		name   string
 		shared bool
 		format string
-	}{{"shared-prefixes/html", true, "html"}, {"shared-prefixes/svg", true, "svg"}, {"worst-case/html", false, "html"}, {"worst-case/svg", false, "svg"}} {
+	}{{"shared-prefixes/html", true, "html"}, {"shared-prefixes/svg", true, "svg"}, {"worst-case/html", false, "html"},
+		{"worst-case/svg", false, "svg"}} {
 		p := bigProfile(100_000, c.shared)
 		format := c.format
 		b.Run(c.name, func(b *testing.B) {

@@ -11,34 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
+	"github.com/probehq/probe/internal/proftest"
 )
 
-// build makes a CPU profile from stacks written root first: "a;b;c".
-func build(stacks map[string]int64) *profile.Profile {
-	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}}
-	funcs := map[string]*profile.Function{}
-	for st, v := range stacks {
-		s := &profile.Sample{Value: []int64{1, v}}
-		names := strings.Split(st, ";")
-		for i := len(names) - 1; i >= 0; i-- { // leaf first
-			f := funcs[names[i]]
-			if f == nil {
-				f = &profile.Function{ID: uint64(len(funcs) + 1), Name: names[i], Filename: "/work/app/x.go"}
-				funcs[names[i]] = f
-				p.Function = append(p.Function, f)
-			}
-			loc := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: int64(10 + i)}}}
-			p.Location = append(p.Location, loc)
-			s.Location = append(s.Location, loc)
-		}
-		p.Sample = append(p.Sample, s)
-	}
-	return p
-}
-
 func TestFoldMergesAndAddsUp(t *testing.T) {
-	p := build(map[string]int64{"main;serve;gzip": 5, "main;serve;json": 3, "main;other": 2})
+	p := proftest.Folded(map[string]int64{"main;serve;gzip": 5, "main;serve;json": 3, "main;other": 2})
 	again := *p.Sample[0] // an identical stack again, in its own sample
 	for _, s := range p.Sample {
 		if len(s.Location) == 3 && s.Location[0].Line[0].Function.Name == "gzip" {
@@ -77,8 +54,8 @@ func TestFoldMergesAndAddsUp(t *testing.T) {
 }
 
 func TestDiffIsNormalised(t *testing.T) {
-	before := build(map[string]int64{"main;gzip": 80, "main;json": 20})
-	after := build(map[string]int64{"main;gzip": 10, "main;json": 40, "main;new": 50}) // twice the samples
+	before := proftest.Folded(map[string]int64{"main;gzip": 80, "main;json": 20})
+	after := proftest.Folded(map[string]int64{"main;gzip": 10, "main;json": 40, "main;new": 50}) // twice the samples
 	tr, err := FoldDiff(before, after, FoldOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,14 +72,14 @@ func TestDiffIsNormalised(t *testing.T) {
 	if c := diffColour(float64(got["new"].Total), got["new"].Base); !strings.HasPrefix(c, "hsl(0,80%") {
 		t.Errorf("grown frame coloured %s", c)
 	}
-	bigger := build(map[string]int64{"main;gzip": 20, "main;json": 80, "main;new": 100})
+	bigger := proftest.Folded(map[string]int64{"main;gzip": 20, "main;json": 80, "main;new": 100})
 	if tr2, _ := FoldDiff(before, bigger, FoldOptions{}); math.Abs(tr2.Root.Base-200) > 1e-9 {
 		t.Errorf("base total scaled to %v, want 200", tr2.Root.Base)
 	}
 }
 
 func TestSVGLayoutAndEscaping(t *testing.T) {
-	p := build(map[string]int64{"main;pkg.F[go.shape.int];a<b>&c": 6, "main;pkg.(*T).func1": 4})
+	p := proftest.Folded(map[string]int64{"main;pkg.F[go.shape.int];a<b>&c": 6, "main;pkg.(*T).func1": 4})
 	tr, _ := Fold(p, FoldOptions{})
 	var b bytes.Buffer
 	if err := WriteSVG(&b, tr, Options{Title: "t <1>", Width: 1020}); err != nil {
@@ -141,7 +118,7 @@ func TestHTMLInABrowser(t *testing.T) {
 		stacks[fmt.Sprintf("main;net/http.(*conn).serve;app.handler%d;app.(*snapshot).walkFeeds;runtime.mapassign", i%7)] += 3
 		stacks[fmt.Sprintf("main;net/http.(*conn).serve;app.handler%d;compress/flate.deflate;x<&>%d", i%7, i)] += 2
 	}
-	tr, _ := Fold(build(stacks), FoldOptions{})
+	tr, _ := Fold(proftest.Folded(stacks), FoldOptions{})
 	dir := t.TempDir()
 	page := filepath.Join(dir, "flame.html")
 	var b bytes.Buffer

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/probehq/probe/probes"
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/abreport"
+	"github.com/probehq/probe/target"
 )
 
 // Version is one side of a before/after comparison: how to start it, and
@@ -17,16 +18,19 @@ import (
 type Version struct {
 	Side  string // "before" or "after"
 	Label string // how the report names it
-	Start func(ctx context.Context) (*probes.Child, error)
+	Start func(ctx context.Context) (*target.Child, error)
 
-	child  *probes.Child
+	child  *target.Child
 	broken string // why it cannot run any more; empty while it can
 	pprof  bool   // it serves /debug/pprof
 }
 
-// ensure starts v if it is not running; a version that will not start is
+// Child is v's process while it runs (nil before it starts).
+func (v *Version) Child() *target.Child { return v.child }
+
+// Ensure starts v if it is not running; a version that will not start is
 // broken for the rest of the session.
-func (v *Version) ensure(ctx context.Context) error {
+func (v *Version) Ensure(ctx context.Context) error {
 	if v.broken != "" {
 		return errors.New(v.broken)
 	}
@@ -46,7 +50,7 @@ func (v *Version) ensure(ctx context.Context) error {
 	}
 	v.child = ch
 	u, _ := url.Parse(ch.URL)
-	v.pprof = probes.CheckPprof(ctx, u.JoinPath("/debug/pprof/")) == nil
+	v.pprof = target.Open(ctx, target.Spec{URL: u, Child: ch, Pprof: u.JoinPath("/debug/pprof/")}).Pprof != nil
 	return nil
 }
 
@@ -64,7 +68,7 @@ type ABPlan struct {
 	// Microload makes a fresh microload of a name (checked before).
 	Microload func(name string) probes.Microload
 	// Target is how a running version is reached (headers, the child).
-	Target func(u *url.URL, child *probes.Child) *probes.Target
+	Target func(u *url.URL, child *target.Child) *probes.Target
 	// Options are the load's options against u; profiled when the
 	// version serves /debug/pprof.
 	Options func(u *url.URL, profiled bool) probes.LoadOptions
@@ -77,9 +81,9 @@ type ABPlan struct {
 // Interleave runs every microload on both versions, A B A B, plan.Runs
 // times each, through Measure; writes each run's report folder, and
 // compares the folders as probe compare does.
-func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (*report.AB, error) {
-	sides := [2]map[string][]*report.RunData{{}, {}}
-	var failures []report.SideFailure
+func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (*abreport.AB, error) {
+	sides := [2]map[string][]*abreport.RunData{{}, {}}
+	var failures []abreport.SideFailure
 	quiet := abSettle{bound: plan.Settle}
 	for run := 1; run <= plan.Runs && ctx.Err() == nil; run++ {
 		for _, name := range plan.Names {
@@ -89,10 +93,10 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 				}
 				fail := func(reason string) {
 					if ctx.Err() == nil {
-						failures = append(failures, report.SideFailure{Side: v.Side, Run: run, Microload: name, Reason: reason})
+						failures = append(failures, abreport.SideFailure{Side: v.Side, Run: run, Microload: name, Reason: reason})
 					}
 				}
-				if err := v.ensure(ctx); err != nil {
+				if err := v.Ensure(ctx); err != nil {
 					fail(v.broken)
 					continue
 				}
@@ -102,7 +106,8 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 				if ctx.Err() != nil {
 					continue
 				}
-				rep, r, err := p.Measure(ctx, fmt.Sprintf("ab %d/%d %s %s", run, plan.Runs, name, v.Side), plan.Microload(name), target, plan.Options(u, v.pprof))
+				rep, r, err := p.Measure(ctx, fmt.Sprintf("ab %d/%d %s %s", run, plan.Runs, name, v.Side), plan.Microload(name), target,
+					plan.Options(u, v.pprof))
 				quiet.ran(v.child)
 				if err != nil {
 					if why := BusyReason(settle); why != "" {
@@ -117,7 +122,8 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 				}
 				if plan.Profile && !v.pprof {
 					rep.Warn("no-pprof", "the "+v.Side+" version serves no "+u.JoinPath("/debug/pprof/").String()+", the only place probe ab looks "+
-						"(it starts both versions; it takes no --pprof URL): CPU and allocations per request come from its process figures only. "+
+						"(it starts both versions; it takes no --pprof URL): CPU and allocations per request come from its "+
+						"process figures only. "+
 						"Serve net/http/pprof's handlers on the server's own port for profiles; a profile from a separate debug port "+
 						"(:6060, Caddy's admin :2019/debug/pprof/) needs a one-version run: probe MICROLOAD --target URL --pprof URL")
 				}
@@ -131,7 +137,7 @@ func (p *Pipeline) Interleave(ctx context.Context, a, b *Version, plan ABPlan) (
 					fail("the run ended early: " + r.Ended)
 					continue
 				}
-				d, err := report.LoadRun(runDir)
+				d, err := abreport.LoadRun(runDir)
 				if err != nil {
 					return nil, err
 				}

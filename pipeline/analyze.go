@@ -6,16 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+
+	"github.com/probehq/probe/result"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/analyzers/leak"
 	"github.com/probehq/probe/flamegraphs"
 	"github.com/probehq/probe/lib/crash"
 	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/lib/pprofio"
-	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
 
@@ -23,7 +26,7 @@ import (
 // endpoints told from stuck ones, and, when the run was profiled, the
 // findings, the timeline of CPU windows, the profile-partial warning and
 // the flame graphs.
-func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
+func AnalyzeRun(run *result.Run, rules []Rule) report.Analysis {
 	return AnalyzeRunContext(context.Background(), run, rules)
 }
 
@@ -31,7 +34,7 @@ func AnalyzeRun(run *probes.Run, rules []Rule) report.Analysis {
 // report then holds the findings complete by then, no timeline and no
 // flame graph (the profiles as fetched are still its files), and an
 // analysis-interrupted warning.
-func AnalyzeRunContext(ctx context.Context, run *probes.Run, rules []Rule) report.Analysis {
+func AnalyzeRunContext(ctx context.Context, run *result.Run, rules []Rule) report.Analysis {
 	crashes, slow := crashesOf(run)
 	a := report.Analysis{Crashes: crashes, Warnings: slow}
 	prof := run.Profiles
@@ -44,6 +47,11 @@ func AnalyzeRunContext(ctx context.Context, run *probes.Run, rules []Rule) repor
 		LogLines: run.LogLines, LogBytes: run.LogBytes, Duration: run.Duration}
 	res := analyzers.AnalyzeContext(ctx, prof.CPU, prof.Allocs, ev, rules)
 	a.Findings, a.Unexplained = res.Findings, res.Unexplained
+	a.Findings = append(a.Findings, leak.Findings(prof.Leaks, leak.Run{Microload: run.Microload, Endpoint: ev.Endpoint,
+		Requests: int64(calls), Clients: run.Concurrency})...)
+	if res.CPU.Total > 0 {
+		a.CPU = &res.CPU
+	}
 	if !res.Interrupted {
 		a.Timeline = analyzers.Timeline(prof.Windows, rules)
 	}
@@ -70,20 +78,54 @@ func AnalyzeRunContext(ctx context.Context, run *probes.Run, rules []Rule) repor
 // out: they answer another request than the endpoint measured, and a
 // client that opened its session again inside the window would make the
 // endpoint's keys look as if they got different replies.
-func replies(run *probes.Run) []analyzers.Replies {
+func replies(run *result.Run) []analyzers.Replies {
 	setup := map[string]bool{}
 	for _, op := range run.Ops {
 		setup[op.Name] = op.Setup
 	}
+	varied := bodyMembersVaried(run.Digests)
 	var out []analyzers.Replies
 	for _, d := range run.Digests {
 		if setup[d.Op] {
 			continue
 		}
-		out = append(out, analyzers.Replies{Key: d.Key, Op: d.Op, Requests: d.Requests, Distinct: d.Distinct, Top: d.Top,
-			Input: d.Input, BodyBytes: d.BodyBytes, Request: d.Request, Bodies: d.Bodies})
+		r := analyzers.Replies{Key: d.Key, Op: d.Op, Requests: d.Requests, Distinct: d.Distinct, Top: d.Top,
+			Input: d.Input, BodyBytes: d.BodyBytes, Request: d.Request, Bodies: d.Bodies,
+			Headers: slices.Clone(d.Headers), HeadersVaried: slices.Clone(d.HeadersVaried)}
+		// A JSON body's members are inputs as its headers are: one the
+		// run sent with the same value in every key is one it never varied.
+		if jb, ok := parseJSONBody(requestBody(d.Request)); ok {
+			for _, in := range jb.leaves() {
+				r.Headers = append(r.Headers, in.name)
+				if varied[d.Op+" "+in.name] {
+					r.HeadersVaried = append(r.HeadersVaried, in.name)
+				}
+			}
+		}
+		out = append(out, r)
 	}
 	return out
+}
+
+// bodyMembersVaried are the JSON body members ("op name") whose value
+// differed between the run's keys of an operation.
+func bodyMembersVaried(ds []result.Digest) map[string]bool {
+	first, varied := map[string]string{}, map[string]bool{}
+	for _, d := range ds {
+		jb, ok := parseJSONBody(requestBody(d.Request))
+		if !ok {
+			continue
+		}
+		for _, in := range jb.leaves() {
+			k, v := d.Op+" "+in.name, fmt.Sprint(in.value)
+			if was, seen := first[k]; !seen {
+				first[k] = v
+			} else if was != v {
+				varied[k] = true
+			}
+		}
+	}
+	return varied
 }
 
 // flameGraphs draws flame.html (CPU) and flame-alloc.html, the frames the
@@ -118,9 +160,10 @@ func flameGraphs(cpu, allocs *profile.Profile, findings []analyzers.Finding, tit
 // crashesOf classifies a target that died under a microload's load, or
 // that let requests outlive the timeout while it lived: a hang when it made
 // no progress, else a slow-endpoint warning (slowOrStuck).
-func crashesOf(run *probes.Run) ([]report.Crash, []probes.Warning) {
+func crashesOf(run *result.Run) ([]report.Crash, []result.Warning) {
 	if e := run.TargetExit; e != nil {
-		c := report.Crash{Class: "unknown", Input: "the " + run.Microload + " load (the input that killed it is not isolated: see probe fuzz)",
+		c := report.Crash{Class: "unknown", Input: "the " + run.Microload + " load (the input that killed it is not " +
+			"isolated: see probe fuzz)",
 			Endpoint: endpoints(run), Evidence: e.Status}
 		if cl, ok := crash.ClassifyExit(e.Status, e.Stderr); ok {
 			c.Class, c.Evidence = cl.Class, e.Status+": "+cl.Evidence
@@ -135,7 +178,7 @@ func crashesOf(run *probes.Run) ([]report.Crash, []probes.Warning) {
 }
 
 // endpoints names the run's measured operations: where its findings are.
-func endpoints(run *probes.Run) string {
+func endpoints(run *result.Run) string {
 	var ops []string
 	for _, op := range run.Ops {
 		if !op.Setup {
@@ -152,7 +195,7 @@ func firstLines(s string, n int) string {
 
 // interruptedAnalysis is the warning of an analysis that Ctrl-C or
 // SIGTERM ended.
-var interruptedAnalysis = probes.Warning{Kind: "analysis-interrupted",
+var interruptedAnalysis = result.Warning{Kind: "analysis-interrupted",
 	Message: "the analysis was interrupted: the findings are those complete before it, not nested, with no unexplained list"}
 
 // analysisContext is the context a run's analysis ends with: ctx, unless
@@ -173,6 +216,9 @@ func analysisContext(ctx context.Context) context.Context {
 func AnalyzeProfiles(ctx context.Context, paths []string, cpu, allocs *profile.Profile, rules []Rule) *report.ProfileFindings {
 	res := analyzers.AnalyzeContext(ctx, cpu, allocs, analyzers.Evidence{Endpoint: "(profiles only)"}, rules)
 	pf := &report.ProfileFindings{Profiles: paths, Findings: res.Findings, Unexplained: res.Unexplained}
+	if res.CPU.Total > 0 {
+		pf.CPU = &res.CPU
+	}
 	if res.Interrupted {
 		pf.Warnings = append(pf.Warnings, interruptedAnalysis)
 	}
@@ -186,7 +232,7 @@ var ErrTwoAllocationProfiles = errors.New("one allocation profile at a time")
 // profile (ErrTwoAllocationProfiles, wrapped, when more), each within limit
 // bytes as stored and as decompressed; the warnings say what was dropped
 // from them as invalid (profile-invalid).
-func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, warnings []probes.Warning, err error) {
+func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, warnings []result.Warning, err error) {
 	var cpus []*profile.Profile
 	for _, path := range paths {
 		p, invalid, err := readProfile(path, limit)
@@ -194,7 +240,7 @@ func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, wa
 			return nil, nil, nil, err
 		}
 		if invalid != "" {
-			warnings = append(warnings, probes.Warning{Kind: "profile-invalid", Message: path + ": " + invalid})
+			warnings = append(warnings, result.Warning{Kind: "profile-invalid", Message: path + ": " + invalid})
 		}
 		switch kind := profileKind(p); kind {
 		case "cpu":
@@ -205,7 +251,8 @@ func ReadProfiles(paths []string, limit int64) (cpu, allocs *profile.Profile, wa
 			}
 			allocs = p
 		default:
-			return nil, nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path, strings.Join(analyzers.ValueTypes(p), ", "))
+			return nil, nil, nil, fmt.Errorf("%s: neither a CPU nor an allocation profile (sample types: %s)", path,
+				strings.Join(analyzers.ValueTypes(p), ", "))
 		}
 	}
 	if len(cpus) > 0 {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
+	"github.com/probehq/probe/result"
 
-	"github.com/probehq/probe/probes"
+	"github.com/google/pprof/profile"
 )
 
 // synthetic is a profile of one sample type whose samples sit in main.handle
@@ -41,8 +41,8 @@ func writeProfile(t *testing.T, p *profile.Profile) string {
 // A profiled run gets its flame graphs and keeps its raw profiles; one
 // without profiles gets neither.
 func TestAnalyzeRunDrawsTheFlameGraphs(t *testing.T) {
-	run := &probes.Run{Microload: "page", Target: "http://t", Errors: map[string]int64{},
-		Profiles: &probes.Profiles{CPU: synthetic("cpu", "nanoseconds"), Raw: map[string][]byte{"cpu.pb.gz": []byte("raw")}}}
+	run := &result.Run{Microload: "page", Target: "http://t", Errors: map[string]int64{},
+		Profiles: &result.Profiles{CPU: synthetic("cpu", "nanoseconds"), Raw: map[string][]byte{"cpu.pb.gz": []byte("raw")}}}
 	a := AnalyzeRun(run, nil)
 	if !strings.Contains(string(a.Files["flame.html"]), "main.handle") || string(a.Files["cpu.pb.gz"]) != "raw" {
 		t.Errorf("files %v", keys(a.Files))
@@ -50,7 +50,7 @@ func TestAnalyzeRunDrawsTheFlameGraphs(t *testing.T) {
 	if _, ok := a.Files["flame-alloc.html"]; ok {
 		t.Error("an allocation flame graph without an allocation profile")
 	}
-	if a := AnalyzeRun(&probes.Run{Errors: map[string]int64{}}, nil); len(a.Files) != 0 || a.Findings != nil {
+	if a := AnalyzeRun(&result.Run{Errors: map[string]int64{}}, nil); len(a.Files) != 0 || a.Findings != nil {
 		t.Errorf("an unprofiled run: %+v", a)
 	}
 }
@@ -73,7 +73,8 @@ func TestReadProfiles(t *testing.T) {
 	if err != nil || cpu == nil || allocs == nil || cpu.Sample[0].Value[0] != 2e8 {
 		t.Fatalf("%v, cpu %v, allocs %v", err, cpu, allocs)
 	}
-	if _, _, _, err := ReadProfiles([]string{alloc, alloc}, 1<<20); !errors.Is(err, ErrTwoAllocationProfiles) || !strings.HasPrefix(err.Error(), alloc+": ") {
+	if _, _, _, err := ReadProfiles([]string{alloc, alloc}, 1<<20); !errors.Is(err,
+		ErrTwoAllocationProfiles) || !strings.HasPrefix(err.Error(), alloc+": ") {
 		t.Errorf("two allocation profiles: %v", err)
 	}
 	other := writeProfile(t, synthetic("contentions", "count"))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/result"
 )
 
 // MeasureFunc runs clients closed-loop clients for about d: what they
@@ -54,9 +55,11 @@ func ChooseConcurrency(ctx context.Context, measure MeasureFunc, timeout time.Du
 		case timeouts > 0:
 			c.Why = fmt.Sprintf("%d requests timed out at %d clients", timeouts, clients)
 		case timeout > 0 && p50 > timeout/4:
-			c.Why = fmt.Sprintf("the median reply took %v at %d clients, past a quarter of the %v timeout", p50.Round(time.Millisecond), clients, timeout)
+			c.Why = fmt.Sprintf("the median reply took %v at %d clients, past a quarter of the %v timeout", p50.Round(time.Millisecond),
+				clients, timeout)
 		case len(c.Steps) > 1 && rps < c.Steps[len(c.Steps)-2].RPS*autoGrowth:
-			c.Why = fmt.Sprintf("throughput grew less than 10%% from %d to %d clients (%.4g → %.4g rps)", prev, clients, c.Steps[len(c.Steps)-2].RPS, rps)
+			c.Why = fmt.Sprintf("throughput grew less than 10%% from %d to %d clients (%.4g → %.4g rps)", prev, clients,
+				c.Steps[len(c.Steps)-2].RPS, rps)
 		case rps <= 0:
 			c.Why = fmt.Sprintf("no reply passed its checks at %d clients", clients)
 		case clients >= limit:
@@ -89,7 +92,7 @@ func (p *Pipeline) runMeasure(ml probes.Microload, t *probes.Target, o probes.Lo
 
 // runFigures are a step's figures: replies that passed their checks per
 // second, the median latency, the timeouts.
-func runFigures(run *probes.Run) (float64, time.Duration, int64, error) {
+func runFigures(run *result.Run) (float64, time.Duration, int64, error) {
 	calls, errs := run.Requests()
 	var timeouts int64
 	for _, op := range run.Ops {
@@ -115,7 +118,8 @@ func runFigures(run *probes.Run) (float64, time.Duration, int64, error) {
 
 // AutoConcurrency runs the ramp of --concurrency auto on the pipeline's
 // load engine and returns its choice.
-func (p *Pipeline) AutoConcurrency(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*report.Concurrency, error) {
+func (p *Pipeline) AutoConcurrency(ctx context.Context, ml probes.Microload, t *probes.Target,
+	o probes.LoadOptions) (*report.Concurrency, error) {
 	return ChooseConcurrency(ctx, p.runMeasure(ml, t, o), o.Timeout, AutoClientsCap())
 }
 
@@ -123,7 +127,8 @@ func (p *Pipeline) AutoConcurrency(ctx context.Context, ml probes.Microload, t *
 // its reply waited for up to the timeout) and tells whether it took over
 // a second: probe all then chooses its clients with --concurrency auto.
 // A fast endpoint costs one request.
-func (p *Pipeline) FirstReplySlow(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (bool, time.Duration, error) {
+func (p *Pipeline) FirstReplySlow(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (bool,
+	time.Duration, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second // RunLoad's default

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/analyzers/compare"
 	"github.com/probehq/probe/flamegraphs"
-	"github.com/probehq/probe/probes"
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/abreport"
+	"github.com/probehq/probe/result"
 )
 
 // CompareSides is the compare step of probe compare and probe ab: per
@@ -16,46 +16,48 @@ import (
 // that came or went, the hot path and a differential flame graph. A
 // microload measured on one side only is a one-sided warning; failures are
 // the runs that did not count.
-func CompareSides(beforeName, afterName string, before, after map[string][]*report.RunData, failures []report.SideFailure) *report.AB {
+func CompareSides(beforeName, afterName string, before, after map[string][]*abreport.RunData, failures []abreport.SideFailure) *abreport.AB {
 	var names []string
-	var oneSided []probes.Warning
+	var oneSided []result.Warning
 	for m := range before {
 		if len(after[m]) > 0 {
 			names = append(names, m)
 		} else {
-			oneSided = append(oneSided, probes.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured before only: nothing to compare", m)})
+			oneSided = append(oneSided, result.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured before "+
+				"only: nothing to compare", m)})
 		}
 	}
 	for m := range after {
 		if len(before[m]) == 0 {
-			oneSided = append(oneSided, probes.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured after only: nothing to compare", m)})
+			oneSided = append(oneSided, result.Warning{Kind: "one-sided", Message: fmt.Sprintf("%s was measured after "+
+				"only: nothing to compare", m)})
 		}
 	}
 	sort.Strings(names)
 	sort.Slice(oneSided, func(i, j int) bool { return oneSided[i].Message < oneSided[j].Message })
-	var comps []analyzers.Comparison
-	curves := map[string][2][][]report.CurvePoint{}
+	var comps []compare.Comparison
+	curves := map[string][2][][]abreport.CurvePoint{}
 	files := map[string][]byte{}
 	for _, m := range names {
-		var fb, fa []analyzers.RunFigures
-		var cb, ca [][]report.CurvePoint
+		var fb, fa []compare.RunFigures
+		var cb, ca [][]abreport.CurvePoint
 		for _, d := range before[m] {
 			fb, cb = append(fb, d.Figures()), append(cb, d.Curve)
 		}
 		for _, d := range after[m] {
 			fa, ca = append(fa, d.Figures()), append(ca, d.Curve)
 		}
-		c := analyzers.Compare(m, report.Metrics(), fb, fa)
+		c := compare.Compare(m, abreport.Metrics(), fb, fa)
 		comps = append(comps, c)
-		curves[m] = [2][][]report.CurvePoint{cb, ca}
+		curves[m] = [2][][]abreport.CurvePoint{cb, ca}
 		diffFlame(files, beforeName, afterName, c)
 	}
-	return report.NewAB(beforeName, afterName, comps, curves, files, failures, oneSided)
+	return abreport.NewAB(beforeName, afterName, comps, curves, files, failures, oneSided)
 }
 
 // diffFlame draws flame-diff-MICROLOAD.html from c's merged CPU profiles,
 // when both sides have one.
-func diffFlame(files map[string][]byte, beforeName, afterName string, c analyzers.Comparison) {
+func diffFlame(files map[string][]byte, beforeName, afterName string, c compare.Comparison) {
 	if c.Before == nil || c.After == nil {
 		return
 	}

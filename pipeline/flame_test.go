@@ -43,7 +43,8 @@ func TestLoadRules(t *testing.T) {
 	if err != nil || len(catalog) == 0 {
 		t.Fatalf("catalog: %v, %d rules", err, len(catalog))
 	}
-	src := `[{"id": "my-cache", "class": "load-time", "what": "building my cache", "frames": ["^my\\.build$"], "suggestion": "build it once"}]`
+	src := `[{"id": "my-cache", "class": "load-time", "what": "building my cache", "frames": ["^my\\.build$"], ` +
+		`"suggestion": "build it once"}]`
 	rules, err := LoadRules("mine.json", []byte(src))
 	if err != nil || len(rules) != len(catalog)+1 || rules[len(rules)-1].ID != "my-cache" {
 		t.Errorf("added: %v, %d rules", err, len(rules))

@@ -19,6 +19,7 @@ import (
 	"github.com/probehq/probe/lib/hdrlog"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/shardreport"
 )
 
 // Four shards of one run against a loopback server, each through the
@@ -96,15 +97,15 @@ func TestMergedShardsEqualOneHistogramOfAllTheirLatencies(t *testing.T) {
 			t.Errorf("key id=%s was sent by shards %v: each key belongs to one shard", key, by)
 		}
 	}
-	var read []*report.ShardRun
+	var read []*shardreport.ShardRun
 	for _, d := range dirs {
-		s, err := report.ReadShard(d)
+		s, err := shardreport.ReadShard(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		read = append(read, s)
 	}
-	merged, err := report.MergeShards(read)
+	merged, err := shardreport.MergeShards(read)
 	if err != nil {
 		t.Fatal(err)
 	}

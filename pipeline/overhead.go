@@ -2,9 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"sort"
 	"time"
 
+	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
 )
@@ -17,7 +17,8 @@ import (
 // ProfilingOverhead runs ml in rounds of two legs of leg each, one without
 // profiling and one with o.Profile, and compares their medians of
 // requests that ended well a second.
-func (p *Pipeline) ProfilingOverhead(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, leg time.Duration, rounds int) (*report.ProfilingOverhead, error) {
+func (p *Pipeline) ProfilingOverhead(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions,
+	leg time.Duration, rounds int) (*report.ProfilingOverhead, error) {
 	out := &report.ProfilingOverhead{LegS: leg.Seconds(), Rounds: rounds}
 	var off, on []float64
 	for r := 0; r < rounds && ctx.Err() == nil; r++ {
@@ -50,19 +51,9 @@ func (p *Pipeline) ProfilingOverhead(ctx context.Context, ml probes.Microload, t
 	if len(on) == 0 || len(off) == 0 {
 		return out, nil
 	}
-	out.OffRPS, out.OnRPS = median(off), median(on)
+	out.OffRPS, out.OnRPS = stats.Median(off), stats.Median(on)
 	if out.OffRPS > 0 {
 		out.Loss = 1 - out.OnRPS/out.OffRPS
 	}
 	return out, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // The overhead's legs take turns, off then on, each of the leg's length;
@@ -18,17 +20,17 @@ func TestProfilingOverheadTakesTurns(t *testing.T) {
 	var legs []time.Duration
 	rps := map[bool][]int64{false: {1000, 1100, 900}, true: {950, 1000, 870}}
 	n := map[bool]int{}
-	load := func(ctx context.Context, ml probes.Microload, tg *probes.Target, o probes.LoadOptions) (*probes.Run, error) {
+	load := func(ctx context.Context, ml probes.Microload, tg *probes.Target, o probes.LoadOptions) (*result.Run, error) {
 		profiled := o.Profile != nil
 		seen, legs = append(seen, profiled), append(legs, o.Duration)
 		calls := rps[profiled][n[profiled]]
 		n[profiled]++
-		return &probes.Run{Duration: time.Second, Ops: []*probes.OpStats{op("GET /", false, calls+10), {Name: "GET /x", Errors: 10}}}, nil
+		return &result.Run{Duration: time.Second, Ops: []*result.OpStats{op("GET /", false, calls+10), {Name: "GET /x", Errors: 10}}}, nil
 	}
 	p := New(Options{Load: load})
 	o := probes.LoadOptions{Duration: 10 * time.Second, Warmup: 2 * time.Second,
-		Profile: &probes.ProfileOptions{Window: 5 * time.Second}}
-	got, err := p.ProfilingOverhead(context.Background(), &probes.HTTP{Path: "/"}, target(t), o, 3*time.Second, 3)
+		Profile: &target.ProfileOptions{Window: 5 * time.Second}}
+	got, err := p.ProfilingOverhead(context.Background(), &probes.HTTP{Path: "/"}, nowhere(t), o, 3*time.Second, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,16 +8,18 @@ import (
 	"time"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // partialRun is a 10 s run whose target used 3.4 s of CPU (children of
 // it) and whose profile of 10 s holds 0.1 s.
-func partialRun(children time.Duration, windowErr error, unanswered bool, cpuWindow time.Duration) *probes.Run {
+func partialRun(children time.Duration, windowErr error, unanswered bool, cpuWindow time.Duration) *result.Run {
 	cpu := synthetic("cpu", "nanoseconds")
 	cpu.DurationNanos = int64(10 * time.Second)
-	return &probes.Run{Microload: "sitemap", Duration: 10 * time.Second, CPUWindow: cpuWindow, Errors: map[string]int64{},
-		TargetProc: &probes.ProcStats{CPU: 3400 * time.Millisecond, Children: children},
-		Profiles:   &probes.Profiles{CPU: cpu, CPUWindowError: windowErr, Unanswered: unanswered}}
+	return &result.Run{Microload: "sitemap", Duration: 10 * time.Second, CPUWindow: cpuWindow, Errors: map[string]int64{},
+		TargetProc: &result.ProcStats{CPU: 3400 * time.Millisecond, Children: children},
+		Profiles:   &result.Profiles{CPU: cpu, CPUWindowError: windowErr, Unanswered: unanswered}}
 }
 
 // profile-partial says what the profile covered against the run, and
@@ -27,11 +29,12 @@ func TestProfilePartialSaysWhy(t *testing.T) {
 	timedOut := fmt.Errorf("CPU window 2: %w", context.DeadlineExceeded)
 	for _, c := range []struct {
 		name      string
-		run       *probes.Run
+		run       *result.Run
 		want, not []string
 	}{
 		{"children", partialRun(3*time.Second, nil, false, 0),
-			[]string{"covers 10s of the 10s the run's CPU figures cover, and 0.1s of the 3.4s of CPU", "3.0s of its CPU ran in its child processes"}, []string{"no profile request failed"}},
+			[]string{"covers 10s of the 10s the run's CPU figures cover, and 0.1s of the 3.4s of CPU", "3.0s of its CPU ran in " +
+				"its child processes"}, []string{"no profile request failed"}},
 		{"a timed-out window", partialRun(0, timedOut, false, 0),
 			[]string{"a profile request timed out (CPU window 2: context deadline exceeded)", "--concurrency"}, []string{"child"}},
 		{"a target that stopped answering", partialRun(0, fmt.Errorf("CPU window 2: connection refused"), true, 0),
@@ -74,8 +77,8 @@ func TestProfilePartialSaysWhy(t *testing.T) {
 // full, and no warning claims children it does not have.
 func TestProfilePartialSeesRealChildren(t *testing.T) {
 	u := slowServer(t)
-	profile := func() *probes.ProfileOptions {
-		return &probes.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}
+	profile := func() *target.ProfileOptions {
+		return &target.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}
 	}
 	o := probes.LoadOptions{Concurrency: 2, Duration: 2 * time.Second, Timeout: 5 * time.Second, Profile: profile()}
 	rep, run := measureRun(t, u, "/spawn?ms=200", o)

@@ -19,6 +19,7 @@ import (
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/result"
 )
 
 // Rule is an analyzer rule (the catalog and --rules FILE's), named here so
@@ -26,7 +27,7 @@ import (
 type Rule = analyzers.Rule
 
 // LoadFunc drives a microload against a target: probes.RunLoad.
-type LoadFunc func(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*probes.Run, error)
+type LoadFunc func(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*result.Run, error)
 
 // WriteFunc writes a report into a folder: report.WriteFolder.
 type WriteFunc func(dir string, doc report.Document) error
@@ -47,7 +48,7 @@ type Options struct {
 	UI    UI        // nil: nothing is shown
 	// Warnings sees the load engine's warnings before they go into the
 	// report: the command adds the flags that answer them.
-	Warnings func([]probes.Warning)
+	Warnings func([]result.Warning)
 	// Experiment is the time the confirming experiment of thin findings
 	// may take after each profiled run (experiment.go); 0: none.
 	Experiment time.Duration
@@ -71,7 +72,8 @@ func New(o Options) *Pipeline {
 
 // Measure loads ml against t and analyses what it saw: one microload's
 // report, and the run it was made from. label names the run on the UI.
-func (p *Pipeline) Measure(ctx context.Context, label string, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*report.RunReport, *probes.Run, error) {
+func (p *Pipeline) Measure(ctx context.Context, label string, ml probes.Microload, t *probes.Target,
+	o probes.LoadOptions) (*report.Run, *result.Run, error) {
 	if p.o.UI != nil {
 		o.Progress = func(pr probes.Progress) { p.o.UI.Progress(label, pr) }
 	}

@@ -14,10 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/web"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // TestMain lets the test binary stand in for a server that a Version
@@ -41,11 +44,11 @@ func TestMain(m *testing.M) {
 // next run of runs (the last again when they run out) named after ml.
 type fakeLoad struct {
 	mu    sync.Mutex
-	runs  []probes.Run
+	runs  []result.Run
 	calls []string // the microloads asked for, in order
 }
 
-func (f *fakeLoad) load(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*probes.Run, error) {
+func (f *fakeLoad) load(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*result.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	run := f.runs[min(len(f.calls), len(f.runs)-1)]
@@ -58,7 +61,7 @@ func (f *fakeLoad) load(ctx context.Context, ml probes.Microload, t *probes.Targ
 }
 
 // op is an operation of a run: calls answered in 1ms.
-func op(name string, setup bool, calls int64) *probes.OpStats {
+func op(name string, setup bool, calls int64) *result.OpStats {
 	h := func() *hdrhistogram.Histogram {
 		h := hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)
 		for range calls {
@@ -66,10 +69,11 @@ func op(name string, setup bool, calls int64) *probes.OpStats {
 		}
 		return h
 	}
-	return &probes.OpStats{Name: name, Setup: setup, Calls: calls, Latency: h(), Service: h()}
+	return &result.OpStats{Name: name, Setup: setup, Calls: calls, Latency: h(), Service: h()}
 }
 
-func target(t *testing.T) *probes.Target {
+// nowhere is a target no server answers.
+func nowhere(t *testing.T) *probes.Target {
 	u, err := url.Parse("http://127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)
@@ -77,10 +81,10 @@ func target(t *testing.T) *probes.Target {
 	return &probes.Target{URL: u}
 }
 
-func measureOnce(t *testing.T, run probes.Run) *report.RunReport {
+func measureOnce(t *testing.T, run result.Run) *report.Run {
 	t.Helper()
-	fl := &fakeLoad{runs: []probes.Run{run}}
-	rep, got, err := New(Options{Load: fl.load}).Measure(context.Background(), "x", &probes.Sitemap{}, target(t), probes.LoadOptions{})
+	fl := &fakeLoad{runs: []result.Run{run}}
+	rep, got, err := New(Options{Load: fl.load}).Measure(context.Background(), "x", &web.Sitemap{}, nowhere(t), probes.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +97,9 @@ func measureOnce(t *testing.T, run probes.Run) *report.RunReport {
 // A target that died under the load is a crash, classified by its exit
 // status and stderr, at the run's measured operations.
 func TestDeadTargetIsACrash(t *testing.T) {
-	rep := measureOnce(t, probes.Run{Mode: "closed", Duration: time.Second, Errors: map[string]int64{"closed": 4},
-		Ops: []*probes.OpStats{op("GET /sitemap.xml", false, 4), op("GET /", true, 1)},
-		TargetExit: &probes.Exit{Status: "exit status 2",
+	rep := measureOnce(t, result.Run{Mode: "closed", Duration: time.Second, Errors: map[string]int64{"closed": 4},
+		Ops: []*result.OpStats{op("GET /sitemap.xml", false, 4), op("GET /", true, 1)},
+		TargetExit: &result.Exit{Status: "exit status 2",
 			Stderr: "runtime: goroutine stack exceeds 1000000000-byte limit\nfatal error: stack overflow\n\nruntime stack:\na\nb\nc\n"}})
 	if len(rep.Crashes) != 1 {
 		t.Fatalf("crashes %+v", rep.Crashes)
@@ -105,11 +109,12 @@ func TestDeadTargetIsACrash(t *testing.T) {
 		t.Errorf("crash %+v", c)
 	}
 	// The first five lines of stderr, no more.
-	if !strings.Contains(c.Evidence, "fatal error: stack overflow") || strings.Contains(c.Evidence, "\nb\n") || strings.HasSuffix(c.Evidence, "c") {
+	if !strings.Contains(c.Evidence, "fatal error: stack overflow") || strings.Contains(c.Evidence,
+		"\nb\n") || strings.HasSuffix(c.Evidence, "c") {
 		t.Errorf("evidence %q", c.Evidence)
 	}
 	// An exit no class fits is still a crash, named by its status.
-	rep = measureOnce(t, probes.Run{Errors: map[string]int64{}, TargetExit: &probes.Exit{Status: "exit status 3"}})
+	rep = measureOnce(t, result.Run{Errors: map[string]int64{}, TargetExit: &result.Exit{Status: "exit status 3"}})
 	if len(rep.Crashes) != 1 || rep.Crashes[0].Class != "unknown" || rep.Crashes[0].Evidence != "exit status 3" {
 		t.Errorf("an unclassified exit: %+v", rep.Crashes)
 	}
@@ -118,12 +123,12 @@ func TestDeadTargetIsACrash(t *testing.T) {
 // Requests that outlived the timeout while the target lived are a hang;
 // a run with no timeouts and a live target has no crash.
 func TestTimeoutsAloneAreAHang(t *testing.T) {
-	rep := measureOnce(t, probes.Run{Errors: map[string]int64{"timeout": 3}, Ops: []*probes.OpStats{op("GET /search", false, 3)}})
+	rep := measureOnce(t, result.Run{Errors: map[string]int64{"timeout": 3}, Ops: []*result.OpStats{op("GET /search", false, 3)}})
 	if len(rep.Crashes) != 1 || rep.Crashes[0].Class != "hang" || !strings.Contains(rep.Crashes[0].Evidence, "3 requests") ||
 		rep.Crashes[0].Endpoint != "GET /search" {
 		t.Errorf("crashes %+v", rep.Crashes)
 	}
-	if rep := measureOnce(t, probes.Run{Errors: map[string]int64{"status": 3}}); len(rep.Crashes) != 0 {
+	if rep := measureOnce(t, result.Run{Errors: map[string]int64{"status": 3}}); len(rep.Crashes) != 0 {
 		t.Errorf("failed checks are not a crash: %+v", rep.Crashes)
 	}
 }
@@ -141,10 +146,10 @@ func (u *recordingUI) Done() { u.done++ }
 // it ends; the command's hook sees the engine's warnings before they go
 // into the report.
 func TestMeasureShowsProgressAndHandsOverWarnings(t *testing.T) {
-	fl := &fakeLoad{runs: []probes.Run{{Errors: map[string]int64{}, Warnings: []probes.Warning{{Kind: "generator-bound", Message: "busy"}}}}}
+	fl := &fakeLoad{runs: []result.Run{{Errors: map[string]int64{}, Warnings: []result.Warning{{Kind: "generator-bound", Message: "busy"}}}}}
 	ui := &recordingUI{}
-	p := New(Options{Load: fl.load, UI: ui, Warnings: func(ws []probes.Warning) { ws[0].Message += " (hint)" }})
-	rep, _, err := p.Measure(context.Background(), "x", &probes.Sitemap{}, target(t), probes.LoadOptions{})
+	p := New(Options{Load: fl.load, UI: ui, Warnings: func(ws []result.Warning) { ws[0].Message += " (hint)" }})
+	rep, _, err := p.Measure(context.Background(), "x", &web.Sitemap{}, nowhere(t), probes.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,25 +160,26 @@ func TestMeasureShowsProgressAndHandsOverWarnings(t *testing.T) {
 		t.Errorf("warnings %+v", rep.Warnings)
 	}
 	// A load that fails is the caller's error, and the UI is still ended.
-	failing := New(Options{UI: ui, Load: func(context.Context, probes.Microload, *probes.Target, probes.LoadOptions) (*probes.Run, error) {
+	failing := New(Options{UI: ui, Load: func(context.Context, probes.Microload, *probes.Target, probes.LoadOptions) (*result.Run, error) {
 		return nil, errors.New("connection refused")
 	}})
-	if _, _, err := failing.Measure(context.Background(), "x", &probes.Sitemap{}, target(t), probes.LoadOptions{}); err == nil || ui.done != 2 {
+	if _, _, err := failing.Measure(context.Background(), "x", &web.Sitemap{}, nowhere(t),
+		probes.LoadOptions{}); err == nil || ui.done != 2 {
 		t.Errorf("a failing load: %v, UI ended %d times", err, ui.done)
 	}
 }
 
 // selfVersion is a Version whose server is this test binary.
 func selfVersion(side string) *Version {
-	return &Version{Side: side, Label: side + " server", Start: func(ctx context.Context) (*probes.Child, error) {
-		return probes.Start(ctx, probes.ChildSpec{Argv: []string{os.Args[0]}, Env: []string{"PIPELINE_TEST_SERVE=1"}, Wait: 30 * time.Second})
+	return &Version{Side: side, Label: side + " server", Start: func(ctx context.Context) (*target.Child, error) {
+		return target.Start(ctx, target.ChildSpec{Argv: []string{os.Args[0]}, Env: []string{"PIPELINE_TEST_SERVE=1"}, Wait: 30 * time.Second})
 	}}
 }
 
 func plan(dir string, runs int) ABPlan {
 	return ABPlan{Runs: runs, Names: []string{"sitemap"}, Dir: dir,
-		Microload: func(string) probes.Microload { return &probes.Sitemap{} },
-		Target:    func(u *url.URL, child *probes.Child) *probes.Target { return &probes.Target{URL: u, Child: child} },
+		Microload: func(string) probes.Microload { return &web.Sitemap{} },
+		Target:    func(u *url.URL, child *target.Child) *probes.Target { return &probes.Target{URL: u, Child: child} },
 		Options:   func(*url.URL, bool) probes.LoadOptions { return probes.LoadOptions{} },
 	}
 }
@@ -183,11 +189,12 @@ func plan(dir string, runs int) ABPlan {
 // and compares what was written; a run that ended early is named, not
 // counted.
 func TestInterleaveWritesEveryRunAndComparesThem(t *testing.T) {
-	quiet := probes.Run{Mode: "closed", Duration: time.Second, Errors: map[string]int64{}, Ops: []*probes.OpStats{op("GET /sitemap.xml", false, 50)}}
+	quiet := result.Run{Mode: "closed", Duration: time.Second, Errors: map[string]int64{},
+		Ops: []*result.OpStats{op("GET /sitemap.xml", false, 50)}}
 	ended := quiet
 	ended.Ended = "the target died"
 	// Calls alternate before, after: the after side's second run ends early.
-	fl := &fakeLoad{runs: []probes.Run{quiet, quiet, quiet, ended}}
+	fl := &fakeLoad{runs: []result.Run{quiet, quiet, quiet, ended}}
 	var mu sync.Mutex
 	written := map[string]report.Document{}
 	p := New(Options{Load: fl.load, Write: func(dir string, doc report.Document) error {
@@ -208,12 +215,13 @@ func TestInterleaveWritesEveryRunAndComparesThem(t *testing.T) {
 		t.Errorf("loads %v", fl.calls)
 	}
 	for _, run := range []string{"before-1", "after-1", "before-2", "after-2"} {
-		doc, ok := written[filepath.Join(dir, "runs", "sitemap", run)].(*report.RunReport)
+		doc, ok := written[filepath.Join(dir, "runs", "sitemap", run)].(*report.Run)
 		if !ok || doc.Microload != "sitemap" {
 			t.Errorf("the writer got no report of %s: %v", run, written)
 		}
 	}
-	if len(ab.Failures) != 1 || ab.Failures[0].Side != "after" || ab.Failures[0].Run != 2 || !strings.Contains(ab.Failures[0].Reason, "the target died") {
+	if len(ab.Failures) != 1 || ab.Failures[0].Side != "after" || ab.Failures[0].Run != 2 || !strings.Contains(ab.Failures[0].Reason,
+		"the target died") {
 		t.Errorf("failures %+v", ab.Failures)
 	}
 	if len(ab.Microloads) != 1 || ab.Before != "before server" || ab.After != "after server" {
@@ -226,12 +234,12 @@ func TestInterleaveWritesEveryRunAndComparesThem(t *testing.T) {
 // says why.
 func TestInterleaveOfAVersionThatDoesNotStart(t *testing.T) {
 	starts := 0
-	broken := &Version{Side: "before", Label: "b", Start: func(ctx context.Context) (*probes.Child, error) {
+	broken := &Version{Side: "before", Label: "b", Start: func(ctx context.Context) (*target.Child, error) {
 		starts++
 		return nil, errors.New("exit status 1: address in use")
 	}}
 	other := &Version{Side: "after", Label: "a", Start: broken.Start}
-	fl := &fakeLoad{runs: []probes.Run{{}}}
+	fl := &fakeLoad{runs: []result.Run{{}}}
 	_, err := New(Options{Load: fl.load}).Interleave(context.Background(), broken, other, plan(t.TempDir(), 3))
 	if err == nil || err.Error() != "nothing was measured: before does not start: exit status 1: address in use" {
 		t.Errorf("error %v", err)

@@ -3,20 +3,19 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/probehq/probe/result"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/flamegraphs"
 	"github.com/probehq/probe/lib/frames"
-	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
 )
@@ -26,35 +25,11 @@ import (
 // continuous profiler (probes/production) and put them through the same
 // analyzers, flame graphs and comparison as profiles probe took itself.
 
-// ProductionFindings is what probe analyze --from found in a fleet's
-// merged profile: the findings of profiles alone (no reply evidence, so
-// load-time only for work invariant by nature), the unexplained list, the
-// top own functions and the flame graph beside it.
-type ProductionFindings struct {
-	*report.ProfileFindings
-	Source   string        `json:"source"`
-	Service  string        `json:"service"`
-	Selector string        `json:"selector"`
-	Type     string        `json:"profile_type"`
-	Start    string        `json:"start"`
-	End      string        `json:"end"`
-	Top      []TopFunction `json:"top_own_functions"`
-	files    map[string][]byte
-}
-
-// TopFunction is one of the functions that took most of the profile in
-// their own code (flat), with what they and their callees took (cum).
-type TopFunction struct {
-	Function string  `json:"function"`
-	Kind     string  `json:"kind"` // own, std, runtime, third-party (lib/frames)
-	Flat     float64 `json:"flat_share"`
-	Cum      float64 `json:"cum_share"`
-}
-
 // AnalyzeProduction analyzes a fleet's merged profile p fetched by q from
 // src: CPU and allocation profiles through the analyzers, any type drawn
 // as a flame graph with its top functions.
-func AnalyzeProduction(ctx context.Context, src *production.Source, q production.Query, p *profile.Profile, rules []Rule) *ProductionFindings {
+func AnalyzeProduction(ctx context.Context, src *production.Source, q production.Query, p *profile.Profile,
+	rules []Rule) *report.ProductionFindings {
 	typeID, _ := q.TypeID(src.Engine)
 	label := fmt.Sprintf("%s %s %s", src, q.Selector(src.Engine), typeID)
 	var cpu, allocs *profile.Profile
@@ -69,84 +44,34 @@ func AnalyzeProduction(ctx context.Context, src *production.Source, q production
 		pf = AnalyzeProfiles(ctx, []string{label}, cpu, allocs, rules)
 	}
 	code := frames.Code{MainModule: frames.MainModule(p)}
-	out := &ProductionFindings{ProfileFindings: pf, Source: src.String(), Service: q.Service, Selector: q.Selector(src.Engine),
-		Type: typeID, Start: stamp(q.Start), End: stamp(q.End), Top: TopFunctions(p, code, 10), files: map[string][]byte{}}
+	out := &report.ProductionFindings{ProfileFindings: pf, Source: src.String(), Service: q.Service, Selector: q.Selector(src.Engine),
+		Type: typeID, Start: stamp(q.Start), End: stamp(q.End), Top: TopFunctions(p, code, 10), Raw: map[string][]byte{}}
 	title := fmt.Sprintf("%s of %s (%s to %s)", "%s", q.Service, out.Start, out.End)
 	switch {
 	case len(pf.Warnings) > 0 && ctx.Err() != nil: // interrupted: no flame graph
 	case cpu != nil || allocs != nil:
 		for name, b := range flameGraphs(cpu, allocs, pf.Findings, title, code) {
-			out.files[name] = b
+			out.Raw[name] = b
 		}
 	default:
 		if t, err := flamegraphs.Fold(p, flamegraphs.FoldOptions{SampleIndex: lastType(p), Code: code}); err == nil {
 			var b bytes.Buffer
 			if flamegraphs.WriteHTML(&b, t, flamegraphs.Options{Title: fmt.Sprintf(title, t.Sample)}) == nil {
-				out.files["flame.html"] = b.Bytes()
+				out.Raw["flame.html"] = b.Bytes()
 			}
 		}
 	}
 	var raw bytes.Buffer
 	if p.Write(&raw) == nil {
-		out.files["production.pb.gz"] = raw.Bytes()
+		out.Raw["production.pb.gz"] = raw.Bytes()
 	}
 	return out
-}
-
-// JSON is report.json.
-func (d *ProductionFindings) JSON() ([]byte, error) {
-	d.Findings = nonNilFindings(d.Findings)
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding report.json: %v", err)
-	}
-	return append(b, '\n'), nil
-}
-
-// Files are the flame graph and the fetched profile.
-func (d *ProductionFindings) Files() (map[string][]byte, error) { return d.files, nil }
-
-// WriteTable: where the profile came from, the findings, the top functions.
-func (d *ProductionFindings) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "%s %s, %s, %s to %s\n", d.Source, d.Selector, d.Type, d.Start, d.End)
-	d.ProfileFindings.WriteTable(w)
-	writeTop(w, d.Top, "")
-}
-
-// Markdown is report.md.
-func (d *ProductionFindings) Markdown() string {
-	var b strings.Builder
-	b.WriteString(d.ProfileFindings.Markdown())
-	fmt.Fprintf(&b, "\nFrom %s, `%s`, profile type `%s`, %s to %s: the fleet's own traffic; no reply was seen, so only work invariant by nature is called load-time.\n",
-		d.Source, d.Selector, d.Type, d.Start, d.End)
-	if len(d.Top) > 0 {
-		b.WriteString("\n## Top own functions\n\n")
-		writeTop(&b, d.Top, "- ")
-	}
-	return b.String()
-}
-
-func writeTop(w io.Writer, top []TopFunction, bullet string) {
-	if bullet == "" && len(top) > 0 {
-		fmt.Fprintln(w, "top own functions (flat, cum):")
-		bullet = "  "
-	}
-	for _, t := range top {
-		fmt.Fprintf(w, "%s%5.1f%% %5.1f%%  %s\n", bullet, 100*t.Flat, 100*t.Cum, t.Function)
-	}
-}
-
-func nonNilFindings(fs []analyzers.Finding) []analyzers.Finding {
-	if fs == nil {
-		return []analyzers.Finding{}
-	}
-	return fs
 }
 
 // TopFunctions are the n functions of the target's own code with the
 // largest flat share of p's last sample type (all code when none is its
 // own: a profile without file names).
-func TopFunctions(p *profile.Profile, code frames.Code, n int) []TopFunction {
+func TopFunctions(p *profile.Profile, code frames.Code, n int) []report.TopFunction {
 	idx := len(p.SampleType) - 1
 	flat, cum := map[string]float64{}, map[string]float64{}
 	files := map[string]string{}
@@ -176,11 +101,11 @@ func TopFunctions(p *profile.Profile, code frames.Code, n int) []TopFunction {
 		}
 	}
 	if total == 0 {
-		return []TopFunction{}
+		return []report.TopFunction{}
 	}
-	var all, own []TopFunction
+	var all, own []report.TopFunction
 	for name, c := range cum {
-		t := TopFunction{Function: name, Kind: code.Kind(name, files[name]), Flat: flat[name] / total, Cum: c / total}
+		t := report.TopFunction{Function: name, Kind: code.Kind(name, files[name]), Flat: flat[name] / total, Cum: c / total}
 		if t.Flat == 0 {
 			continue
 		}
@@ -198,7 +123,7 @@ func TopFunctions(p *profile.Profile, code frames.Code, n int) []TopFunction {
 		}
 		return own[i].Function < own[j].Function
 	})
-	return append([]TopFunction{}, own[:min(n, len(own))]...)
+	return append([]report.TopFunction{}, own[:min(n, len(own))]...)
 }
 
 func lastType(p *profile.Profile) string { return p.SampleType[len(p.SampleType)-1].Type }
@@ -217,7 +142,8 @@ type Window struct {
 // with no samples is left out with a warning, and so are a window's
 // invalid samples; a side left with fewer than two windows cannot be
 // tested.
-func FetchWindows(ctx context.Context, src *production.Source, q production.Query, side Window, n int, into *CompareSide) ([]probes.Warning, error) {
+func FetchWindows(ctx context.Context, src *production.Source, q production.Query, side Window, n int,
+	into *CompareSide) ([]result.Warning, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("--windows %d: want 2 or more (each side's samples)", n)
 	}
@@ -225,7 +151,7 @@ func FetchWindows(ctx context.Context, src *production.Source, q production.Quer
 		return nil, fmt.Errorf("empty time range: %s to %s", stamp(side.Start), stamp(side.End))
 	}
 	step := side.End.Sub(side.Start) / time.Duration(n)
-	var warnings []probes.Warning
+	var warnings []result.Warning
 	var empty []string
 	held := 0
 	for i := range n {
@@ -245,7 +171,7 @@ func FetchWindows(ctx context.Context, src *production.Source, q production.Quer
 			return nil, err
 		}
 		if invalid != "" {
-			warnings = append(warnings, probes.Warning{Kind: "profile-invalid", Message: fmt.Sprintf("%s %s, the window from %s: %s",
+			warnings = append(warnings, result.Warning{Kind: "profile-invalid", Message: fmt.Sprintf("%s %s, the window from %s: %s",
 				src, wq.Selector(src.Engine), stamp(wq.Start), invalid)})
 		}
 		if err := into.Add(p); err != nil {
@@ -262,7 +188,7 @@ func FetchWindows(ctx context.Context, src *production.Source, q production.Quer
 		if name == "" {
 			name = stamp(side.Start) + " to " + stamp(side.End)
 		}
-		warnings = append(warnings, probes.Warning{Kind: "empty-windows",
+		warnings = append(warnings, result.Warning{Kind: "empty-windows",
 			Message: fmt.Sprintf("%s: %d of %d windows held no samples (starting %s)", name, len(empty), n, strings.Join(empty, ", "))})
 	}
 	return warnings, nil
@@ -289,7 +215,7 @@ func joinLabels(a, b string) string {
 // chain is the run's heaviest path into the work, and the fleet reaches
 // the same work by its other paths too. A finding that names neither
 // gets no share.
-func WeighByFleet(fleet *profile.Profile, src *production.Source, q production.Query, runs []*report.RunReport) {
+func WeighByFleet(fleet *profile.Profile, src *production.Source, q production.Query, runs []*report.Run) {
 	stacks, total := fleetStacks(fleet)
 	for _, r := range runs {
 		p := &report.Production{Source: src.String(), Service: q.Service, Start: stamp(q.Start), End: stamp(q.End),

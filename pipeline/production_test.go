@@ -10,9 +10,11 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/analyzers/compare"
 	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/probes/production"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/abreport"
 )
 
 // fleetWindow is a CPU profile of n 10 ms samples drawn at random over leaf
@@ -87,9 +89,9 @@ func TestCompareProductionFindsTheChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var row *report.ABComparison
+	var row *abreport.ABComparison
 	for i, c := range ab.Comparisons {
-		if c.Metric == cpuSharePrefix+"compress/flate.(*compressor).deflate" {
+		if c.Metric == compare.CPUSharePrefix+"compress/flate.(*compressor).deflate" {
 			row = &ab.Comparisons[i]
 		}
 	}
@@ -133,25 +135,10 @@ func TestCompareProductionAAIsNoise(t *testing.T) {
 	}
 }
 
-func TestHolm(t *testing.T) {
-	chs := []analyzers.MetricChange{}
-	for _, p := range []float64{0.001, 0.03, 0.04, math.NaN()} {
-		ch := analyzers.MetricChange{}
-		ch.P, ch.Significant, ch.Ratio = p, p <= 0.05, 2
-		chs = append(chs, ch)
-	}
-	holm(chs)
-	// Three tested: 0.001 ≤ 0.05/3 holds; 0.03 > 0.05/2 stops the rest,
-	// though each alone is under 0.05.
-	if !chs[0].Significant || chs[0].Verdict != "worse" || chs[1].Significant || chs[2].Significant {
-		t.Errorf("%+v", chs)
-	}
-}
-
 // A finding's fleet share is the fleet's CPU under every frame it names.
 func TestWeighByFleet(t *testing.T) {
 	fleet := fleetWindow(rand.New(rand.NewPCG(7, 1)), 300, fleetMix)
-	runs := []*report.RunReport{{}}
+	runs := []*report.Run{{}}
 	runs[0].Findings = []analyzers.Finding{
 		// The chain's middle need not be the fleet's: the work and the own
 		// frame are looked for.

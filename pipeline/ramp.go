@@ -8,12 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/pprof/profile"
-
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/analyzers/contention"
 	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/rampreport"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
+
+	"github.com/google/pprof/profile"
 )
 
 // RampOptions are one ramp (`probe ramp`): what to send to which target,
@@ -21,7 +25,7 @@ import (
 type RampOptions struct {
 	Target      *probes.Target
 	Flows       []probes.Flow
-	Rates       probes.Rates
+	Rates       result.Rates
 	SLO         time.Duration // the p99 a window must keep; 0: none
 	MaxErrors   float64       // the share of sessions that may fail in a window that holds
 	Stop        []RampStop    // when to end the ramp early; none: past the knee
@@ -29,7 +33,7 @@ type RampOptions struct {
 	MaxBody     int
 	MaxInFlight int
 	PID         int                    // the target's process; 0: unseen
-	Profile     *probes.ProfileOptions // nil: no profiles
+	Profile     *target.ProfileOptions // nil: no profiles
 	Rules       []analyzers.Rule
 	Progress    func(probes.Progress)
 	// Settle, with a stepped schedule, waits for a quiet target between
@@ -83,9 +87,9 @@ func RampKneeRule(slo time.Duration, maxErrors float64) stats.KneeRule {
 
 // rampStopFunc is the ArrivalLoad's Stop: the first rule the windows so
 // far break.
-func rampStopFunc(rules []RampStop, knee stats.KneeRule) func([]probes.WindowStats) string {
-	return func(ws []probes.WindowStats) string {
-		steps := report.LoadSteps(ws)
+func rampStopFunc(rules []RampStop, knee stats.KneeRule) func([]result.WindowStats) string {
+	return func(ws []result.WindowStats) string {
+		steps := rampreport.LoadSteps(ws)
 		last := steps[len(steps)-1]
 		w := ws[len(ws)-1]
 		for _, r := range rules {
@@ -115,7 +119,7 @@ func rampStopFunc(rules []RampStop, knee stats.KneeRule) func([]probes.WindowSta
 // Ramp runs the arrival engine on o's schedule, analyses the windows and
 // makes the ramp's report. An error is a run that could not be made; a
 // ramp that ended early is a report whose Ended says why.
-func Ramp(ctx context.Context, o RampOptions) (*report.Ramp, error) {
+func Ramp(ctx context.Context, o RampOptions) (*rampreport.Ramp, error) {
 	knee := RampKneeRule(o.SLO, o.MaxErrors)
 	stops := o.Stop
 	if len(stops) == 0 {
@@ -123,7 +127,7 @@ func Ramp(ctx context.Context, o RampOptions) (*report.Ramp, error) {
 	}
 	load := &probes.ArrivalLoad{Target: o.Target, Mix: o.Flows, Rates: o.Rates, Timeout: o.Timeout, MaxBody: o.MaxBody,
 		MaxInFlight: o.MaxInFlight, PID: o.PID, Stop: rampStopFunc(stops, knee), Progress: o.Progress, Profile: o.Profile}
-	var run *probes.ArrivalRun
+	var run *result.ArrivalRun
 	var waits []*report.Settle
 	var err error
 	if o.Settle != nil && len(o.Rates.Steps) > 1 {
@@ -134,15 +138,15 @@ func Ramp(ctx context.Context, o RampOptions) (*report.Ramp, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := report.RampConfig{Target: o.Target.URL.String(), Schedule: o.Rates, Rule: knee, Cores: probes.CPUsOf(o.PID)}
+	cfg := rampreport.RampConfig{Target: o.Target.URL.String(), Schedule: o.Rates, Rule: knee, Cores: target.CPUsOf(o.PID)}
 	for _, f := range o.Flows {
 		kind := "scenario"
 		if f.Scenario == nil {
 			kind = "microload"
 		}
-		cfg.Flows = append(cfg.Flows, report.RampFlow{Name: f.Name, Kind: kind, Weight: f.Weight, Steps: f.Steps()})
+		cfg.Flows = append(cfg.Flows, rampreport.RampFlow{Name: f.Name, Kind: kind, Weight: f.Weight, Steps: f.Steps()})
 	}
-	doc := report.RampOf(run, cfg, analyzeRamp(run, knee, o.Rules))
+	doc := rampreport.RampOf(run, cfg, analyzeRamp(run, knee, o.Rules))
 	for i, st := range waits {
 		if st == nil || i >= len(doc.Windows) {
 			continue
@@ -159,8 +163,8 @@ func Ramp(ctx context.Context, o RampOptions) (*report.Ramp, error) {
 // window's CPU by work, what requests waited on past the knee (fgprof),
 // and the locks and waits that held them (mutex and block profiles, set
 // against the time all the sessions took).
-func analyzeRamp(run *probes.ArrivalRun, rule stats.KneeRule, rules []analyzers.Rule) report.RampAnalysis {
-	a := report.RampAnalysis{Knee: stats.FindKnee(report.LoadSteps(run.Windows), rule)}
+func analyzeRamp(run *result.ArrivalRun, rule stats.KneeRule, rules []analyzers.Rule) rampreport.RampAnalysis {
+	a := rampreport.RampAnalysis{Knee: stats.FindKnee(rampreport.LoadSteps(run.Windows), rule)}
 	var sessionTime time.Duration
 	for _, w := range run.Windows {
 		var top []analyzers.ShareOfWork
@@ -173,16 +177,16 @@ func analyzeRamp(run *probes.ArrivalRun, rule stats.KneeRule, rules []analyzers.
 		sessionTime += time.Duration(w.Latency.Mean()*float64(w.Latency.TotalCount())) * time.Microsecond
 	}
 	var walls []*profile.Profile
-	for _, w := range report.PastWindows(run.Windows, a.Knee) {
+	for _, w := range rampreport.PastWindows(run.Windows, a.Knee) {
 		if w.Wall != nil {
 			walls = append(walls, w.Wall)
 		}
 	}
 	if len(walls) > 0 {
 		if merged, err := profile.Merge(walls); err == nil {
-			a.WallStates = analyzers.WallStates(merged)
+			a.WallStates = contention.WallStates(merged)
 		}
 	}
-	a.Findings = analyzers.Contention(run.Mutex, run.Block, sessionTime)
+	a.Findings = contention.Findings(run.Mutex, run.Block, sessionTime)
 	return a
 }

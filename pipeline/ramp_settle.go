@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/probes"
@@ -25,10 +27,10 @@ import (
 // steppedRun runs l's steps one at a time, waiting on settle before each
 // after the first; waits[i] is the wait before window i (nil for the
 // first).
-func steppedRun(ctx context.Context, l probes.ArrivalLoad, settle *Settler) (*probes.ArrivalRun, []*report.Settle, error) {
+func steppedRun(ctx context.Context, l probes.ArrivalLoad, settle *Settler) (*result.ArrivalRun, []*report.Settle, error) {
 	steps := l.Rates.Steps
 	stop := l.Stop
-	var joined *probes.ArrivalRun
+	var joined *result.ArrivalRun
 	var waits []*report.Settle
 	for i, rate := range steps {
 		var wait *report.Settle
@@ -42,14 +44,14 @@ func steppedRun(ctx context.Context, l probes.ArrivalLoad, settle *Settler) (*pr
 			}
 		}
 		one := l
-		one.Rates = probes.Rates{Steps: []float64{rate}, Each: l.Rates.Each}
-		var before []probes.WindowStats
+		one.Rates = result.Rates{Steps: []float64{rate}, Each: l.Rates.Each}
+		var before []result.WindowStats
 		if joined != nil {
 			before = joined.Windows
 		}
 		if stop != nil {
-			one.Stop = func(ws []probes.WindowStats) string {
-				return stop(append(append([]probes.WindowStats{}, before...), shifted(ws, i, l.Rates.Each)...))
+			one.Stop = func(ws []result.WindowStats) string {
+				return stop(append(append([]result.WindowStats{}, before...), shifted(ws, i, l.Rates.Each)...))
 			}
 		}
 		run, err := one.Run(ctx)
@@ -71,8 +73,8 @@ func steppedRun(ctx context.Context, l probes.ArrivalLoad, settle *Settler) (*pr
 
 // shifted is a step's windows on the whole schedule's clock: step i
 // starts at i steps.
-func shifted(ws []probes.WindowStats, i int, each time.Duration) []probes.WindowStats {
-	out := make([]probes.WindowStats, len(ws))
+func shifted(ws []result.WindowStats, i int, each time.Duration) []result.WindowStats {
+	out := make([]result.WindowStats, len(ws))
 	for k, w := range ws {
 		w.From += time.Duration(i) * each
 		w.To += time.Duration(i) * each
@@ -86,10 +88,10 @@ var windowFile = regexp.MustCompile(`-window-(\d+)\.`)
 // joinRuns adds step i's run to the runs before it: its windows and
 // samples move to the schedule's clock, its window profiles are renumbered
 // and the whole-run profiles (mutex, block, wall) are merged.
-func joinRuns(joined, run *probes.ArrivalRun, i int, each time.Duration) *probes.ArrivalRun {
+func joinRuns(joined, run *result.ArrivalRun, i int, each time.Duration) *result.ArrivalRun {
 	offset := time.Duration(i) * each
 	if joined == nil {
-		joined = &probes.ArrivalRun{Start: run.Start, Raw: map[string][]byte{}}
+		joined = &result.ArrivalRun{Start: run.Start, Raw: map[string][]byte{}}
 	}
 	base := len(joined.Windows)
 	joined.Windows = append(joined.Windows, shifted(run.Windows, i, each)...)
@@ -100,7 +102,7 @@ func joinRuns(joined, run *probes.ArrivalRun, i int, each time.Duration) *probes
 	joined.Ended = run.Ended
 	joined.Opened += run.Opened
 	for _, w := range run.Warnings {
-		joined.Warnings = probes.AddWarning(joined.Warnings, w.Kind, w.Message)
+		joined.Warnings = result.AddWarning(joined.Warnings, w.Kind, w.Message)
 	}
 	joined.Mutex = mergeProfiles(joined.Mutex, run.Mutex)
 	joined.Block = mergeProfiles(joined.Block, run.Block)

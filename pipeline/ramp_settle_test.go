@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // A stepped ramp with a Settler waits for a quiet target before each step
@@ -35,8 +36,9 @@ func TestSteppedRampWaitsForAQuietTargetBetweenSteps(t *testing.T) {
 	stepsSeen := []int{}
 	settle.Busy = func() { waits++ }
 	step := 0
-	o := RampOptions{Target: target, Rates: probes.Rates{Steps: []float64{10, 20, 30}, Each: time.Second},
-		Flows:   []probes.Flow{{Name: "get", Weight: 1, Scenario: &probes.Scenario{Name: "get", Steps: []probes.Step{{Name: "get", Method: "GET", Path: "/"}}}}},
+	o := RampOptions{Target: target, Rates: result.Rates{Steps: []float64{10, 20, 30}, Each: time.Second},
+		Flows: []probes.Flow{{Name: "get", Weight: 1,
+			Scenario: &probes.Scenario{Name: "get", Steps: []probes.Step{{Name: "get", Method: "GET", Path: "/"}}}}},
 		Timeout: 5 * time.Second, Stop: []RampStop{{Metric: "never"}}, Settle: settle}
 	// Each step's end makes the fake target busy, as abandoned requests
 	// would: 2 s after the first (the wait ends quiet), 10 s after the
@@ -45,7 +47,7 @@ func TestSteppedRampWaitsForAQuietTargetBetweenSteps(t *testing.T) {
 	knee := RampKneeRule(0, 0.01)
 	inner := rampStopFunc([]RampStop{{Metric: "never"}}, knee)
 	load := probes.ArrivalLoad{Target: target, Mix: o.Flows, Rates: o.Rates, Timeout: o.Timeout,
-		Stop: func(ws []probes.WindowStats) string {
+		Stop: func(ws []result.WindowStats) string {
 			stepsSeen = append(stepsSeen, len(ws))
 			f.busyUntil = f.now.Add(busyFor[step])
 			step++

@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/probehq/probe/result"
 
-	"github.com/probehq/probe/probes"
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func TestRampStops(t *testing.T) {
 	got, err := RampStops([]string{"past-knee", " p99_ms > 250 ", "errors>5%", "in_flight>100", "never"})
-	want := []RampStop{{Metric: "past-knee"}, {Metric: "p99_ms", Limit: 250}, {Metric: "errors", Limit: 0.05}, {Metric: "in_flight", Limit: 100}, {Metric: "never"}}
+	want := []RampStop{{Metric: "past-knee"}, {Metric: "p99_ms", Limit: 250}, {Metric: "errors", Limit: 0.05},
+		{Metric: "in_flight", Limit: 100}, {Metric: "never"}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v %v, want %v", got, err, want)
 	}
@@ -29,13 +30,13 @@ func TestRampStops(t *testing.T) {
 
 // window is one window of rate sessions a second for a second, whose
 // sessions took ms each and of which failed failed.
-func window(i int, rate float64, ms int64, failed int64, inFlight int) probes.WindowStats {
+func window(i int, rate float64, ms int64, failed int64, inFlight int) result.WindowStats {
 	h := hdrhistogram.New(1, 60_000_000, 3)
 	ok := int64(rate) - failed
 	for range ok {
 		h.RecordValue(ms * 1000)
 	}
-	w := probes.WindowStats{Started: int64(rate), Failed: failed, Completed: ok, Achieved: float64(ok), Latency: h, InFlightMax: inFlight}
+	w := result.WindowStats{Started: int64(rate), Failed: failed, Completed: ok, Achieved: float64(ok), Latency: h, InFlightMax: inFlight}
 	w.From, w.To, w.Rate = time.Duration(i)*time.Second, time.Duration(i+1)*time.Second, rate
 	return w
 }
@@ -43,11 +44,11 @@ func window(i int, rate float64, ms int64, failed int64, inFlight int) probes.Wi
 // Each rule ends the ramp on the window that breaks it, and says why.
 func TestRampStopJudgesWindows(t *testing.T) {
 	knee := RampKneeRule(100*time.Millisecond, 0.01)
-	held := []probes.WindowStats{window(0, 100, 10, 0, 3), window(1, 200, 10, 0, 4)}
+	held := []result.WindowStats{window(0, 100, 10, 0, 3), window(1, 200, 10, 0, 4)}
 	slow := append(held[:2:2], window(2, 300, 500, 0, 150))
 	for _, tc := range []struct {
 		rule string
-		ws   []probes.WindowStats
+		ws   []result.WindowStats
 		want string
 	}{
 		{"p99_ms>250", held, ""},

@@ -3,15 +3,15 @@ package pipeline
 import (
 	"testing"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // Session set-up (MCP's initialize) answers another request than the
 // endpoint measured: its replies are no evidence about the endpoint's.
 func TestRepliesLeaveOutSessionSetup(t *testing.T) {
-	run := &probes.Run{
-		Ops: []*probes.OpStats{{Name: "initialize", Setup: true}, {Name: "tools/list"}},
-		Digests: []probes.Digest{
+	run := &result.Run{
+		Ops: []*result.OpStats{{Name: "initialize", Setup: true}, {Name: "tools/list"}},
+		Digests: []result.Digest{
 			{Key: "initialize", Op: "initialize", Requests: 3, Distinct: 1, Top: 1},
 			{Key: "tools/list id=2", Op: "tools/list", Requests: 35, Distinct: 1, Top: 2},
 			{Key: "tools/list id=3", Op: "tools/list", Requests: 35, Distinct: 1, Top: 3},

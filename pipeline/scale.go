@@ -11,9 +11,14 @@ import (
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/fixtures/vault"
+	"github.com/probehq/probe/lib/foldercopy"
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/rampreport"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // ScaleSize is one size to measure: its notes, and the folder of its data
@@ -31,12 +36,12 @@ type ScaleOptions struct {
 	// Microload is the named microload (checked before the run).
 	Microload func(name string) (probes.Microload, error)
 	// Start starts the target on the data in dir (notes notes).
-	Start func(ctx context.Context, dir string, notes int) (*probes.Child, error)
+	Start func(ctx context.Context, dir string, notes int) (*target.Child, error)
 	// Measure loads one microload and analyses it (the command's pipeline).
-	Measure func(ctx context.Context, label string, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*report.RunReport, error)
+	Measure func(ctx context.Context, label string, ml probes.Microload, t *probes.Target, o probes.LoadOptions) (*report.Run, error)
 	Load    probes.LoadOptions
 	// Profile is the profiling of a target at u; nil: none.
-	Profile func(u *url.URL) *probes.ProfileOptions
+	Profile func(u *url.URL) *target.ProfileOptions
 
 	Synthetic bool   // generated vaults have 500-byte notes
 	Seed      uint64 // of the generated vaults
@@ -68,11 +73,12 @@ type ScaleWrites struct {
 // Scale measures each size and fits how each figure grows. A size that
 // cannot be measured keeps its error in its point; the run stops early
 // when ctx ends.
-func Scale(ctx context.Context, o ScaleOptions) *report.Scale {
+func Scale(ctx context.Context, o ScaleOptions) *rampreport.Scale {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	doc := &report.Scale{Summary: report.Summary{Microload: "scale", Mode: "closed", Target: o.Target, Findings: []analyzers.Finding{}, Crashes: []report.Crash{}},
+	doc := &rampreport.Scale{Summary: report.Summary{Microload: "scale", Mode: "closed", Target: o.Target, Findings: []analyzers.Finding{},
+		Crashes: []report.Crash{}},
 		Mode: o.Mode, Vaults: o.Vaults}
 	for _, sz := range o.Sizes {
 		if ctx.Err() != nil {
@@ -86,8 +92,9 @@ func Scale(ctx context.Context, o ScaleOptions) *report.Scale {
 				doc.Warnings = append(doc.Warnings, w)
 			}
 			if l := pt.Microloads[name].Latency; l.Errors > 0 {
-				doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "failed-requests",
-					Message: fmt.Sprintf("%s at %d notes: %d of %d requests failed their checks: its figures there are those of failing requests",
+				doc.Warnings = append(doc.Warnings, result.Warning{Kind: "failed-requests",
+					Message: fmt.Sprintf("%s at %d notes: %d of %d requests failed their checks: its figures there are those "+
+						"of failing requests",
 						name, sz.Notes, l.Errors, l.Requests)})
 			}
 		}
@@ -98,7 +105,7 @@ func Scale(ctx context.Context, o ScaleOptions) *report.Scale {
 	doc.Fit()
 	scaleFindings(doc)
 	if len(doc.Points) < 3 {
-		doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "few-sizes",
+		doc.Warnings = append(doc.Warnings, result.Warning{Kind: "few-sizes",
 			Message: fmt.Sprintf("%d sizes: each growth is a slope without an interval; three or more give one", len(doc.Points))})
 	}
 	return doc
@@ -108,9 +115,9 @@ func Scale(ctx context.Context, o ScaleOptions) *report.Scale {
 // time, memory, the cost of a change, and each microload. The data is a
 // folder of its own, removed however the size ends: a given vault is
 // copied, never changed.
-func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) report.ScalePoint {
-	pt := report.ScalePoint{Notes: sz.Notes, FreshMS: map[string]float64{}, Microloads: map[string]report.ScaleMicroload{}}
-	fail := func(err error) report.ScalePoint {
+func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) rampreport.ScalePoint {
+	pt := rampreport.ScalePoint{Notes: sz.Notes, FreshMS: map[string]float64{}, Microloads: map[string]rampreport.ScaleMicroload{}}
+	fail := func(err error) rampreport.ScalePoint {
 		pt.Error = err.Error()
 		fmt.Fprintf(o.Log, "probe: %d notes: %v\n", sz.Notes, err)
 		return pt
@@ -122,7 +129,7 @@ func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) report.Sca
 	defer os.RemoveAll(tmp)
 	var dir string
 	if sz.Dir != "" {
-		if dir, err = ScaleCopyVault(sz.Dir, tmp); err != nil {
+		if dir, err = foldercopy.Copy(sz.Dir, tmp); err != nil {
 			return fail(err)
 		}
 	} else {
@@ -142,10 +149,10 @@ func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) report.Sca
 	pt.LoadS = time.Since(start).Seconds()
 	// A server that has just loaded still collects its load's garbage:
 	// the memory and a change are measured once it is quiet.
-	if !probes.WaitIdle(child.PID(), 30*time.Second) {
+	if !target.WaitIdle(child.PID(), 30*time.Second) {
 		fmt.Fprintf(o.Log, "probe: %d notes: the target did not go quiet within 30 s after its load; measuring anyway\n", sz.Notes)
 	}
-	if rss, err := probes.RSS(child.PID()); err == nil {
+	if rss, err := target.RSS(child.PID()); err == nil {
 		pt.RSSMB = float64(rss) / (1 << 20)
 	}
 	u, err := url.Parse(child.URL)
@@ -182,7 +189,8 @@ func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) report.Sca
 		var settle *report.Settle
 		if quiet != nil && (i > 0 || o.Changes > 0) {
 			quiet.Busy = func() {
-				fmt.Fprintf(o.Log, "probe: %d notes: the target is busy: waiting (up to --settle %s) for it to be quiet before %s…\n", sz.Notes, o.Settle, name)
+				fmt.Fprintf(o.Log, "probe: %d notes: the target is busy: waiting (up to --settle %s) for it to be quiet before %s…\n", sz.Notes,
+					o.Settle, name)
 			}
 			settle = quiet.Wait(ctx)
 		}
@@ -190,7 +198,7 @@ func (o *ScaleOptions) measureSize(ctx context.Context, sz ScaleSize) report.Sca
 		if err != nil {
 			return fail(fmt.Errorf("%s: %v", name, err))
 		}
-		m := report.MicroloadAt(rep)
+		m := rampreport.MicroloadAt(rep)
 		m.Settle = settle
 		pt.Microloads[name] = m
 	}
@@ -210,7 +218,7 @@ const (
 // timeChanges changes o.Changes notes (or more, when they are cheap), one
 // after another, and keeps the medians of their write times and
 // freshness.
-func (o *ScaleOptions) timeChanges(ctx context.Context, pt *report.ScalePoint, t *probes.Target, dir string) error {
+func (o *ScaleOptions) timeChanges(ctx context.Context, pt *rampreport.ScalePoint, t *probes.Target, dir string) error {
 	ws := o.Writes
 	var w probes.Writer = probes.HTTPWriter{Path: ws.Path}
 	writerTarget := *t
@@ -246,26 +254,17 @@ func (o *ScaleOptions) timeChanges(ctx context.Context, pt *report.ScalePoint, t
 		w.Remove(ctx, writer, ch.Path)
 	}
 	pt.Changes = len(writes)
-	pt.WriteMS = scaleMedian(writes)
+	pt.WriteMS = stats.Median(writes)
 	for place, v := range fresh {
-		pt.FreshMS[place] = scaleMedian(v)
+		pt.FreshMS[place] = stats.Median(v)
 	}
 	return nil
-}
-
-func scaleMedian(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }
 
 // scaleFindings are the largest size's findings, with the growth of their
 // microload's CPU per request as evidence: a full scan's cost grows with
 // the data; one that does not grow is no scan of it.
-func scaleFindings(doc *report.Scale) {
+func scaleFindings(doc *rampreport.Scale) {
 	last := doc.Points[len(doc.Points)-1]
 	names := make([]string, 0, len(last.Microloads))
 	for name := range last.Microloads {

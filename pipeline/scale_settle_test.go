@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/web"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/target"
 )
 
 // At each size, every microload after the first starts on a quiet target:
@@ -25,15 +27,16 @@ func TestScaleWaitsForAQuietTargetBeforeEachMicroload(t *testing.T) {
 	o := ScaleOptions{Sizes: []ScaleSize{{Notes: 3}}, Microloads: []string{"a", "b", "c"}, Settle: 5 * time.Second,
 		Synthetic: true, Log: io.Discard,
 		settler:   func(*probes.Target, time.Duration) *Settler { return f.settler(5 * time.Second) },
-		Microload: func(string) (probes.Microload, error) { return &probes.Sitemap{}, nil },
-		Start: func(ctx context.Context, dir string, notes int) (*probes.Child, error) {
-			return probes.Start(ctx, probes.ChildSpec{Argv: []string{os.Args[0]}, Env: []string{"PIPELINE_TEST_SERVE=1"}, Wait: 30 * time.Second})
+		Microload: func(string) (probes.Microload, error) { return &web.Sitemap{}, nil },
+		Start: func(ctx context.Context, dir string, notes int) (*target.Child, error) {
+			return target.Start(ctx, target.ChildSpec{Argv: []string{os.Args[0]}, Env: []string{"PIPELINE_TEST_SERVE=1"}, Wait: 30 * time.Second})
 		},
-		Measure: func(ctx context.Context, label string, ml probes.Microload, t *probes.Target, lo probes.LoadOptions) (*report.RunReport, error) {
+		Measure: func(ctx context.Context, label string, ml probes.Microload, t *probes.Target, lo probes.LoadOptions) (*report.Run,
+			error) {
 			name := strings.Fields(label)[0]
 			measured = append(measured, name)
 			f.busyUntil = f.now.Add(busyAfter[name])
-			return &report.RunReport{}, nil
+			return &report.Run{}, nil
 		}}
 	doc := Scale(context.Background(), o)
 	if len(doc.Points) != 1 || doc.Points[0].Error != "" || strings.Join(measured, " ") != "a b c" {

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/probehq/probe/lib/h1"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // A slow server keeps working on the requests a run abandoned (issue 25:
@@ -35,8 +38,12 @@ type Settler struct {
 	// the process is not seen: Reply judges then.
 	CPU func() (time.Duration, error)
 	// Reply times a cheap request of the target; nil too: quiet cannot be
-	// judged.
+	// judged. By CPU, it settles a reading the machine may have bent.
 	Reply func(ctx context.Context, timeout time.Duration) (time.Duration, error)
+	// Spare reads the machine's CPU so far that no process used and its
+	// CPUs; nil: not seen. A busy target on a machine with no spare CPU
+	// gets little of it, and its CPU alone would call it quiet.
+	Spare func() (time.Duration, int)
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Unseen says why the target's process is not seen (for the note).
@@ -55,15 +62,17 @@ type Settler struct {
 // the time a GET of its URL takes.
 func NewSettler(t *probes.Target, bound time.Duration) *Settler {
 	s := &Settler{Bound: bound, Now: time.Now, Sleep: sleepCtx}
-	if pid, err := probes.TargetPID(t); err == nil && pid > 0 {
-		s.CPU = func() (time.Duration, error) { return probes.ProcessCPU(pid) }
+	header := append([]h1.Field{{Name: "User-Agent", Value: probes.UserAgent}}, t.Header...)
+	s.Reply = func(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+		return target.ReplyTime(ctx, t.URL, header, timeout)
+	}
+	// No profiles asked for: Open sends no request, and needs no context.
+	if server := target.Open(context.Background(), target.Spec{URL: t.URL, Child: t.Child}); server.PID > 0 {
+		pid := server.PID
+		s.CPU = func() (time.Duration, error) { return target.ProcessCPU(pid) }
+		s.Spare = target.MachineIdle
 	} else {
-		if err != nil {
-			s.Unseen = err.Error()
-		}
-		s.Reply = func(ctx context.Context, timeout time.Duration) (time.Duration, error) {
-			return probes.ReplyTime(ctx, t, timeout)
-		}
+		s.Unseen = server.Unseen
 	}
 	return s
 }
@@ -85,9 +94,14 @@ func (s *Settler) Baseline(ctx context.Context) {
 	}
 	switch {
 	case s.CPU != nil:
-		cores, err := s.cores(ctx, idleSample)
+		cores, _, err := s.cores(ctx, idleSample)
 		if err == nil {
 			s.judged, s.idleCores = "cpu", cores
+			if s.Reply != nil {
+				if d, err := s.Reply(ctx, min(s.Bound, 10*time.Second)); err == nil {
+					s.idleReply = d
+				}
+			}
 			return
 		}
 		s.judged, s.note = "none", "the target's CPU could not be read: "+err.Error()
@@ -106,25 +120,55 @@ func (s *Settler) Baseline(ctx context.Context) {
 	}
 }
 
-// cores is the target's CPU, in cores, over a window.
-func (s *Settler) cores(ctx context.Context, window time.Duration) (float64, error) {
+// cores is the target's CPU, in cores, over a window, and the machine's
+// spare cores then (-1: not seen).
+func (s *Settler) cores(ctx context.Context, window time.Duration) (float64, float64, error) {
 	c0, err := s.CPU()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
+	}
+	var idle0 time.Duration
+	if s.Spare != nil {
+		idle0, _ = s.Spare()
 	}
 	t0 := s.Now()
 	if err := s.Sleep(ctx, window); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	c1, err := s.CPU()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	elapsed := s.Now().Sub(t0)
 	if elapsed <= 0 {
-		return 0, fmt.Errorf("no time passed")
+		return 0, 0, fmt.Errorf("no time passed")
 	}
-	return (c1 - c0).Seconds() / elapsed.Seconds(), nil
+	spare := -1.0
+	if s.Spare != nil {
+		idle1, cpus := s.Spare()
+		if cpus > 0 && idle1 >= idle0 {
+			spare = (idle1 - idle0).Seconds() / elapsed.Seconds()
+		}
+	}
+	return (c1 - c0).Seconds() / elapsed.Seconds(), spare, nil
+}
+
+// starvedQuiet says whether a target quiet by its CPU on a machine with no
+// spare CPU answers as at rest: its CPU may be low because others took the
+// cores. No reply at rest to compare with: it cannot tell, and trusts the
+// CPU.
+func (s *Settler) starvedQuiet(ctx context.Context, st *report.Settle) bool {
+	if s.Reply == nil || s.idleReply <= 0 {
+		return true
+	}
+	d, err := s.Reply(ctx, 4*s.quietReply())
+	st.IdleReplyMS, st.ReplyMS = ms(s.idleReply), ms(d)
+	if err == nil && d <= s.quietReply() {
+		st.Note = "the machine had no spare CPU: quiet by the target's CPU and by a GET's time"
+		return true
+	}
+	st.Note = "the machine had no spare CPU and a GET took longer than at rest: the target's low CPU was not quiet"
+	return false
 }
 
 func (s *Settler) quietCores() float64 {
@@ -148,7 +192,7 @@ func (s *Settler) Wait(ctx context.Context) *report.Settle {
 	case "cpu":
 		st.IdleCores = s.idleCores
 		for first := true; ; first = false {
-			cores, err := s.cores(ctx, settleWindow)
+			cores, spare, err := s.cores(ctx, settleWindow)
 			if err != nil {
 				if ctx.Err() == nil {
 					st.Note = "the target's CPU could not be read: " + err.Error()
@@ -159,7 +203,7 @@ func (s *Settler) Wait(ctx context.Context) *report.Settle {
 				st.CoresAtStart = cores
 			}
 			st.CoresAtEnd = cores
-			if cores <= s.quietCores() {
+			if cores <= s.quietCores() && (spare < 0 || spare >= quietCoresAbove || s.starvedQuiet(ctx, st)) {
 				st.Quiet = true
 				return st
 			}
@@ -202,22 +246,22 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // SettleWarning is the report's warning of a wait that did not end quiet:
 // target-busy when the target was seen busy, quiet-unjudged when nothing
 // could tell.
-func SettleWarning(st *report.Settle) (probes.Warning, bool) {
+func SettleWarning(st *report.Settle) (result.Warning, bool) {
 	return SettleWarningBefore(st, "this microload")
 }
 
 // SettleWarningBefore is SettleWarning for a wait before what: a
 // microload, a ramp's step, a microload at one size of a scale.
-func SettleWarningBefore(st *report.Settle, what string) (probes.Warning, bool) {
+func SettleWarningBefore(st *report.Settle, what string) (result.Warning, bool) {
 	if st == nil || st.Quiet {
-		return probes.Warning{}, false
+		return result.Warning{}, false
 	}
 	advice := "the server was likely still finishing requests an earlier run left: " +
 		"these figures are lower than the server's own, and a failed discovery may be its load, not the site; " +
 		"raise --settle, or run " + what + " alone"
 	switch st.JudgedBy {
 	case "cpu":
-		return probes.Warning{Kind: "target-busy", Message: fmt.Sprintf(
+		return result.Warning{Kind: "target-busy", Message: fmt.Sprintf(
 			"the target was still busy when %s began: %.2f cores after waiting %.0f s (%.2f when the wait began, %.2f at rest); %s",
 			what, st.CoresAtEnd, st.WaitedS, st.CoresAtStart, st.IdleCores, advice)}, true
 	case "reply":
@@ -228,11 +272,12 @@ func SettleWarningBefore(st *report.Settle, what string) (probes.Warning, bool) 
 				seen += " (" + st.Note + ")"
 			}
 		}
-		return probes.Warning{Kind: "target-busy", Message: fmt.Sprintf(
+		return result.Warning{Kind: "target-busy", Message: fmt.Sprintf(
 			"the target was still slow when %s began: %s after waiting %.0f s (%.0f ms at rest); %s",
 			what, seen, st.WaitedS, st.IdleReplyMS, advice)}, true
 	}
-	return probes.Warning{Kind: "quiet-unjudged", Message: "whether the target was quiet before " + what + " could not be judged: " + st.Note}, true
+	return result.Warning{Kind: "quiet-unjudged",
+		Message: "whether the target was quiet before " + what + " could not be judged: " + st.Note}, true
 }
 
 // BusyReason is what a skip reason adds when the target was not quiet: the

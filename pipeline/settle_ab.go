@@ -6,6 +6,7 @@ import (
 
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/target"
 )
 
 // abSettle is the quiet target of an A/B session: both versions run side
@@ -15,13 +16,13 @@ import (
 // when it was the last.
 type abSettle struct {
 	bound    time.Duration
-	settlers map[*probes.Child]*Settler // a restarted version is a new child
+	settlers map[*target.Child]*Settler // a restarted version is a new child
 	last     *Settler
 }
 
 // before is the wait before a run of child: nil before the first run, or
 // when --settle is 0.
-func (s *abSettle) before(ctx context.Context, child *probes.Child, t *probes.Target) *report.Settle {
+func (s *abSettle) before(ctx context.Context, child *target.Child, t *probes.Target) *report.Settle {
 	if s.bound <= 0 {
 		return nil
 	}
@@ -30,7 +31,7 @@ func (s *abSettle) before(ctx context.Context, child *probes.Child, t *probes.Ta
 		st = s.last.Wait(ctx)
 	}
 	if s.settlers == nil {
-		s.settlers = map[*probes.Child]*Settler{}
+		s.settlers = map[*target.Child]*Settler{}
 	}
 	if _, ok := s.settlers[child]; !ok && ctx.Err() == nil {
 		se := NewSettler(t, s.bound)
@@ -41,7 +42,7 @@ func (s *abSettle) before(ctx context.Context, child *probes.Child, t *probes.Ta
 }
 
 // ran says a run of child has loaded it.
-func (s *abSettle) ran(child *probes.Child) {
+func (s *abSettle) ran(child *target.Child) {
 	if se, ok := s.settlers[child]; ok {
 		s.last = se
 	}

@@ -7,20 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/result"
 )
 
 // Each A/B run but the first waits for the version run before it, judged
 // by its process's CPU; the wait is in the run's report.
 func TestInterleaveWaitsForAQuietVersion(t *testing.T) {
-	run := probes.Run{Mode: "closed", Duration: time.Second, Errors: map[string]int64{}, Ops: []*probes.OpStats{op("GET /sitemap.xml", false, 50)}}
-	fl := &fakeLoad{runs: []probes.Run{run}}
+	run := result.Run{Mode: "closed", Duration: time.Second, Errors: map[string]int64{},
+		Ops: []*result.OpStats{op("GET /sitemap.xml", false, 50)}}
+	fl := &fakeLoad{runs: []result.Run{run}}
 	var mu sync.Mutex
-	written := map[string]*report.RunReport{}
+	written := map[string]*report.Run{}
 	p := New(Options{Load: fl.load, Write: func(dir string, doc report.Document) error {
 		mu.Lock()
-		written[dir], _ = doc.(*report.RunReport)
+		written[dir], _ = doc.(*report.Run)
 		mu.Unlock()
 		return report.WriteFolder(dir, doc)
 	}})

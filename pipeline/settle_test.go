@@ -150,3 +150,31 @@ func TestSettleUnjudged(t *testing.T) {
 		t.Errorf("an unjudged wait blames the target's load: %q", BusyReason(st))
 	}
 }
+
+// A busy target on a machine whose CPUs others take gets little CPU: its
+// reading alone would call it quiet. A GET that takes longer than at rest
+// says it is not; once it answers as at rest, it is.
+func TestSettleOnAStarvedMachineAsksTheTarget(t *testing.T) {
+	f := &fakeTarget{now: time.Unix(0, 0), idle: 0.02, busy: 0.05} // busy, but starved
+	s := f.settler(time.Minute)
+	var idle time.Duration
+	s.Spare = func() (time.Duration, int) { return idle, 2 } // no spare CPU: idle never grows
+	s.Reply = func(context.Context, time.Duration) (time.Duration, error) {
+		if f.now.Before(f.busyUntil) {
+			return 3 * time.Second, nil
+		}
+		return 20 * time.Millisecond, nil
+	}
+	s.Baseline(context.Background())
+	f.busyUntil = f.now.Add(5 * time.Second)
+	st := s.Wait(context.Background())
+	if !st.Quiet || st.WaitedS < 5 || !strings.Contains(st.Note, "by a GET's time") {
+		t.Fatalf("settle %+v: want a wait for the work's 5 s, ended quiet by a GET", st)
+	}
+	// With spare CPU the reading is the target's own: quiet at once.
+	s.Spare = func() (time.Duration, int) { idle += time.Second; return idle, 2 }
+	f.busyUntil = f.now.Add(5 * time.Second)
+	if st := s.Wait(context.Background()); !st.Quiet || st.WaitedS > 1 {
+		t.Errorf("settle %+v: want quiet after one window", st)
+	}
+}

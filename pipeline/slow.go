@@ -6,12 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/crash"
-	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // busyCores is the CPU a target must use over the window to count as
@@ -30,7 +31,7 @@ type stall struct {
 // timeout. A run whose operations do not count their timeouts (made
 // elsewhere than probes.RunLoad) is one stall of all its operations, its
 // errors all counted against its replies.
-func stalls(run *probes.Run) []stall {
+func stalls(run *result.Run) []stall {
 	var out []stall
 	counted := false // the operations count their timeouts
 	for _, op := range run.Ops {
@@ -65,7 +66,7 @@ func without(h, sub *hdrhistogram.Histogram) *hdrhistogram.Histogram {
 }
 
 // targetCores is the target's CPU over the window, when it was seen.
-func targetCores(run *probes.Run) (float64, bool) {
+func targetCores(run *result.Run) (float64, bool) {
 	span := run.CPUSpan()
 	if run.TargetProc == nil || span <= 0 {
 		return 0, false
@@ -78,13 +79,13 @@ func targetCores(run *probes.Run) (float64, bool) {
 // it makes progress, too little for the timeout at this load. It is
 // stuck (a hang) when none was answered and the target used no CPU, or
 // when none was answered and its CPU is not known.
-func slowOrStuck(run *probes.Run) (slow []probes.Warning, hang []report.Crash) {
+func slowOrStuck(run *result.Run) (slow []result.Warning, hang []report.Crash) {
 	cores, seen := targetCores(run)
 	busy := seen && cores >= busyCores
 	var stuck []stall
 	for _, s := range stalls(run) {
 		if s.answered > 0 || busy {
-			slow = append(slow, probes.Warning{Kind: "slow-endpoint", Message: slowMessage(run, s, cores, seen)})
+			slow = append(slow, result.Warning{Kind: "slow-endpoint", Message: slowMessage(run, s, cores, seen)})
 		} else {
 			stuck = append(stuck, s)
 		}
@@ -105,7 +106,8 @@ func slowOrStuck(run *probes.Run) (slow []probes.Warning, hang []report.Crash) {
 		evidence += " (its CPU is not seen)"
 	}
 	c := crash.ClassifyHang(evidence)
-	return slow, []report.Crash{{Class: c.Class, Input: "the " + run.Microload + " load", Endpoint: strings.Join(ops, ", "), Evidence: c.Evidence}}
+	return slow, []report.Crash{{Class: c.Class, Input: "the " + run.Microload + " load", Endpoint: strings.Join(ops, ", "),
+		Evidence: c.Evidence}}
 }
 
 // slowMessage says what was seen of a slow operation and the load that
@@ -114,7 +116,7 @@ func slowOrStuck(run *probes.Run) (slow []probes.Warning, hang []report.Crash) {
 // request is given half the timeout at least (lib/h1 re-arms its deadline
 // only when half has passed), so N = rate × timeout / 4 keeps the mean
 // wait at half of that, room for the slower replies.
-func slowMessage(run *probes.Run, s stall, cores float64, seen bool) string {
+func slowMessage(run *result.Run, s stall, cores float64, seen bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is slow, not stuck: %d of its requests got no reply within the %s timeout", s.op, s.timeouts, fmtDuration(run.Timeout))
 	if s.answered > 0 {
@@ -140,7 +142,8 @@ func slowMessage(run *probes.Run, s stall, cores float64, seen bool) string {
 	quarter := run.Timeout / 4
 	n := max(1, int(math.Floor(rate*quarter.Seconds())))
 	if s.answered == 0 {
-		b.WriteString(": it is working, not stuck, and answers nothing within the timeout at this load; --concurrency 1, or a longer --timeout, would measure it")
+		b.WriteString(": it is working, not stuck, and answers nothing within the timeout at this load; --concurrency 1, or a " +
+			"longer --timeout, would measure it")
 		return b.String()
 	}
 	if run.Mode == "open" {
@@ -151,7 +154,8 @@ func slowMessage(run *probes.Run, s stall, cores float64, seen bool) string {
 		// The queue is short: the clients are not what makes them late.
 		wait := time.Duration(float64(run.Concurrency) / rate * float64(time.Second))
 		fmt.Fprintf(&b, ": it served %.3g a second at %d clients, a mean wait of %s (Little's law), well within the timeout; "+
-			"the load is not the cause, some requests are slow in themselves: a longer --timeout would measure them", rate, run.Concurrency, fmtDuration(wait))
+			"the load is not the cause, some requests are slow in themselves: a longer --timeout would measure them", rate, run.Concurrency,
+			fmtDuration(wait))
 		return b.String()
 	}
 	fmt.Fprintf(&b, ": it served %.3g a second at %d clients; --concurrency %d, or a longer --timeout, would measure it "+
@@ -173,14 +177,14 @@ func fmtDuration(d time.Duration) string {
 // profilePartial warns when the CPU profile holds under half of the CPU
 // the target's process used, with how much of the run it covered and the
 // reasons it may be short that the run shows.
-func profilePartial(run *probes.Run) (probes.Warning, bool) {
+func profilePartial(run *result.Run) (result.Warning, bool) {
 	prof, tp := run.Profiles, run.TargetProc
 	if prof == nil || prof.CPU == nil || tp == nil || tp.CPU <= 0 {
-		return probes.Warning{}, false
+		return result.Warning{}, false
 	}
 	profiled := analyzers.CPUTime(prof.CPU)
 	if profiled >= tp.CPU/2 {
-		return probes.Warning{}, false
+		return result.Warning{}, false
 	}
 	covered, span := time.Duration(prof.CPU.DurationNanos), run.CPUSpan()
 	var why []string
@@ -188,22 +192,25 @@ func profilePartial(run *probes.Run) (probes.Warning, bool) {
 		switch {
 		case prof.Unanswered:
 			why = append(why, fmt.Sprintf("the target stopped answering /debug/pprof (%v): see its errors and crashes", err))
-		case probes.IsTimeout(err):
-			why = append(why, fmt.Sprintf("a profile request timed out (%v): a target this busy answers /debug/pprof late; fewer --concurrency clients leave it the CPU to answer", err))
+		case target.IsTimeout(err):
+			why = append(why, fmt.Sprintf("a profile request timed out (%v): a target this busy answers /debug/pprof late; fewer "+
+				"--concurrency clients leave it the CPU to answer", err))
 		default:
 			why = append(why, fmt.Sprintf("a profile request failed (%v), and the windows after it were not taken", err))
 		}
 	}
 	if tail := span - run.Duration; run.Duration > 0 && tail > span/10 {
-		why = append(why, fmt.Sprintf("its last requests ran %s past --duration, unprofiled (the requests in flight when it ended; slow ones run up to --timeout)", fmtDuration(tail)))
+		why = append(why, fmt.Sprintf("its last requests ran %s past --duration, unprofiled (the requests in flight when it "+
+			"ended; slow ones run up to --timeout)", fmtDuration(tail)))
 	}
 	if tp.Children > 0 {
 		why = append(why, fmt.Sprintf("%.1fs of its CPU ran in its child processes, which /debug/pprof does not see", tp.Children.Seconds()))
 	}
 	if len(why) == 0 {
-		why = append(why, "no profile request failed and the target has no child processes: the rest ran where Go's CPU profiler does not sample (cgo, threads the Go runtime did not start)")
+		why = append(why, "no profile request failed and the target has no child processes: the rest ran where Go's CPU profiler "+
+			"does not sample (cgo, threads the Go runtime did not start)")
 	}
-	return probes.Warning{Kind: "profile-partial", Message: fmt.Sprintf(
+	return result.Warning{Kind: "profile-partial", Message: fmt.Sprintf(
 		"the CPU profile covers %s of the %s the run's CPU figures cover, and %.1fs of the %.1fs of CPU the target used: %s",
 		fmtDuration(covered), fmtDuration(span), profiled.Seconds(), tp.CPU.Seconds(), strings.Join(why, "; "))}, true
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/internal/testservers/selfserve"
+	"github.com/probehq/probe/result"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
@@ -93,34 +95,17 @@ func burn(d time.Duration) {
 // the test ends.
 func slowServer(t *testing.T) *url.URL {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "PIPELINE_SLOW_SERVE=1", "GOMAXPROCS=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	u, _, _ := selfserve.Start(t, "PIPELINE_SLOW_SERVE=1", "GOMAXPROCS=1")
 	return u
 }
 
-func measureHTTP(t *testing.T, u *url.URL, path string, o probes.LoadOptions) *report.RunReport {
+func measureHTTP(t *testing.T, u *url.URL, path string, o probes.LoadOptions) *report.Run {
 	t.Helper()
 	rep, _ := measureRun(t, u, path, o)
 	return rep
 }
 
-func measureRun(t *testing.T, u *url.URL, path string, o probes.LoadOptions) (*report.RunReport, *probes.Run) {
+func measureRun(t *testing.T, u *url.URL, path string, o probes.LoadOptions) (*report.Run, *result.Run) {
 	t.Helper()
 	rep, run, err := New(Options{}).Measure(context.Background(), "x", &probes.HTTP{Path: path}, &probes.Target{URL: u}, o)
 	if err != nil {
@@ -129,7 +114,7 @@ func measureRun(t *testing.T, u *url.URL, path string, o probes.LoadOptions) (*r
 	return rep, run
 }
 
-func warning(rep *report.RunReport, kind string) string {
+func warning(rep *report.Run, kind string) string {
 	for _, w := range rep.Warnings {
 		if w.Kind == kind {
 			return w.Message
@@ -165,6 +150,10 @@ func TestSlowEndpointIsNotAHang(t *testing.T) {
 	if p == nil {
 		t.Fatal("the server's process was not seen")
 	}
+	// Its runtime, read from its binary: this test's own Go.
+	if rt := rep.TargetRuntime; rt == nil || rt.GoVersion != runtime.Version() || rt.From != "binary" {
+		t.Errorf("the server's runtime %+v, want %s from its binary", rt, runtime.Version())
+	}
 	if p.CPUCores < busyCores || p.CPUCores > 1.15 {
 		t.Errorf("a server on one CPU, burning it throughout, used %.2f cores", p.CPUCores)
 	}
@@ -177,14 +166,15 @@ func TestSlowEndpointIsNotAHang(t *testing.T) {
 	gen := run.GeneratorCPU.Seconds() / run.CPUSpan().Seconds()
 	t.Logf("window %v of %v; probe %.2f, target %.2f, others %.2f", run.CPUWindow, run.Duration, gen, p.CPUCores, run.OthersCPU)
 	if sum := gen + p.CPUCores + run.OthersCPU; sum > 1.05*float64(runtime.NumCPU())+0.05 {
-		t.Errorf("probe %.2f, the target %.2f and the others %.2f cores: more than the machine's %d", gen, p.CPUCores, run.OthersCPU, runtime.NumCPU())
+		t.Errorf("probe %.2f, the target %.2f and the others %.2f cores: more than the machine's %d", gen, p.CPUCores, run.OthersCPU,
+			runtime.NumCPU())
 	}
 	js, err := rep.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := report.CheckBounds(js); err != nil {
-		t.Errorf("a real run's figures fail the bounds: %v", err)
+	if _, dropped, err := report.CheckBounds(js); err != nil || dropped != nil {
+		t.Errorf("a real run's figures fail the bounds: %v %v", dropped, err)
 	}
 }
 
@@ -210,7 +200,7 @@ func TestSlowEndpointSuggestsAConcurrencyThatMeasuresIt(t *testing.T) {
 	}
 	o.Concurrency = n
 	again := measureHTTP(t, u, "/queue?ms=40", o)
-	share := func(r *report.RunReport) float64 {
+	share := func(r *report.Run) float64 {
 		return float64(r.Errors["timeout"]) / float64(max(1, r.Latency.Requests))
 	}
 	if share(again) >= share(rep)/2 {
@@ -234,7 +224,7 @@ func TestBlockedEndpointIsAHang(t *testing.T) {
 
 // timedOut is an operation of calls of which timeouts outlived a 1s
 // timeout and the rest were answered in 200 ms.
-func timedOut(name string, calls, timeouts int64) *probes.OpStats {
+func timedOut(name string, calls, timeouts int64) *result.OpStats {
 	o := op(name, false, 0)
 	o.Calls, o.Errors = calls, timeouts
 	o.Timeouts = hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)
@@ -254,9 +244,9 @@ func timedOut(name string, calls, timeouts int64) *probes.OpStats {
 // answered is slow, one with none answered on an idle target is the hang,
 // and only it is named; an unseen target with nothing answered is a hang.
 func TestSlowAndStuckOperationsApart(t *testing.T) {
-	run := &probes.Run{Microload: "mix", Mode: "closed", Concurrency: 32, Duration: 10 * time.Second, Timeout: time.Second,
-		Errors: map[string]int64{"timeout": 12}, TargetProc: &probes.ProcStats{CPU: 200 * time.Millisecond},
-		Ops: []*probes.OpStats{timedOut("GET /sitemap.xml", 90, 10), timedOut("GET /stuck", 2, 2), op("GET /", false, 50)}}
+	run := &result.Run{Microload: "mix", Mode: "closed", Concurrency: 32, Duration: 10 * time.Second, Timeout: time.Second,
+		Errors: map[string]int64{"timeout": 12}, TargetProc: &result.ProcStats{CPU: 200 * time.Millisecond},
+		Ops: []*result.OpStats{timedOut("GET /sitemap.xml", 90, 10), timedOut("GET /stuck", 2, 2), op("GET /", false, 50)}}
 	a := AnalyzeRun(run, nil)
 	if len(a.Crashes) != 1 || a.Crashes[0].Class != "hang" || a.Crashes[0].Endpoint != "GET /stuck" ||
 		!strings.HasPrefix(a.Crashes[0].Evidence, "2 requests got no reply") || !strings.Contains(a.Crashes[0].Evidence, "0.02 cores: stuck") {
@@ -266,13 +256,15 @@ func TestSlowAndStuckOperationsApart(t *testing.T) {
 		t.Fatalf("warnings %+v", a.Warnings)
 	}
 	// 80 answered in 10 s: 8 a second × 250 ms = 2 clients.
-	want := "GET /sitemap.xml is slow, not stuck: 10 of its requests got no reply within the 1s timeout while 80 were answered (p50 200ms, max 200ms)"
+	want := "GET /sitemap.xml is slow, not stuck: 10 of its requests got no reply within the 1s timeout while 80 were answered " +
+		"(p50 200ms, max 200ms)"
 	if msg := a.Warnings[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "--concurrency 2, or a longer --timeout") {
 		t.Errorf("slow-endpoint %q", msg)
 	}
 	// A target busy on its CPU that answers nothing is slow too.
 	run.TargetProc.CPU = 9 * time.Second
-	if a := AnalyzeRun(run, nil); len(a.Crashes) != 0 || len(a.Warnings) != 2 || !strings.Contains(a.Warnings[1].Message, "GET /stuck is slow") {
+	if a := AnalyzeRun(run, nil); len(a.Crashes) != 0 || len(a.Warnings) != 2 || !strings.Contains(a.Warnings[1].Message,
+		"GET /stuck is slow") {
 		t.Errorf("a busy target: crashes %+v, warnings %+v", a.Crashes, a.Warnings)
 	}
 	// Nothing answered and no CPU figure: a hang.
@@ -286,14 +278,15 @@ func TestSlowAndStuckOperationsApart(t *testing.T) {
 // rate × a quarter of the timeout is more clients than the run had) are
 // not answered by fewer clients: the warning says so.
 func TestSlowTailIsNotTheLoad(t *testing.T) {
-	run := &probes.Run{Microload: "sitemap", Mode: "closed", Concurrency: 32, Duration: time.Second, Timeout: time.Second,
-		Errors: map[string]int64{"timeout": 5}, Ops: []*probes.OpStats{timedOut("GET /sitemap.xml", 505, 5)}}
+	run := &result.Run{Microload: "sitemap", Mode: "closed", Concurrency: 32, Duration: time.Second, Timeout: time.Second,
+		Errors: map[string]int64{"timeout": 5}, Ops: []*result.OpStats{timedOut("GET /sitemap.xml", 505, 5)}}
 	a := AnalyzeRun(run, nil)
 	if len(a.Crashes) != 0 || len(a.Warnings) != 1 {
 		t.Fatalf("crashes %+v, warnings %+v", a.Crashes, a.Warnings)
 	}
 	msg := a.Warnings[0].Message
-	if !strings.Contains(msg, "500 a second at 32 clients, a mean wait of 64ms") || !strings.Contains(msg, "a longer --timeout would measure them") ||
+	if !strings.Contains(msg, "500 a second at 32 clients, a mean wait of 64ms") || !strings.Contains(msg,
+		"a longer --timeout would measure them") ||
 		strings.Contains(msg, "--concurrency") {
 		t.Errorf("slow-endpoint %q", msg)
 	}

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
@@ -13,7 +15,7 @@ import (
 // WritesReport is the writes part of a run's report (reads during writes):
 // each change and how long it took to show, with the findings of the CPU
 // windows that overlap a sync.
-func WritesReport(run *probes.Run, wl *probes.WriteLoad, rules []Rule) *report.Writes {
+func WritesReport(run *result.Run, wl *probes.WriteLoad, rules []Rule) *report.Writes {
 	changes := wl.Changes()
 	w := report.WritesOf(changes, run.RequestTimes, run.Start, wl.Rate)
 	if run.Profiles == nil {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"sync"
 
+	"github.com/probehq/probe/report/wsreport"
+	"github.com/probehq/probe/result"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/analyzers/contention"
+	"github.com/probehq/probe/analyzers/fanout"
 	"github.com/probehq/probe/probes/ws"
 	"github.com/probehq/probe/report"
 )
@@ -17,12 +21,12 @@ type WSOptions struct {
 	Load   ws.Options
 	Target string // as the report names it
 	Mode   string // the fixture's mode, when probe started it
-	Config report.WSConfig
+	Config wsreport.WSConfig
 	PID    int
 	Rules  []Rule
 	// Mix, when set, is a load run alongside once the connections are
 	// ready (probe ws --mix): its own report, in the fan-out's.
-	Mix func(ctx context.Context) (*report.RunReport, error)
+	Mix func(ctx context.Context) (*report.Run, error)
 	// NoExperiment skips the per-delivery experiment a profiled run
 	// ends with (ws_experiment.go).
 	NoExperiment bool
@@ -32,8 +36,8 @@ type WSOptions struct {
 // target's profiles saw: each round's CPU by work, the own code that took
 // it, and the locks the publishes waited on (contention, against the time
 // the publishes took).
-func WS(ctx context.Context, o WSOptions) (*report.WS, error) {
-	var mix *report.RunReport
+func WS(ctx context.Context, o WSOptions) (*wsreport.WS, error) {
+	var mix *report.Run
 	var mixErr error
 	var wg sync.WaitGroup
 	if o.Mix != nil {
@@ -47,7 +51,7 @@ func WS(ctx context.Context, o WSOptions) (*report.WS, error) {
 	if err != nil {
 		return nil, err
 	}
-	var a report.WSAnalysis
+	var a wsreport.WSAnalysis
 	var cpus []*profile.Profile
 	for _, rd := range res.Rounds {
 		var top, own []analyzers.ShareOfWork
@@ -56,28 +60,28 @@ func WS(ctx context.Context, o WSOptions) (*report.WS, error) {
 			if tl := analyzers.Timeline([]*profile.Profile{rd.CPU}, o.Rules); len(tl) > 0 {
 				top = tl[0].Top
 			}
-			own = analyzers.OwnTop(rd.CPU, 3)
+			own = fanout.OwnTop(rd.CPU, 3, o.Rules, res.MainModule)
 		}
 		a.Tops = append(a.Tops, top)
 		a.OwnTops = append(a.OwnTops, own)
 	}
 	if len(cpus) > 0 {
 		if merged, err := profile.Merge(cpus); err == nil {
-			r := analyzers.Analyze(merged, nil, analyzers.Evidence{}, o.Rules)
+			r := analyzers.Analyze(merged, nil, analyzers.Evidence{MainModule: res.MainModule}, o.Rules)
 			a.Findings, a.Unexplained = r.Findings, r.Unexplained
 		}
 	}
-	a.Findings = append(a.Findings, analyzers.Contention(res.Mutex, res.Block, res.PublishTime)...)
+	a.Findings = append(a.Findings, contention.Findings(res.Mutex, res.Block, res.PublishTime)...)
 	if res.Experiment != nil {
 		var found []analyzers.Finding
-		a.Experiment, found = wsExperiment(res.Experiment, o.Rules)
+		a.Experiment, found = wsExperiment(res.Experiment, o.Rules, res.MainModule)
 		crossReference(a.Findings, found)
 		a.Findings = append(a.Findings, found...)
 	}
-	doc := report.WSOf(res, o.Target, o.Mode, o.Config, a, o.PID)
+	doc := wsreport.WSOf(res, o.Target, o.Mode, o.Config, a, o.PID)
 	doc.Mix = mix
 	if mixErr != nil {
-		doc.Warnings = append(doc.Warnings, probes.Warning{Kind: "mix", Message: "the load alongside did not run: " + mixErr.Error()})
+		doc.Warnings = append(doc.Warnings, result.Warning{Kind: "mix", Message: "the load alongside did not run: " + mixErr.Error()})
 	}
 	return doc, nil
 }

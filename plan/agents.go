@@ -8,9 +8,10 @@ import "github.com/probehq/probe/probes/agents"
 type Agents struct {
 	Path     string     `json:"path,omitempty" jsonschema:"the MCP endpoint (default /mcp; --path overrides it)"`
 	Keys     Values     `json:"keys,omitempty" jsonschema:"bearer tokens: agent i takes key i (cycling); --key-file overrides them"`
-	Write    *AgentTool `json:"write,omitempty" jsonschema:"the tool that writes a contended item; its arguments hold {{item}} and {{word}}, its version the JSON path of the write's version"`
+	Write    *AgentTool `json:"write,omitempty" jsonschema:"the tool that writes a contended item; its arguments hold {{item}} and {{word}}, its version the JSON path of the write's version (none: the words written are read back)"`
 	Search   *AgentTool `json:"search,omitempty" jsonschema:"the tool that searches; its arguments hold {{term}}, its match what a result holds when the item is a hit"`
-	Read     *AgentTool `json:"read,omitempty" jsonschema:"the tool that reads an item; its arguments hold {{item}}, its version the JSON path of the item's current version"`
+	Read     *AgentTool `json:"read,omitempty" jsonschema:"the tool that reads an item; its arguments hold {{item}}, its version the JSON path of the item's current version (none: the words written are read back)"`
+	Create   *AgentTool `json:"create,omitempty" jsonschema:"a tool called once per item before the load (e.g. create_entities, when the write adds to an item that must exist); its arguments hold {{item}}"`
 	Terms    Values     `json:"terms,omitempty" jsonschema:"the search terms, {{term}}"`
 	Projects Values     `json:"projects,omitempty" jsonschema:"the projects' names, {{project}} (default p1, p2, …)"`
 }
@@ -24,7 +25,7 @@ type AgentTool struct {
 }
 
 // Spec is the agents' spec: the file's tools, the fixture's default for
-// the ones it leaves out.
+// the ones it leaves out (create: none).
 func (a *Agents) Spec() agents.Spec {
 	s := agents.FixtureSpec()
 	if a == nil {
@@ -35,6 +36,9 @@ func (a *Agents) Spec() agents.Spec {
 			*s.Tool(role) = agents.Tool{Role: role, Name: t.Name, Args: t.Arguments, Version: t.Version, Match: t.Match}
 		}
 	}
+	if a.Create != nil {
+		s.Tools = append(s.Tools, agents.Tool{Role: agents.Create, Name: a.Create.Name, Args: a.Create.Arguments})
+	}
 	if len(a.Terms) > 0 {
 		s.Terms = a.Terms
 	}
@@ -43,7 +47,7 @@ func (a *Agents) Spec() agents.Spec {
 }
 
 func (w walker) agents(v any, at string) (*Agents, error) {
-	m, err := w.object(v, at, "path", "keys", "write", "search", "read", "terms", "projects")
+	m, err := w.object(v, at, "path", "keys", "write", "search", "read", "create", "terms", "projects")
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +73,7 @@ func (w walker) agents(v any, at string) (*Agents, error) {
 	for _, f := range []struct {
 		key string
 		to  **AgentTool
-	}{{"write", &a.Write}, {"search", &a.Search}, {"read", &a.Read}} {
+	}{{"write", &a.Write}, {"search", &a.Search}, {"read", &a.Read}, {"create", &a.Create}} {
 		tv, ok := m[f.key]
 		if !ok {
 			continue

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/probehq/probe/probes/agents"
+	"github.com/probehq/probe/result"
 )
 
 func TestAgentsFromFile(t *testing.T) {
@@ -29,5 +30,25 @@ func TestAgentsFromFile(t *testing.T) {
 		if _, err := Parse("probe.json", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err %v, want %q", src, err, want)
 		}
+	}
+}
+
+// A file may leave out the versions (the words are read back) and name a
+// create tool, called once per item before the load.
+func TestAgentsReadBackFromFile(t *testing.T) {
+	p, err := Parse("probe.json", []byte(`{"agents": {
+	  "create": {"name": "create_entities", "arguments": {"entities": [{"name": "{{item}}", "entityType": "t"}]}},
+	  "write": {"name": "add_observations", "arguments": {"observations": [{"entityName": "{{item}}", "contents": ["{{word}}"]}]}},
+	  "read": {"name": "open_nodes", "arguments": {"names": ["{{item}}"]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Agents.Spec()
+	if c := s.Tool(agents.Create); c == nil || c.Name != "create_entities" || s.Mode() != result.AgentReadBack {
+		t.Errorf("spec %+v", s)
+	}
+	_, err = Parse("probe.json", []byte(`{"agents": {"create": {"name": "c", "arguments": {"n": "x"}}}}`))
+	if err == nil || !strings.Contains(err.Error(), `the create tool ("c") needs a name and {{item}}`) {
+		t.Errorf("err %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/grpc"
 )
 
 // grpcEntry reads an entry with a grpc key: a gRPC call of its own, as
@@ -48,5 +49,5 @@ func (w walker) grpcEntry(raw map[string]any, at string) (Microload, error) {
 
 // grpcMicroload is a fresh gRPC microload of the entry.
 func (m *Microload) grpcMicroload() probes.Microload {
-	return &probes.GRPC{Method: m.GRPC, Data: m.Data, Params: m.Params, Header: m.grpcHeader, Proto: m.Proto, Label: m.Name}
+	return &grpc.GRPC{Method: m.GRPC, Data: m.Data, Params: m.Params, Header: m.grpcHeader, Proto: m.Proto, Label: m.Name}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/grpc"
 )
 
 // A target file's grpc entry is probe grpc's call: its method, data,
@@ -24,9 +24,9 @@ func TestParseGRPCEntry(t *testing.T) {
 	if ml.Name() != "notes" {
 		t.Errorf("name %q, want the entry's", ml.Name())
 	}
-	g, ok := ml.(*probes.GRPC)
+	g, ok := ml.(*grpc.GRPC)
 	if !ok {
-		t.Fatalf("built %T, want a *probes.GRPC", ml)
+		t.Fatalf("built %T, want a *grpc.GRPC", ml)
 	}
 	if g.Method != "probe.fixture.Notes/Search" || g.Data != `{"query": "{q}"}` || len(g.Params) != 1 ||
 		strings.Join(g.Params[0].Values, ",") != "gzip,cache" || len(g.Header) != 1 || g.Header[0].Value != "Bearer k" ||
@@ -42,9 +42,11 @@ func TestParseGRPCEntry(t *testing.T) {
 func TestParseGRPCEntryErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{`{"microloads": [{"grpc": "nomethod"}]}`, `microloads[0].grpc: want package.Service/Method, got "nomethod"`},
-		{`{"microloads": [{"grpc": "a.B/C", "path": "/"}]}`, `microloads[0]: unknown key "path" (want name, grpc, data, params, headers, proto)`},
+		{`{"microloads": [{"grpc": "a.B/C", "path": "/"}]}`, `microloads[0]: unknown key "path" (want name, grpc, data, ` +
+			`params, headers, proto)`},
 		{`{"microloads": [{"grpc": "a.B/C", "params": {"x": [1]}}]}`, "microloads[0].params.x: data has no {x} to fill"},
-		{`{"microloads": [{"grpc": "a.B/C", "data": "{p}", "params": {"p": {"sitemap": true}}}]}`, "microloads[0].params.p: a gRPC call's values are listed"},
+		{`{"microloads": [{"grpc": "a.B/C", "data": "{p}", "params": {"p": {"sitemap": true}}}]}`, "microloads[0].params.p: a " +
+			"gRPC call's values are listed"},
 	} {
 		_, err := Parse("f.json", []byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

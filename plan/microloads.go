@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/mcp"
+	"github.com/probehq/probe/probes/web"
 )
 
 // Kind is one named microload: a row of the table that the command line
@@ -58,42 +60,46 @@ type BuildOptions struct {
 	// NoteQueries are the endpoint and queries notequery loads when it is
 	// given none: the reference target's, when probe started it; nil
 	// otherwise.
-	NoteQueries *probes.NoteQuery
+	NoteQueries *web.NoteQuery
 	// KnownNoteQueries are the queries probe knows for a note-query
 	// dialect, by the profile URI a site announces it with: notequery
 	// asks them of a site it was pointed at by URL whose announcement
 	// names one.
-	KnownNoteQueries map[string][]probes.Query
+	KnownNoteQueries map[string][]web.Query
 }
 
 // Kinds are the named microloads, in the order of probe --help.
 var Kinds = []Kind{
 	{Name: "toolslist", Summary: "load MCP tools/list: each client opens its own session, then lists the tools",
 		Hint: "--path /mcp", All: 1,
-		Options: []Option{{Key: "path", Flag: "path", Usage: "the MCP endpoint (default: the first of /mcp and what /.well-known/mcp.json and the home page name that answers)"}},
+		Options: []Option{{Key: "path", Flag: "path", Usage: "the MCP endpoint (default: the first of /mcp and what " +
+			"/.well-known/mcp.json and the home page name that answers)"}},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
-			return &probes.ToolsList{Path: m.Path}, nil
+			return &mcp.ToolsList{Path: m.Path}, nil
 		}},
 	{Name: "sitemap", Summary: "load GET /sitemap.xml with Accept-Encoding: gzip",
 		Hint: "--path /sitemap.xml", All: 2,
-		Options: []Option{{Key: "path", Flag: "path", Usage: "the sitemap (default: robots.txt's Sitemap: lines, else /sitemap.xml; an index is followed)"}},
+		Options: []Option{{Key: "path", Flag: "path", Usage: "the sitemap (default: robots.txt's Sitemap: lines, else " +
+			"/sitemap.xml; an index is followed)"}},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
-			return &probes.Sitemap{Path: m.Path}, nil
+			return &web.Sitemap{Path: m.Path}, nil
 		}},
 	{Name: "search", Summary: "load the site's search with one- and two-word queries from its own pages",
 		Hint: "--path /search --query-param q", All: 5,
 		Options: []Option{
-			{Key: "path", Flag: "path", Usage: "the search endpoint (default: an OpenSearch description, else a GET form with one text input)"},
+			{Key: "path", Flag: "path", Usage: "the search endpoint (default: an OpenSearch description, else a GET form " +
+				"with one text input)"},
 			{Key: "queryParam", Flag: "query-param", Usage: "with --path: the query parameter", Default: "q"},
 			{Key: "sitemap", Flag: "sitemap", Usage: "the sitemap whose pages give the words and the search links (default: discovered)"},
 		},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
-			return &probes.Search{Path: m.Path, Param: m.QueryParam, Sitemap: m.Sitemap}, nil
+			return &web.Search{Path: m.Path, Param: m.QueryParam, Sitemap: m.Sitemap}, nil
 		}},
 	{Name: "notequery", Summary: "load the note-query endpoint with a handful of realistic queries",
 		Hint: "--path /query --body '{…}' (repeatable)", All: 6,
 		Options: []Option{
-			{Key: "path", Flag: "path", Usage: "the query endpoint (default: the one the site announces, <link rel=\"service-desc\"> or /.well-known/note-query.json)"},
+			{Key: "path", Flag: "path", Usage: "the query endpoint (default: the one the site announces, <link " +
+				"rel=\"service-desc\"> or /.well-known/note-query.json)"},
 			{Key: "bodies", Flag: "body", Usage: "a query to POST, JSON by default (repeatable; each a request key)", Repeat: true},
 			{Key: "method", Flag: "method", Usage: "POST the bodies, or GET with --param", Default: "POST"},
 			{Key: "params", Flag: "param", Usage: "with --method GET: name=v1,v2,… (each value a query)"},
@@ -102,7 +108,8 @@ var Kinds = []Kind{
 	{Name: "feed", Summary: "load every feed the site's pages announce",
 		Hint: "--feed /feed.xml (repeatable)", All: 4,
 		Options: []Option{
-			{Key: "feeds", Flag: "feed", Usage: "a feed to load, as a path or URL (repeatable; default: the RSS and Atom feeds the pages announce)", Repeat: true},
+			{Key: "feeds", Flag: "feed", Usage: "a feed to load, as a path or URL (repeatable; default: the RSS and Atom feeds " +
+				"the pages announce)", Repeat: true},
 			{Key: "sitemap", Flag: "sitemap", Usage: "the sitemap whose pages are read for feed links (default: discovered)"},
 		},
 		Build: buildFeed},
@@ -113,7 +120,7 @@ var Kinds = []Kind{
 			{Key: "sitemap", Flag: "sitemap", Usage: "the sitemap to draw pages from (default: discovered)"},
 		},
 		Build: func(m *Microload, _ BuildOptions) (probes.Microload, error) {
-			return &probes.Page{Path: m.Path, Sitemap: m.Sitemap}, nil
+			return &web.Page{Path: m.Path, Sitemap: m.Sitemap}, nil
 		}},
 }
 
@@ -187,6 +194,9 @@ func (m *Microload) Build(o BuildOptions) (probes.Microload, error) {
 	if m.grpc {
 		return m.grpcMicroload(), nil
 	}
+	if m.mcp {
+		return m.mcpMicroload(), nil
+	}
 	use := m.Use
 	if use == "" {
 		use = m.Name
@@ -222,7 +232,7 @@ func buildFeed(m *Microload, _ BuildOptions) (probes.Microload, error) {
 		}
 		feeds = append(feeds, p)
 	}
-	return &probes.Feed{Feeds: feeds, Sitemap: m.Sitemap}, nil
+	return &web.Feed{Feeds: feeds, Sitemap: m.Sitemap}, nil
 }
 
 func buildNoteQuery(m *Microload, o BuildOptions) (probes.Microload, error) {
@@ -234,13 +244,13 @@ func buildNoteQuery(m *Microload, o BuildOptions) (probes.Microload, error) {
 		}
 		// Prepare finds the endpoint the site announces, and asks the
 		// queries probe knows for its dialect, or says what is missing.
-		return &probes.NoteQuery{Known: o.KnownNoteQueries}, nil
+		return &web.NoteQuery{Known: o.KnownNoteQueries}, nil
 	}
 	if m.Path != "" && !strings.HasPrefix(m.Path, "/") {
 		return nil, fmt.Errorf("--path %q must start with /", m.Path)
 	}
 	// Without --path, the bodies go to the endpoint the site announces.
-	l := probes.NoteQuery{Path: m.Path}
+	l := web.NoteQuery{Path: m.Path}
 	switch strings.ToUpper(m.Method) {
 	case "GET":
 		if m.Param == "" {
@@ -252,14 +262,14 @@ func buildNoteQuery(m *Microload, o BuildOptions) (probes.Microload, error) {
 		}
 		for _, v := range values {
 			q := url.Values{name: {v}}.Encode()
-			l.Queries = append(l.Queries, probes.Query{Name: q, Key: q, Method: "GET", RawQuery: q})
+			l.Queries = append(l.Queries, web.Query{Name: q, Key: q, Method: "GET", RawQuery: q})
 		}
 	case "POST":
 		if len(m.Bodies) == 0 {
 			return nil, errors.New("notequery --path: give the queries with --body (repeatable)")
 		}
 		for i, b := range m.Bodies {
-			l.Queries = append(l.Queries, probes.Query{Name: fmt.Sprintf("#%d", i+1), Key: b, Body: []byte(b)})
+			l.Queries = append(l.Queries, web.Query{Name: fmt.Sprintf("#%d", i+1), Key: b, Body: []byte(b)})
 		}
 	default:
 		return nil, fmt.Errorf("notequery --method %q: want POST or GET", m.Method)

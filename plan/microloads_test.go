@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/mcp"
+	"github.com/probehq/probe/probes/web"
 )
 
 // Every row of the table is whole, and probe all runs each once, in its
@@ -75,13 +77,13 @@ func TestBuild(t *testing.T) {
 	if len(built) != 8 {
 		t.Errorf("built %v", built)
 	}
-	if s, ok := built["search"].(*probes.Search); !ok || s.Path != "/find" || s.Param != "term" {
+	if s, ok := built["search"].(*web.Search); !ok || s.Path != "/find" || s.Param != "term" {
 		t.Errorf("search %#v", built["search"])
 	}
-	if r, ok := built["mcp"].(renamed); !ok || r.Microload.(*probes.ToolsList).Path != "/rpc/mcp" {
+	if r, ok := built["mcp"].(renamed); !ok || r.Microload.(*mcp.ToolsList).Path != "/rpc/mcp" {
 		t.Errorf("mcp %#v", built["mcp"])
 	}
-	if q, ok := built["query"].(renamed).Microload.(*probes.NoteQuery); !ok || q.Path != "/query" || len(q.Queries) != 1 || string(q.Queries[0].Body) != `{"q": "gzip"}` {
+	if q, ok := built["query"].(renamed).Microload.(*web.NoteQuery); !ok || q.Path != "/query" || len(q.Queries) != 1 || string(q.Queries[0].Body) != `{"q": "gzip"}` {
 		t.Errorf("query %#v", built["query"])
 	}
 	h, ok := built["items"].(*probes.HTTP)
@@ -100,13 +102,15 @@ func TestBuild(t *testing.T) {
 	if c := h.Check(&probes.Reply{Status: 200, Body: []byte(`{"items": []}`)}); c == nil || !strings.Contains(c.Error(), "items[0].id") {
 		t.Errorf("a reply without the path: %v", c)
 	}
-	if c := h.Check(&probes.Reply{Status: 500, Header: func(string) string { return "" }}); c == nil || !strings.Contains(c.Error(), "status 500") {
+	if c := h.Check(&probes.Reply{Status: 500, Header: func(string) string { return "" }}); c == nil || !strings.Contains(c.Error(),
+		"status 500") {
 		t.Errorf("a 500: %v", c)
 	}
 }
 
 func TestChecks(t *testing.T) {
-	p, err := Parse("f.json", []byte(`{"microloads": [{"name": "x", "path": "/", "checks": {"contentType": "text/html", "contains": ["ok"], "notContains": "panic"}}, {"name": "y", "path": "/"}]}`))
+	p, err := Parse("f.json", []byte(`{"microloads": [{"name": "x", "path": "/", "checks": {"contentType": "text/html", `+
+		`"contains": ["ok"], "notContains": "panic"}}, {"name": "y", "path": "/"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +141,7 @@ func TestChecks(t *testing.T) {
 }
 
 func TestBuildNamedErrors(t *testing.T) {
-	fixture := BuildOptions{NoteQueries: &probes.NoteQuery{Path: "/query", Queries: []probes.Query{{Name: "a"}}}}
+	fixture := BuildOptions{NoteQueries: &web.NoteQuery{Path: "/query", Queries: []web.Query{{Name: "a"}}}}
 	for _, tc := range []struct {
 		m    Microload
 		o    BuildOptions
@@ -148,7 +152,8 @@ func TestBuildNamedErrors(t *testing.T) {
 		{Microload{Use: "notequery", Path: "/q", Method: "GET"}, BuildOptions{}, "notequery --method GET: give --param"},
 		{Microload{Use: "notequery", Path: "/q", Method: "GET", Param: "novalues"}, BuildOptions{}, "--param "},
 		{Microload{Use: "notequery", Path: "/q", Method: "POST"}, BuildOptions{}, "give the queries with --body"},
-		{Microload{Use: "notequery", Path: "/q", Method: "PUT", Bodies: Values{"{}"}}, BuildOptions{}, `notequery --method "PUT": want POST or GET`},
+		{Microload{Use: "notequery", Path: "/q", Method: "PUT", Bodies: Values{"{}"}}, BuildOptions{},
+			`notequery --method "PUT": want POST or GET`},
 		{Microload{Use: "nosuch"}, BuildOptions{}, `unknown microload "nosuch" (toolslist sitemap search notequery feed page http)`},
 		{Microload{Name: "mine", Path: "/x"}, fixture, "a request of its own is read from a target file"},
 	} {
@@ -158,34 +163,34 @@ func TestBuildNamedErrors(t *testing.T) {
 	}
 	// The fixture's queries when none are given, and only then.
 	ml, err := Named("notequery", fixture)
-	if q, ok := ml.(*probes.NoteQuery); err != nil || !ok || q.Path != "/query" || len(q.Queries) != 1 {
+	if q, ok := ml.(*web.NoteQuery); err != nil || !ok || q.Path != "/query" || len(q.Queries) != 1 {
 		t.Errorf("fixture notequery: %#v %v", ml, err)
 	}
-	known := BuildOptions{KnownNoteQueries: map[string][]probes.Query{"urn:x": {{Name: "k"}}}}
-	if ml, err := Named("notequery", known); err != nil || ml.(*probes.NoteQuery).Path != "" ||
-		len(ml.(*probes.NoteQuery).Known["urn:x"]) != 1 {
+	known := BuildOptions{KnownNoteQueries: map[string][]web.Query{"urn:x": {{Name: "k"}}}}
+	if ml, err := Named("notequery", known); err != nil || ml.(*web.NoteQuery).Path != "" ||
+		len(ml.(*web.NoteQuery).Known["urn:x"]) != 1 {
 		t.Errorf("notequery elsewhere: %#v %v", ml, err)
 	}
 	// Bodies without --path go to the endpoint the site announces.
 	bodies := Microload{Use: "notequery", Method: "POST", Bodies: Values{`{"a":1}`, `{"a":2}`}}
 	ml, err = bodies.Build(known)
-	if q, ok := ml.(*probes.NoteQuery); err != nil || !ok || q.Path != "" || len(q.Queries) != 2 || string(q.Queries[1].Body) != `{"a":2}` {
+	if q, ok := ml.(*web.NoteQuery); err != nil || !ok || q.Path != "" || len(q.Queries) != 2 || string(q.Queries[1].Body) != `{"a":2}` {
 		t.Errorf("notequery --body without --path: %#v %v", ml, err)
 	}
 	// The fixture's microload is a copy: discovery's Prepare fills in its own.
 	ml, _ = Named("notequery", fixture)
-	ml.(*probes.NoteQuery).Path = "/changed"
+	ml.(*web.NoteQuery).Path = "/changed"
 	if fixture.NoteQueries.Path != "/query" {
 		t.Error("building the fixture's notequery shares its NoteQuery")
 	}
 	get := Microload{Use: "notequery", Path: "/q", Method: "get", Param: "tag=go,travel"}
 	ml, err = get.Build(fixture)
-	if q, ok := ml.(*probes.NoteQuery); err != nil || !ok || len(q.Queries) != 2 || q.Queries[1].RawQuery != "tag=travel" {
+	if q, ok := ml.(*web.NoteQuery); err != nil || !ok || len(q.Queries) != 2 || q.Queries[1].RawQuery != "tag=travel" {
 		t.Errorf("GET notequery: %#v %v", ml, err)
 	}
 	feed := Microload{Use: "feed", Feeds: Values{"http://example.com/a.xml?x=1", "/b.xml"}}
 	ml, err = feed.Build(BuildOptions{})
-	if f, ok := ml.(*probes.Feed); err != nil || !ok || !slices.Equal(f.Feeds, []string{"/a.xml?x=1", "/b.xml"}) {
+	if f, ok := ml.(*web.Feed); err != nil || !ok || !slices.Equal(f.Feeds, []string{"/a.xml?x=1", "/b.xml"}) {
 		t.Errorf("feeds: %#v %v", ml, err)
 	}
 }

@@ -59,9 +59,16 @@ type Microload struct {
 	Data  string `json:"data,omitempty" jsonschema:"a gRPC call's request message as JSON; params fill its {holes}"`
 	Proto Values `json:"proto,omitempty" jsonschema:"a gRPC call's .proto files, for a server without reflection"`
 
+	// An MCP tool's call of its own (plan/mcp.go): tools/call over
+	// streamable HTTP, a session per client; path is the MCP endpoint.
+	MCP       string `json:"mcp,omitempty" jsonschema:"an MCP tool's call of its own: the tool's name (path: the MCP endpoint, default /mcp)"`
+	Arguments string `json:"arguments,omitempty" jsonschema:"an MCP tool's arguments as a JSON object; params fill its {holes}"`
+
 	request    *probes.HTTP // a request of its own, as read and checked
 	grpc       bool         // a gRPC call of its own
 	grpcHeader []h1.Field
+	mcp        bool // an MCP tool's call of its own
+	mcpHeader  []h1.Field
 }
 
 // Checks are what a reply must be.

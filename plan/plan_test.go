@@ -76,7 +76,8 @@ func TestParseFillsTheModel(t *testing.T) {
 	if notes.Use != "" || notes.Method != "GET" || notes.Path != "{page}" || len(notes.Params) != 1 || !notes.Params[0].FromSitemap || notes.Params[0].Prefix != "/notes/" {
 		t.Errorf("notes %+v", notes)
 	}
-	if c := notes.Checks; c == nil || !slices.Equal(c.Status, Statuses{200}) || c.ContentType != "text/html" || c.Contains[0] != "</html>" || c.NotContains[0] != "panic" {
+	if c := notes.Checks; c == nil || !slices.Equal(c.Status,
+		Statuses{200}) || c.ContentType != "text/html" || c.Contains[0] != "</html>" || c.NotContains[0] != "panic" {
 		t.Errorf("notes checks %+v", notes.Checks)
 	}
 	if len(items.Params) != 2 || items.Params[0].Name != "page" || len(items.Params[0].Values) != 20 || items.Params[1].Values[1] != "title" {
@@ -117,19 +118,25 @@ func TestParseScenarios(t *testing.T) {
 // Each error is one line that names its place.
 func TestParseErrorsNameThePlace(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
-		{`{"microloads": [{"name": "x", "path": "/", "checks": {"stauts": 200}}]}`, `f.json: microloads[0].checks: unknown key "stauts" (want status, contentType, contains, notContains, json)`},
-		{`{"microloads": [{"name": "x", "use": "serach"}]}`, `f.json: microloads[0].use: "serach" is no microload (want toolslist, sitemap, search, notequery, feed or page)`},
+		{`{"microloads": [{"name": "x", "path": "/", "checks": {"stauts": 200}}]}`, `f.json: microloads[0].checks: unknown key ` +
+			`"stauts" (want status, contentType, contains, notContains, json)`},
+		{`{"microloads": [{"name": "x", "use": "serach"}]}`, `f.json: microloads[0].use: "serach" is no microload (want ` +
+			`toolslist, sitemap, search, notequery, feed or page)`},
 		{`{"microloads": [{"use": "sitemap", "feeds": ["/a"]}]}`, `f.json: microloads[0]: unknown key "feeds" (want name, use, path)`},
 		{`{"microloads": [{"name": "x", "path": "x"}]}`, `microloads[0].path: want a path that starts with /`},
-		{`{"microloads": [{"name": "x", "path": "/", "params": {"n": {"range": [5, 1]}}}]}`, "f.json: microloads[0].params.n.range: want [from, to]"},
-		{`{"microloads": [{"name": "x", "path": "/", "params": {"n": {"sitemap": false}}}]}`, "microloads[0].params.n.sitemap: want true or a path prefix"},
+		{`{"microloads": [{"name": "x", "path": "/", "params": {"n": {"range": [5, 1]}}}]}`,
+			"f.json: microloads[0].params.n.range: want [from, to]"},
+		{`{"microloads": [{"name": "x", "path": "/", "params": {"n": {"sitemap": false}}}]}`, "microloads[0].params.n.sitemap: " +
+			"want true or a path prefix"},
 		{`{"microloads": [{"name": "x", "path": "/", "params": {"n": []}}]}`, "microloads[0].params.n: no values"},
-		{`{"microloads": [{"name": "x", "path": "/", "checks": {"status": 99}}]}`, `microloads[0].checks.status: want HTTP statuses, got "99"`},
+		{`{"microloads": [{"name": "x", "path": "/", "checks": {"status": 99}}]}`, `microloads[0].checks.status: want ` +
+			`HTTP statuses, got "99"`},
 		{`{"microloads": [{"name": "x", "path": "/", "checks": {"json": "a[x"}}]}`, "microloads[0].checks.json:"},
 		{`{"microloads": [{"name": "x", "path": "/", "headers": {"A": 1}}]}`, "microloads[0].headers.A: want a string"},
 		{`{"microloads": [{"name": "a b", "path": "/"}]}`, "microloads[0].name: want a name without spaces or slashes"},
 		{`{"microloads": [{"use": "page"}, {"use": "page"}]}`, `microloads[1].name: "page" names two microloads`},
-		{`{"microloads": [{"use": "notequery", "params": {"a": [1], "b": [2]}}]}`, "microloads[0].params: notequery takes one parameter with values"},
+		{`{"microloads": [{"use": "notequery", "params": {"a": [1], "b": [2]}}]}`, "microloads[0].params: notequery takes one " +
+			"parameter with values"},
 		{`{"microloads": []}`, "f.json: microloads: want a list of at least one microload"},
 		{`{}`, "microloads: want a list of at least one microload"},
 		{`{"target": 1, "microloads": [{"use": "page"}]}`, "f.json: target: want a string, got a number"},
@@ -138,15 +145,19 @@ func TestParseErrorsNameThePlace(t *testing.T) {
 		{`{"microloads": [ }`, "f.json:1:19: invalid character '}'"},
 		{`{"microloads": [ `, "f.json: unexpected EOF"},
 		{"{\n  \"microloads\": [1,,]}", "f.json:2:"},
-		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a", "extract": {"x": {"xpath": "//a"}}}]}]}`, `scenarios[0].steps[0].extract.x: unknown key "xpath"`},
-		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a"}]}], "mix": {"t": 1}}`, `mix.t: no scenario or microload of the file is named "t"`},
+		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a", "extract": {"x": {"xpath": "//a"}}}]}]}`,
+			`scenarios[0].steps[0].extract.x: unknown key "xpath"`},
+		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a"}]}], "mix": {"t": 1}}`, `mix.t: no scenario or microload of ` +
+			`the file is named "t"`},
 		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a"}]}], "mix": {"s": 0}}`, "mix.s: want a weight above 0"},
 		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a", "extract": {"x": {"regexp": "("}}}]}]}`, "want a regexp"},
-		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a", "extract": {"x": {"json": "a", "header": "b"}}}]}]}`, "want one of json, header or regexp"},
+		{`{"scenarios": [{"name": "s", "steps": [{"path": "/a", "extract": {"x": {"json": "a", "header": "b"}}}]}]}`,
+			"want one of json, header or regexp"},
 		{`{"scenarios": []}`, "want a list of at least one scenario"},
 		{`{"scenarios": [{"name": "s", "steps": []}]}`, "scenarios[0].steps: want a list of at least one step"},
 		{`{"scenarios": [{"name": "s", "steps": [{"path": "/{{id}}"}]}]}`, "scenarios[0]: scenario s: step step1 uses {{id}}"},
-		{`{"scenarios": [{"name": "page", "steps": [{"path": "/"}]}], "microloads": [{"use": "page"}]}`, `scenarios[0].name: "page" names two microloads or scenarios`},
+		{`{"scenarios": [{"name": "page", "steps": [{"path": "/"}]}], "microloads": [{"use": "page"}]}`,
+			`scenarios[0].name: "page" names two microloads or scenarios`},
 	} {
 		_, err := Parse("f.json", []byte(tc.src))
 		if err == nil {

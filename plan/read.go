@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/web"
 )
 
 // Parse checks a target file's JSON (name says where it came from) and
@@ -94,7 +97,7 @@ func Parse(name string, src []byte) (*Plan, error) {
 			return nil, w.fail("mix", "want an object of scenario or microload names and weights")
 		}
 		p.Mix = map[string]float64{}
-		for _, name := range sortedNames(m) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
 			if !names[name] {
 				return nil, w.fail("mix."+name, "no scenario or microload of the file is named %q", name)
 			}
@@ -155,11 +158,15 @@ func (w walker) microload(v any, at string) (Microload, error) {
 		if m, err = w.grpcEntry(raw, at); err != nil {
 			return m, err
 		}
+	} else if _, ok := raw["mcp"]; ok {
+		if m, err = w.mcpEntry(raw, at); err != nil {
+			return m, err
+		}
 	} else {
 		if _, err := w.object(raw, at, "name", "method", "path", "params", "headers", "body", "checks"); err != nil {
 			return m, err
 		}
-		req := &probes.HTTP{Method: "GET"}
+		req := &probes.HTTP{Method: "GET", SitemapPages: web.SitemapPages}
 		if s, err := w.str(raw, "method", at); err != nil {
 			return m, err
 		} else if s != "" {
@@ -204,6 +211,9 @@ func (w walker) microload(v any, at string) (Microload, error) {
 	}
 	if m.Name == "" && m.grpc {
 		m.Name = "grpc"
+	}
+	if m.Name == "" && m.mcp {
+		m.Name = "mcp"
 	}
 	if m.Name == "" || strings.ContainsAny(m.Name, " /\\") {
 		return m, w.fail(at+".name", "want a name without spaces or slashes (it names the report's folder)")

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +23,7 @@ func (w walker) params(v any, at string) ([]probes.Param, error) {
 		return nil, w.fail(at, "want an object of parameter names and values")
 	}
 	var out []probes.Param
-	for _, name := range sortedNames(pm) {
+	for _, name := range slices.Sorted(maps.Keys(pm)) {
 		pat := join(at, name)
 		p := probes.Param{Name: name}
 		if spec, ok := pm[name].(map[string]any); ok {

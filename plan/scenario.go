@@ -4,10 +4,13 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/grpc"
 )
 
 // scenario reads {name, values, steps: [{name, method, path, headers,
@@ -32,7 +35,7 @@ func (w walker) scenario(v any, at string) (Scenario, error) {
 		if !ok {
 			return out, w.fail(at+".values", "want an object of names and lists of values")
 		}
-		for _, name := range sortedNames(vm) {
+		for _, name := range slices.Sorted(maps.Keys(vm)) {
 			vals, err := w.values(vm[name], at+".values."+name)
 			if err != nil {
 				return out, err
@@ -107,7 +110,7 @@ func (w walker) scenario(v any, at string) (Scenario, error) {
 			if !ok {
 				return out, w.fail(sat+".extract", "want an object of names and {json: PATH} | {header: NAME} | {regexp: RE}")
 			}
-			for _, name := range sortedNames(xm) {
+			for _, name := range slices.Sorted(maps.Keys(xm)) {
 				xat := sat + ".extract." + name
 				spec, err := w.object(xm[name], xat, "json", "header", "regexp")
 				if err != nil {
@@ -167,7 +170,7 @@ func (w walker) grpcStep(sm map[string]any, at string) (*probes.GRPCStep, error)
 			return nil, w.fail(at+"."+key, "a gRPC step has grpc and data in place of method, path and body")
 		}
 	}
-	g := &probes.GRPCStep{}
+	g := &probes.GRPCStep{Resolve: grpc.Resolve}
 	var err error
 	if g.Method, err = w.str(sm, "grpc", at); err != nil {
 		return nil, err

@@ -22,10 +22,12 @@ func Schema() ([]byte, error) {
 	param := &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
 		values,
 		{Type: "object", Required: []string{"range"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-			Properties: map[string]*jsonschema.Schema{"range": {Type: "array", Description: "[from, to]: integers with from ≤ to, fewer than 10,000 values",
+			Properties: map[string]*jsonschema.Schema{"range": {Type: "array", Description: "[from, to]: integers with from ≤ " +
+				"to, fewer than 10,000 values",
 				Items: &jsonschema.Schema{Type: "integer"}, MinItems: &two, MaxItems: &two}}},
 		{Type: "object", Required: []string{"sitemap"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-			Properties: map[string]*jsonschema.Schema{"sitemap": {Description: "true: the pages the sitemap lists; a prefix: those under it",
+			Properties: map[string]*jsonschema.Schema{"sitemap": {Description: "true: the pages the sitemap lists; a " +
+				"prefix: those under it",
 				AnyOf: []*jsonschema.Schema{{Const: ptr[any](true)}, {Type: "string"}}}}},
 	}}
 	s, err := jsonschema.For[Plan](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{

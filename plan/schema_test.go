@@ -64,7 +64,8 @@ func TestSchemaAgreesWithTheReader(t *testing.T) {
 		{designExample, true},
 		{scenarioExample, true},
 		{`{"$schema": "` + SchemaID + `", "microloads": [{"use": "sitemap"}]}`, true},
-		{`{"microloads": [{"name": "n", "path": "/x", "params": {"a": 1, "b": [1, "x", true], "c": {"range": [1, 3]}, "d": {"sitemap": "/p/"}}}]}`, true},
+		{`{"microloads": [{"name": "n", "path": "/x", "params": {"a": 1, "b": [1, "x", true], "c": {"range": [1, 3]}, "d": ` +
+			`{"sitemap": "/p/"}}}]}`, true},
 		{`{"microloads": [{"name": "x", "path": "/", "checks": {"stauts": 200}}]}`, false},
 		{`{"microloads": [{"use": "serach"}]}`, false},
 		{`{"microloads": [{"name": "x", "path": "/", "params": {"n": {"range": [1]}}}]}`, false},

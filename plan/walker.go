@@ -6,7 +6,8 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,7 +107,7 @@ func (w walker) headers(m map[string]any, key, at string) (map[string]string, []
 	}
 	written := map[string]string{}
 	var out []h1.Field
-	for _, name := range sortedNames(hm) {
+	for _, name := range slices.Sorted(maps.Keys(hm)) {
 		s, ok := hm[name].(string)
 		if !ok {
 			return nil, nil, w.fail(join(at, key+"."+name), "want a string")
@@ -144,13 +145,4 @@ func join(at, key string) string {
 		return key
 	}
 	return at + "." + key
-}
-
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -21,7 +21,8 @@ func TestWSFromFile(t *testing.T) {
 		t.Errorf("an empty ws: %v, %+v", err, p)
 	}
 	for src, want := range map[string]string{
-		`{"ws": {"auth": "cookie"}}`:               `probe.json: ws.auth: "cookie" is no way to send the token (want header, query, message or none)`,
+		`{"ws": {"auth": "cookie"}}`: `probe.json: ws.auth: "cookie" is no way to send the token (want header, ` +
+			`query, message or none)`,
 		`{"ws": {"rooms": []}}`:                    `ws.rooms: want at least one room's name`,
 		`{"ws": {"rooms": ["a", "a"]}}`:            `ws.rooms: "a": want names of 1 to 200 bytes, each once`,
 		`{"ws": {"publish": "sse"}}`:               `ws.publish: "sse": want http or ws`,

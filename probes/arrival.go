@@ -11,10 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/pprof/profile"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/tick"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // Flow is one entry of a mix: a scenario, or a microload (one of its calls
@@ -45,7 +49,7 @@ func (f Flow) Steps() []string {
 type ArrivalLoad struct {
 	Target      *Target
 	Mix         []Flow
-	Rates       Rates
+	Rates       result.Rates
 	Timeout     time.Duration // one request (default 30s)
 	MaxBody     int
 	ReplyMemory int64 // what all sessions' connections may hold for replies at once beyond 1 MiB each (default h1.DefaultBudget)
@@ -54,67 +58,17 @@ type ArrivalLoad struct {
 	// Stop, called as each window ends with the windows so far (the last
 	// one's sessions may still be running), ends the run when it returns a
 	// reason: the system is clearly past the knee.
-	Stop func(done []WindowStats) string
+	Stop func(done []result.WindowStats) string
 	// Progress, when set, is called about once a second.
 	Progress func(Progress)
 	// Profile, when set, takes a CPU profile of each window and the mutex
 	// and block profiles of the whole run.
-	Profile *ProfileOptions
-}
-
-// WindowStats are the figures of one window. Sessions belong to the
-// window they were due in; completions to the one they ended in.
-type WindowStats struct {
-	Window
-	Started   int64 // sessions due in the window and started
-	Dropped   int64 // due, and not started: MaxInFlight sessions were running
-	Failed    int64 // sessions due in the window that failed (a step's check, a timeout)
-	Completed int64 // sessions that ended well during the window
-	Achieved  float64
-	Latency   *hdrhistogram.Histogram            // sessions due in the window, ended well: from due to end, µs
-	Steps     map[string]*hdrhistogram.Histogram // each step of those sessions: from its send, µs
-	Errors    map[string]int64
-	// Sessions in flight, sampled every 100 ms: at the window's end, the
-	// most, the mean, and their growth a second (least squares).
-	InFlightEnd, InFlightMax     int
-	InFlightMean, InFlightGrowth float64
-	Target                       *TargetSample
-	CPU                          *profile.Profile // the window's CPU profile, with Profile
-	Wall                         *profile.Profile // and its wall-clock profile (fgprof)
-}
-
-// TargetSample is the target process over a window.
-type TargetSample struct {
-	CPUCores    float64 // CPU time over the window's length
-	RSS         int64
-	Threads     int
-	FDs         int
-	Connections int // its TCP connections with probe's clients
-}
-
-// InFlightSample is the number of sessions running at a moment.
-type InFlightSample struct {
-	At time.Duration
-	N  int
-}
-
-// ArrivalRun is what an arrival load measured.
-type ArrivalRun struct {
-	Start    time.Time
-	Windows  []WindowStats // the windows the run reached
-	InFlight []InFlightSample
-	Ended    string // why the run ended before its schedule did; "" when it did not
-	Opened   int    // connections opened
-	Mutex    *profile.Profile
-	Block    *profile.Profile
-	Wall     *profile.Profile
-	Raw      map[string][]byte
-	Warnings []Warning
+	Profile *target.ProfileOptions
 }
 
 // Run drives the schedule against the target. It ends early, keeping what
 // it measured, on ctx's end, on Stop, or when the target's process exits.
-func (l *ArrivalLoad) Run(ctx context.Context) (*ArrivalRun, error) {
+func (l *ArrivalLoad) Run(ctx context.Context) (*result.ArrivalRun, error) {
 	if len(l.Mix) == 0 {
 		return nil, errors.New("nothing to run")
 	}
@@ -158,18 +112,29 @@ func (l *ArrivalLoad) Run(ctx context.Context) (*ArrivalRun, error) {
 		}()
 	}
 	e := newArrivalEngine(l)
-	run := &ArrivalRun{Start: time.Now(), Raw: map[string][]byte{}}
+	run := &result.ArrivalRun{Start: time.Now(), Raw: map[string][]byte{}}
 	e.start = run.Start
 	stopSampling := e.sample()
 	var profiles sync.WaitGroup
 	if l.Profile != nil {
-		profiles.Go(func() { e.profileRun(ctx, run) })
+		profiles.Go(func() {
+			target.ProfileWindows(ctx, *l.Profile, e.start, e.windows, run, func(i int, cpu, wall *profile.Profile) {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				if cpu != nil {
+					e.stats[i].CPU = cpu
+				}
+				if wall != nil {
+					e.stats[i].Wall = wall
+				}
+			})
+		})
 	}
 	stopProgress := func() {}
 	if l.Progress != nil {
 		var lastN int64
 		last := time.Now()
-		stopProgress = Every(time.Second, func(now time.Time) {
+		stopProgress = tick.Every(time.Second, func(now time.Time) {
 			n := e.done.Load()
 			l.Progress(Progress{Elapsed: now.Sub(e.start), Requests: e.started.Load(), Errors: e.failed.Load(),
 				RPS: float64(n-lastN) / now.Sub(last).Seconds()})
@@ -207,7 +172,7 @@ func (l *ArrivalLoad) Run(ctx context.Context) (*ArrivalRun, error) {
 type arrivalEngine struct {
 	l       *ArrivalLoad
 	start   time.Time
-	windows []Window
+	windows []result.Window
 	cum     []float64 // cumulative weights of the mix
 
 	started, done, failed, running atomic.Int64
@@ -222,9 +187,9 @@ type arrivalEngine struct {
 	seed    maphash.Seed
 
 	mu           sync.Mutex
-	stats        []WindowStats
-	inflight     []InFlightSample
-	procs        []procSample // at each window's start, and the last at the end
+	stats        []result.WindowStats
+	inflight     []result.InFlightSample
+	procs        []target.Sample // at each window's start, and the last at the end
 	procAt       []time.Time
 	flowSessions map[*Client]map[int]Session // a client's session of each microload flow
 }
@@ -237,15 +202,15 @@ func newArrivalEngine(l *ArrivalLoad) *arrivalEngine {
 		c += f.Weight
 		e.cum = append(e.cum, c)
 	}
-	e.stats = make([]WindowStats, len(e.windows))
+	e.stats = make([]result.WindowStats, len(e.windows))
 	e.reasons = make([]*Reasons, len(e.windows))
 	for i, w := range e.windows {
 		st := &e.stats[i]
 		e.reasons[i] = NewReasons(nil)
-		st.Window, st.Latency, st.Steps, st.Errors = w, newHistogram(), map[string]*hdrhistogram.Histogram{}, e.reasons[i].M
+		st.Window, st.Latency, st.Steps, st.Errors = w, result.NewHistogram(), map[string]*hdrhistogram.Histogram{}, e.reasons[i].M
 		for _, f := range l.Mix {
 			for _, s := range f.Steps() {
-				st.Steps[s] = newHistogram()
+				st.Steps[s] = result.NewHistogram()
 			}
 		}
 	}

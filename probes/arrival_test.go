@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/result"
 )
 
 func TestParseRates(t *testing.T) {
@@ -51,7 +52,7 @@ func TestParseRates(t *testing.T) {
 // Arrivals are evenly spaced at the rate of the moment: a step of 10/s
 // for 2 s starts 20 sessions, 100 ms apart.
 func TestArrivals(t *testing.T) {
-	r := Rates{Steps: []float64{10, 20}, Each: 2 * time.Second}
+	r := result.Rates{Steps: []float64{10, 20}, Each: 2 * time.Second}
 	a := r.Arrivals()
 	if len(a) != 60 || a[1]-a[0] != 100*time.Millisecond || a[21]-a[20] != 50*time.Millisecond {
 		t.Errorf("%d arrivals, gaps %v and %v", len(a), a[1]-a[0], a[21]-a[20])
@@ -66,7 +67,8 @@ func TestScenarioValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Error(err)
 	}
-	bad := &Scenario{Name: "s", Steps: []Step{{Name: "a", Path: "/x/{{id}}"}, {Name: "b", Path: "/y", Extract: []Extract{{Name: "id", Header: "X"}}}}}
+	bad := &Scenario{Name: "s", Steps: []Step{{Name: "a", Path: "/x/{{id}}"},
+		{Name: "b", Path: "/y", Extract: []Extract{{Name: "id", Header: "X"}}}}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "step a uses {{id}}") {
 		t.Errorf("a value extracted only later: %v", err)
 	}
@@ -100,7 +102,8 @@ func TestScenarioCarriesValues(t *testing.T) {
 	if err := sc.runSession(context.Background(), c, 1, func(s StepTime) { steps = append(steps, s) }); err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != 3 || !strings.HasPrefix(seen[0], "POST /login?u=bob") || !strings.HasPrefix(seen[2], `POST /items/a%20b/c  {"note": "tok en"}`) {
+	if len(steps) != 3 || !strings.HasPrefix(seen[0], "POST /login?u=bob") || !strings.HasPrefix(seen[2],
+		`POST /items/a%20b/c  {"note": "tok en"}`) {
 		t.Errorf("%d steps; requests %q", len(steps), seen)
 	}
 	// A value that is not there fails the session at its step.
@@ -114,15 +117,8 @@ func TestScenarioCarriesValues(t *testing.T) {
 // that takes 200 ms a request still gets 20 sessions a second started,
 // and about 4 in flight (Little's law).
 func TestArrivalLoadKeepsTheSchedule(t *testing.T) {
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		time.Sleep(200 * time.Millisecond)
-		fmt.Fprint(w, "ok")
-	}))
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
-	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: Rates{Steps: []float64{20, 40}, Each: 2 * time.Second},
+	target, calls := slowTarget(t, 200*time.Millisecond)
+	l := &ArrivalLoad{Target: target, Rates: result.Rates{Steps: []float64{20, 40}, Each: 2 * time.Second},
 		Mix: []Flow{{Name: "get", Weight: 1, Scenario: &Scenario{Name: "get", Steps: []Step{{Name: "get", Method: "GET", Path: "/"}}}}}}
 	run, err := l.Run(context.Background())
 	if err != nil {
@@ -152,8 +148,8 @@ func TestArrivalLoadStops(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	flow := []Flow{{Name: "get", Weight: 1, Scenario: &Scenario{Name: "get", Steps: []Step{{Name: "get", Method: "GET", Path: "/"}}}}}
-	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: Rates{Steps: []float64{10, 20, 30}, Each: time.Second}, Mix: flow,
-		Stop: func(ws []WindowStats) string {
+	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: result.Rates{Steps: []float64{10, 20, 30}, Each: time.Second}, Mix: flow,
+		Stop: func(ws []result.WindowStats) string {
 			if len(ws) == 1 {
 				return "stopped: enough"
 			}
@@ -186,7 +182,7 @@ func TestArrivalLoadMix(t *testing.T) {
 	}))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
-	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: Rates{Steps: []float64{100, 200}, Each: time.Second},
+	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: result.Rates{Steps: []float64{100, 200}, Each: time.Second},
 		Mix: []Flow{
 			{Name: "s", Weight: 3, Scenario: &Scenario{Name: "s", Steps: []Step{{Name: "a", Method: "GET", Path: "/s"}}}},
 			{Name: "m", Weight: 1, Microload: &HTTP{Method: "GET", Path: "/m"}},

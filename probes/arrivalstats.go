@@ -7,16 +7,20 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/probehq/probe/lib/tick"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // sample counts the sessions in flight every 100 ms.
 func (e *arrivalEngine) sample() (stop func()) {
 	e.sampleProc()
-	return Every(100*time.Millisecond, func(now time.Time) {
+	return tick.Every(100*time.Millisecond, func(now time.Time) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if len(e.inflight) < 1_000_000 {
-			e.inflight = append(e.inflight, InFlightSample{At: now.Sub(e.start), N: int(e.running.Load())})
+			e.inflight = append(e.inflight, result.InFlightSample{At: now.Sub(e.start), N: int(e.running.Load())})
 		}
 	})
 }
@@ -26,11 +30,11 @@ func (e *arrivalEngine) sampleProc() {
 	if e.l.PID == 0 {
 		return
 	}
-	s, err := readProc(e.l.PID)
+	s, err := target.ReadProc(e.l.PID)
 	if err != nil {
 		return
 	}
-	s.conns = countConnections(e.l.Target.Addr())
+	s.Conns = target.Connections(e.l.Target.Addr())
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.procs = append(e.procs, s)
@@ -38,10 +42,10 @@ func (e *arrivalEngine) sampleProc() {
 }
 
 // windowStats are the windows as measured so far.
-func (e *arrivalEngine) windowStats() []WindowStats {
+func (e *arrivalEngine) windowStats() []result.WindowStats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]WindowStats, len(e.stats))
+	out := make([]result.WindowStats, len(e.stats))
 	for i, st := range e.stats {
 		w := st
 		w.Latency = hdrhistogram.Import(st.Latency.Export())
@@ -70,8 +74,8 @@ func (e *arrivalEngine) windowStats() []WindowStats {
 		}
 		if i+1 < len(e.procs) {
 			a, b := e.procs[i], e.procs[i+1]
-			w.Target = &TargetSample{CPUCores: (b.cpu - a.cpu).Seconds() / e.procAt[i+1].Sub(e.procAt[i]).Seconds(),
-				RSS: b.rss, Threads: b.threads, FDs: b.fds, Connections: b.conns}
+			w.Target = &result.TargetSample{CPUCores: (b.CPU - a.CPU).Seconds() / e.procAt[i+1].Sub(e.procAt[i]).Seconds(),
+				RSS: b.RSS, Threads: b.Threads, FDs: b.FDs, Connections: b.Conns}
 		}
 		out[i] = w
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/result"
 )
 
 // A change is one note written to a target, then watched until the target
@@ -101,23 +102,6 @@ type Watch struct {
 	Timeout     time.Duration
 }
 
-// Places a change is watched in.
-const (
-	PlacePage    = "page"
-	PlaceSitemap = "sitemap"
-	PlaceSearch  = "search"
-)
-
-// Change is one write and when it showed.
-type Change struct {
-	Path, Permalink, Token string
-	Start                  time.Time
-	Wrote                  time.Duration            // the write's round trip
-	Visible                map[string]time.Duration // place → from Start until a reader saw it
-	Lost                   []string                 // places it never showed within the timeout
-	Err                    string                   // the write failed
-}
-
 // NewClient is a client of t outside any run: for writes, and for
 // watching them.
 func NewClient(t *Target, timeout time.Duration) *Client {
@@ -129,23 +113,25 @@ func (c *Client) Close() { c.conn.Close() }
 
 // ChangeNote writes note number n and awaits it as reader sees it:
 // WriteChange, then Await.
-func ChangeNote(ctx context.Context, writer *Client, reader *Target, readTimeout time.Duration, w Writer, watch Watch, n int) Change {
+func ChangeNote(ctx context.Context, writer *Client, reader *Target, readTimeout time.Duration, w Writer, watch Watch,
+	n int) result.Change {
 	ch := WriteChange(ctx, writer, w, watch, n)
-	ch.Await(ctx, reader, readTimeout, watch)
+	Await(ctx, &ch, reader, readTimeout, watch)
 	return ch
 }
 
 // WriteChange writes note number n, with a token of its own, through w.
-func WriteChange(ctx context.Context, writer *Client, w Writer, watch Watch, n int) Change {
+func WriteChange(ctx context.Context, writer *Client, w Writer, watch Watch, n int) result.Change {
 	token := changeToken()
 	rel := fmt.Sprintf("probe/change-%d-%s.md", n, token)
-	ch := Change{Path: rel, Token: token, Visible: map[string]time.Duration{}}
+	ch := result.Change{Path: rel, Token: token, Visible: map[string]time.Duration{}}
 	tmpl := watch.Permalink
 	if tmpl == "" {
 		tmpl = "/{path}"
 	}
 	ch.Permalink = strings.ReplaceAll(tmpl, "{path}", strings.TrimSuffix(rel, ".md"))
-	src := fmt.Sprintf("---\ntitle: \"probe change %d %s\"\ndate: %s\ntags: [probe]\n---\n# probe change %d\n\nA note probe wrote to time a change: %s.\n",
+	src := fmt.Sprintf("---\ntitle: \"probe change %d %s\"\ndate: %s\ntags: [probe]\n---\n# probe change %d\n\nA note probe "+
+		"wrote to time a change: %s.\n",
 		n, token, time.Now().Format("2006-01-02"), n, token)
 	ch.Start = time.Now()
 	if err := w.Write(ctx, writer, rel, []byte(src)); err != nil {
@@ -156,20 +142,20 @@ func WriteChange(ctx context.Context, writer *Client, w Writer, watch Watch, n i
 	return ch
 }
 
-// Await watches the places until each shows the change, or the timeout;
+// Await watches the places until each shows the change ch, or the timeout;
 // those that never do are Lost. A change whose write failed is not awaited.
 // Each place is watched at once on a connection of its own (of reader's,
 // each request given readTimeout), so that a slow place (a large sitemap)
 // never delays the time another shows the change.
-func (ch *Change) Await(ctx context.Context, reader *Target, readTimeout time.Duration, watch Watch) {
+func Await(ctx context.Context, ch *result.Change, reader *Target, readTimeout time.Duration, watch Watch) {
 	if ch.Err != "" {
 		return
 	}
 	places := map[string]func(*Client) bool{
-		PlacePage: func(c *Client) bool { return shows(c, ch.Permalink, ch.Token) },
+		result.PlacePage: func(c *Client) bool { return shows(c, ch.Permalink, ch.Token) },
 	}
 	if watch.Sitemap != "" {
-		places[PlaceSitemap] = func(c *Client) bool { return shows(c, watch.Sitemap, ch.Permalink+"<") }
+		places[result.PlaceSitemap] = func(c *Client) bool { return shows(c, watch.Sitemap, ch.Permalink+"<") }
 	}
 	if watch.SearchPath != "" {
 		param := watch.SearchParam
@@ -177,7 +163,7 @@ func (ch *Change) Await(ctx context.Context, reader *Target, readTimeout time.Du
 			param = "q"
 		}
 		q := watch.SearchPath + "?" + url.Values{param: {ch.Token}}.Encode()
-		places[PlaceSearch] = func(c *Client) bool { return shows(c, q, ch.Permalink) }
+		places[result.PlaceSearch] = func(c *Client) bool { return shows(c, q, ch.Permalink) }
 	}
 	timeout := watch.Timeout
 	if timeout <= 0 {
@@ -225,7 +211,7 @@ func awaitPlace(ctx context.Context, c *Client, seen func(*Client) bool, deadlin
 
 // shows says whether GET path answers 200 with want in its body.
 func shows(c *Client, path, want string) bool {
-	status, body, err := get(c, path)
+	status, body, err := c.Get(path)
 	return err == nil && status == 200 && bytes.Contains(body, []byte(want))
 }
 
@@ -252,7 +238,7 @@ type WriteLoad struct {
 	Timeout time.Duration
 
 	mu      sync.Mutex
-	changes []Change
+	changes []result.Change
 }
 
 // Run writes until ctx ends, then waits for every change to be seen or
@@ -266,7 +252,7 @@ func (wl *WriteLoad) Run(ctx context.Context) {
 	for n := 1; ctx.Err() == nil; n++ {
 		ch := WriteChange(ctx, writer, wl.Writer, wl.Watch, n)
 		wg.Go(func() {
-			ch.Await(context.WithoutCancel(ctx), wl.Reader, wl.Timeout, wl.Watch)
+			Await(context.WithoutCancel(ctx), &ch, wl.Reader, wl.Timeout, wl.Watch)
 			wl.mu.Lock()
 			wl.changes = append(wl.changes, ch)
 			wl.mu.Unlock()
@@ -281,10 +267,10 @@ func (wl *WriteLoad) Run(ctx context.Context) {
 }
 
 // Changes are the changes made, in the order they were made.
-func (wl *WriteLoad) Changes() []Change {
+func (wl *WriteLoad) Changes() []result.Change {
 	wl.mu.Lock()
 	defer wl.mu.Unlock()
-	out := append([]Change(nil), wl.changes...)
+	out := append([]result.Change(nil), wl.changes...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/result"
 )
 
 // notesServer keeps notes written with PUT /admin/notes/… and shows them on
@@ -76,7 +78,7 @@ func TestChangesAreWatchedUntilTheyShow(t *testing.T) {
 	if ch.Err != "" || len(ch.Lost) != 0 || !strings.HasPrefix(ch.Permalink, "/probe/change-1-prb") {
 		t.Fatalf("%+v", ch)
 	}
-	for _, place := range []string{PlacePage, PlaceSitemap, PlaceSearch} {
+	for _, place := range []string{result.PlacePage, result.PlaceSitemap, result.PlaceSearch} {
 		if v := ch.Visible[place]; v < 80*time.Millisecond || v > 3*time.Second {
 			t.Errorf("%s visible after %v, want the server's 80 ms and a little", place, v)
 		}
@@ -117,7 +119,8 @@ func TestASlowPlaceDelaysNoOther(t *testing.T) {
 	if ch.Err != "" || len(ch.Lost) != 0 {
 		t.Fatalf("%+v", ch)
 	}
-	if page, sitemap := ch.Visible[PlacePage], ch.Visible[PlaceSitemap]; page >= 300*time.Millisecond || sitemap < 400*time.Millisecond {
+	page, sitemap := ch.Visible[result.PlacePage], ch.Visible[result.PlaceSitemap]
+	if page >= 300*time.Millisecond || sitemap < 400*time.Millisecond {
 		t.Errorf("page seen after %v, sitemap after %v: want the page well before the sitemap's 400 ms", page, sitemap)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"net"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/result"
 )
 
 // Client is one virtual client: one kept-alive connection and what it
@@ -49,7 +51,7 @@ type recorder struct {
 	wire           int64
 	decoded        int64
 	seed           maphash.Seed
-	times          []RequestTime // with LoadOptions.RequestTimes, up to timesCap
+	times          []result.RequestTime // with LoadOptions.RequestTimes, up to timesCap
 	timesCap       int
 	second         secondTally // the per-second series' current second
 	// The last operation, request key and verdict looked up: a client
@@ -66,9 +68,13 @@ type recorder struct {
 // and what the request was.
 type keyReplies struct {
 	op        string
-	request   string // method, path and body, bounded: to tell an echo of the input in a reply
-	input     bool   // the request carries a query or a body
-	bodyBytes int    // the request body's size
+	request   string      // method, path and body, bounded: to tell an echo of the input in a reply
+	input     bool        // the request carries a query or a body
+	bodyBytes int         // the request body's size
+	headers   []string    // the input header fields the key's requests carry (InputHeaders)
+	varied    []string    // those whose value differed between the key's requests
+	first     *h1.Request // the key's first request, whose header values the others are compared with
+	grpc      bool        // the key's requests are gRPC calls
 	counts    map[uint64]int64
 	// The last digest counted and how often since: counts has it after
 	// flush.
@@ -99,7 +105,8 @@ type checked struct {
 	decoded int
 }
 
-func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget, seed maphash.Seed, measuring *atomic.Bool, live *liveCounters, kept *samples) *Client {
+func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget, seed maphash.Seed, measuring *atomic.Bool,
+	live *liveCounters, kept *samples) *Client {
 	if maxBody <= 0 {
 		maxBody = h1.DefaultMaxBody
 	}
@@ -117,6 +124,28 @@ func newClient(t *Target, timeout time.Duration, maxBody int, budget *h1.Budget,
 // Target is the server this client loads.
 func (c *Client) Target() *Target { return c.target }
 
+// Unmeasured sends call now and checks its reply without recording it: a
+// Prepare's calls.
+func (c *Client) Unmeasured(call Call) (*Reply, error) {
+	if err := c.conn.Do(call.Req, &c.resp); err != nil {
+		return nil, err
+	}
+	return c.verify(call)
+}
+
+// Get fetches path, unmeasured, whatever its status: the status and the
+// decoded body.
+func (c *Client) Get(path string) (int, []byte, error) {
+	reply, err := c.Unmeasured(Call{Op: "GET " + path, Req: c.target.Request("GET", path, nil), Check: func(*Reply) error { return nil }})
+	if err != nil {
+		return 0, nil, err
+	}
+	return reply.Status, bytes.Clone(reply.Body), nil
+}
+
+// MaxBody is a reply's bound, and of what is made of it (a gRPC reply's JSON).
+func (c *Client) MaxBody() int { return c.maxBody }
+
 // Do sends call now and records it when the window is open (or always, for
 // set-up calls made from NewSession).
 func (c *Client) Do(call Call) (*Reply, error) {
@@ -133,7 +162,12 @@ func (c *Client) doAt(call Call, intended, sent time.Time, setup bool) (*Reply, 
 	if intended.IsZero() {
 		intended = sent
 	}
-	err := c.conn.DoAt(sent, call.Req, &c.resp)
+	var err error
+	if call.Do != nil {
+		err = call.Do(&c.resp)
+	} else {
+		err = c.conn.DoAt(sent, call.Req, &c.resp)
+	}
 	done := c.clock.now()
 	var reply *Reply
 	if err == nil {
@@ -148,7 +182,7 @@ func (c *Client) doAt(call Call, intended, sent time.Time, setup bool) (*Reply, 
 	op := c.rec.op(call.Op, setup)
 	op.record(intended, sent, done)
 	if !setup && len(c.rec.times) < c.rec.timesCap {
-		c.rec.times = append(c.rec.times, RequestTime{Due: intended, Latency: done.Sub(intended), Failed: err != nil})
+		c.rec.times = append(c.rec.times, result.RequestTime{Due: intended, Latency: done.Sub(intended), Failed: err != nil})
 	}
 	if !setup && c.rec.acceptEncoding == nil {
 		ae := call.Req.HeaderValue("Accept-Encoding")
@@ -164,7 +198,7 @@ func (c *Client) doAt(call Call, intended, sent time.Time, setup bool) (*Reply, 
 		c.rec.errors.Add(of, reason, 1)
 		if reason == "timeout" {
 			if op.Timeouts == nil {
-				op.Timeouts = newHistogram()
+				op.Timeouts = result.NewHistogram()
 			}
 			op.Timeouts.RecordValue(max(1, done.Sub(sent).Microseconds()))
 		}
@@ -250,11 +284,13 @@ func (c *Client) verify(call Call) (*Reply, error) {
 		d := c.rec.lastReplies
 		if d == nil || c.rec.lastKey != call.Key {
 			if d = c.rec.digests[call.Key]; d == nil {
-				d = &keyReplies{op: call.Op, request: requestText(call.Req), input: hasInput(call.Req), bodyBytes: len(call.Req.Body), counts: map[uint64]int64{}}
+				d = &keyReplies{op: call.Op, request: requestText(call.Req), input: hasInput(call.Req), bodyBytes: len(call.Req.Body),
+					headers: InputHeaders(call.Req), first: call.Req, grpc: isGRPCRequest(call.Req), counts: map[uint64]int64{}}
 				c.rec.digests[call.Key] = d
 			}
 			c.rec.lastKey, c.rec.lastReplies = call.Key, d
 		}
+		d.noteHeaders(call.Req)
 		d.count(sum)
 	}
 	reply := &c.reply
@@ -325,7 +361,7 @@ func checkReply(call Call, r *Reply) error {
 // one was 4 % of probe's CPU. Latency and Service are made of them when
 // the records are merged.
 type opRecord struct {
-	OpStats
+	result.OpStats
 	onTime histBatch
 	// The calls sent after they were due (the open loop behind its
 	// schedule), made on the first.
@@ -343,14 +379,14 @@ func (op *opRecord) record(intended, sent, done time.Time) {
 		return
 	}
 	if op.lateLatency == nil {
-		op.lateLatency, op.lateService = newHistogram(), newHistogram()
+		op.lateLatency, op.lateService = result.NewHistogram(), result.NewHistogram()
 	}
 	op.lateLatency.RecordValue(max(1, done.Sub(intended).Microseconds()))
 	op.lateService.RecordValue(max(1, done.Sub(sent).Microseconds()))
 }
 
 // mergeTo adds op's calls to dst: its latencies and service times.
-func (op *opRecord) mergeTo(dst *OpStats) {
+func (op *opRecord) mergeTo(dst *result.OpStats) {
 	dst.Calls += op.Calls
 	dst.Errors += op.Errors
 	op.onTime.flush()
@@ -368,7 +404,7 @@ func (r *recorder) op(name string, setup bool) *opRecord {
 	}
 	op, ok := r.ops[name]
 	if !ok {
-		op = &opRecord{OpStats: OpStats{Name: name, Setup: setup}, onTime: newHistBatch(newHistogram())}
+		op = &opRecord{OpStats: result.OpStats{Name: name, Setup: setup}, onTime: newHistBatch(result.NewHistogram())}
 		r.ops[name] = op
 		r.order = append(r.order, name)
 	}
@@ -407,20 +443,20 @@ func errorReason(op string, err error) (string, string) {
 
 // mergeInto adds the client's records to run: its errors to reasons,
 // run.Errors's tally.
-func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[string]*keyReplies, reasons *Reasons) {
+func (r *recorder) mergeInto(run *result.Run, index map[string]*result.OpStats, digests map[string]*keyReplies, reasons *Reasons) {
 	r.second.flush() // into the run's series, shared
 	for _, name := range r.order {
 		src := r.ops[name]
 		dst, ok := index[name]
 		if !ok {
-			dst = &OpStats{Name: name, Setup: src.Setup, Latency: newHistogram(), Service: newHistogram()}
+			dst = &result.OpStats{Name: name, Setup: src.Setup, Latency: result.NewHistogram(), Service: result.NewHistogram()}
 			index[name] = dst
 			run.Ops = append(run.Ops, dst)
 		}
 		src.mergeTo(dst)
 		if src.Timeouts != nil {
 			if dst.Timeouts == nil {
-				dst.Timeouts = newHistogram()
+				dst.Timeouts = result.NewHistogram()
 			}
 			dst.Timeouts.Merge(src.Timeouts)
 		}
@@ -429,9 +465,16 @@ func (r *recorder) mergeInto(run *Run, index map[string]*OpStats, digests map[st
 	for key, kr := range r.digests {
 		d := digests[key]
 		if d == nil {
-			d = &keyReplies{op: kr.op, request: kr.request, input: kr.input, bodyBytes: kr.bodyBytes, counts: map[uint64]int64{}}
+			d = &keyReplies{op: kr.op, request: kr.request, input: kr.input, bodyBytes: kr.bodyBytes,
+				headers: kr.headers, first: kr.first, grpc: kr.grpc, counts: map[uint64]int64{}}
 			digests[key] = d
 		}
+		for _, n := range kr.varied {
+			if !slices.Contains(d.varied, n) {
+				d.varied = append(d.varied, n)
+			}
+		}
+		d.noteHeaders(kr.first)
 		kr.flush()
 		for sum, n := range kr.counts {
 			d.counts[sum] += n

@@ -3,6 +3,8 @@ package probes
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/probehq/probe/result"
 )
 
 // A batch's histogram, once flushed, is the histogram of the same values
@@ -10,7 +12,7 @@ import (
 // a batch.
 func TestHistBatchRecordsEveryValue(t *testing.T) {
 	for _, n := range []int{0, 1, 63, 64, 65, 1000} {
-		direct, batched := newHistogram(), newHistogram()
+		direct, batched := result.NewHistogram(), result.NewHistogram()
 		b := newHistBatch(batched)
 		for i := range n {
 			v := int64(1 + rand.IntN(2_000_000))

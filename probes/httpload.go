@@ -26,6 +26,9 @@ type HTTP struct {
 	// Param and Values are --param name=v1,v2,…: one query parameter.
 	Param  string
 	Values []string
+	// SitemapPages lists the site's pages for a FromSitemap parameter
+	// (probes/web's SitemapPages).
+	SitemapPages func(c *Client) ([]string, error)
 
 	paths []string
 }
@@ -92,11 +95,14 @@ func (l *HTTP) Prepare(ctx context.Context, t *Target, c *Client) error {
 		if !p.FromSitemap {
 			continue
 		}
-		s, err := readSitemaps(c, "")
-		if err != nil {
-			return reframe(err, l.Name())
+		if l.SitemapPages == nil {
+			return fmt.Errorf("{%s} from the sitemap: the microload has no sitemap reader", p.Name)
 		}
-		for _, page := range s.pages {
+		pages, err := l.SitemapPages(c)
+		if err != nil {
+			return Reframe(err, l.Name())
+		}
+		for _, page := range pages {
 			if strings.HasPrefix(page, p.Prefix) {
 				params[i].Values = append(params[i].Values, page)
 			}
@@ -127,6 +133,31 @@ func paramsByName(params []Param) (map[string]Param, int, error) {
 		n = max(n, len(p.Values))
 	}
 	return byName, min(n, maxRequestKeys), nil
+}
+
+// ExpandData fills data's {name} holes, one message per value (parameters
+// with fewer values cycle through theirs); JSON's own braces stay.
+func ExpandData(data string, params []Param) ([]string, error) {
+	byName, n, err := paramsByName(params)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range params {
+		if !strings.Contains(data, "{"+p.Name+"}") {
+			return nil, fmt.Errorf("--param %s: --data has no {%s}", p.Name, p.Name)
+		}
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = hole.ReplaceAllStringFunc(data, func(h string) string {
+			p, ok := byName[h[1:len(h)-1]]
+			if !ok {
+				return h
+			}
+			return p.Values[i%len(p.Values)]
+		})
+	}
+	return out, nil
 }
 
 // expand fills the holes of path and appends the other parameters, one
@@ -194,7 +225,7 @@ func (l *HTTP) NewSession(ctx context.Context, c *Client, id int) (Session, erro
 	for i, p := range l.paths {
 		calls[(i+max(id, 0))%len(calls)] = Call{Op: op, Key: p, Req: c.Target().Request(method, p, l.Body, l.Header...), Check: check}
 	}
-	return staticSession(calls), nil
+	return StaticSession(calls), nil
 }
 
 func statusBelow400(r *Reply) error {

@@ -1,19 +1,20 @@
 package probes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/machine"
+	"github.com/probehq/probe/lib/tick"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // LoadOptions say how hard and how long to load.
@@ -39,7 +40,7 @@ type LoadOptions struct {
 	// Progress, when set, is called about once a second with live counts.
 	Progress func(Progress)
 	// Profile, when set, profiles the target during the measured window.
-	Profile *ProfileOptions
+	Profile *target.ProfileOptions
 }
 
 // Progress is the live state of a run, for the progress line.
@@ -69,7 +70,7 @@ func Prepare(ctx context.Context, ml Microload, t *Target, timeout time.Duration
 // keeping what it measured, when ctx is cancelled (Ctrl-C) or the target's
 // process exits; Run.Ended says why. The error is for runs that could not
 // start (an unreachable target, a failed Prepare).
-func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run, error) {
+func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*result.Run, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 32
 	}
@@ -110,19 +111,32 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		return nil, fmt.Errorf("%s: %w", ml.Name(), err)
 	}
 	setup.conn.Close()
+	var lane *result.MCPLane
+	if m, ok := ml.(MCPSpeaker); ok {
+		l := m.MCPLane()
+		lane = &l
+	}
 	h2Opened0, h2Dropped0 := t.h2Counts() // HTTP/2's connections are the target's: the run's are the difference
 
-	run := &Run{Microload: ml.Name(), Target: t.URL.String(), Mode: "closed", Concurrency: o.Concurrency,
-		Rate: o.Rate, Errors: map[string]int64{}, Clients: o.Concurrency, CPUs: availableCPUs(), MachineCPUs: numCPU(), Timeout: o.Timeout,
-		Protocol: t.Protocol()}
+	run := &result.Run{Microload: ml.Name(), Target: t.URL.String(), Mode: "closed", Concurrency: o.Concurrency,
+		Rate: o.Rate, Errors: map[string]int64{}, Clients: o.Concurrency, CPUs: target.AvailableCPUs(), MachineCPUs: machine.CPUs(), Timeout: o.Timeout,
+		Protocol: t.Protocol(), MCP: lane}
 	if o.Rate > 0 {
 		run.Mode = "open"
 	}
+	// The target's process (its CPU, RSS, threads, open files) and its
+	// profiles, as target.Open finds them for this run.
+	spec := target.Spec{URL: t.URL, Child: t.Child}
 	if o.Profile != nil {
-		if err := CheckPprof(ctx, o.Profile.PprofURL); err != nil {
-			run.Warn("no-pprof", NoPprof(fmt.Sprintf("the target serves no profiles (%v): the run goes on without them", err)))
-			o.Profile = nil
-		}
+		spec.Pprof = o.Profile.PprofURL
+	}
+	server := target.Open(ctx, spec)
+	for _, w := range server.Warnings {
+		run.Warn(w.Kind, w.Message)
+	}
+	run.TargetRuntime = server.Runtime
+	if server.Pprof == nil {
+		o.Profile = nil
 	}
 	clients := make([]*Client, o.Concurrency)
 	for i := range clients {
@@ -132,22 +146,9 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		}
 	}
 
-	// The target's process: the child probe started, or the process that
-	// listens on the target's port when that is on this machine.
-	var sampler *procSampler
-	pid := 0
-	if t.Child != nil {
-		pid = t.Child.PID()
-	} else if l, err := FindListener(t.Addr()); err == nil {
-		pid = l.PID
-		if l.Why != "" {
-			run.Warn("target-chosen", l.Why)
-		}
-	} else {
-		run.Warn("target-unseen", "the target's process cannot be seen ("+err.Error()+"): no target CPU, RSS, threads or open files, and no machine-busy figure")
-	}
-	if pid > 0 {
-		sampler = startProcSampler(pid, 500*time.Millisecond)
+	var sampler *target.Sampler
+	if server.PID > 0 {
+		sampler = target.StartSampler(server.PID, 500*time.Millisecond)
 	}
 	start := time.Now()
 	measureFrom := start.Add(o.Warmup)
@@ -156,110 +157,15 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	for _, c := range clients {
 		c.rec.second = newSecondTally(seconds, measureFrom, o.Duration)
 	}
-	var cpuAtStart, machineAtStart cpuSnapshot
-	var targetCPUAtStart, childCPUAtStart time.Duration
-	var openedAt time.Time
-	var logLinesAtStart, logBytesAtStart int64
-	opened := make(chan struct{})
-	duringDone := make(chan struct{})
-	captured := make(chan *Profiles, 1)
-	openWindow := func() {
-		cpuAtStart, machineAtStart = snapshotCPU()
-		openedAt = time.Now()
-		if sampler != nil {
-			targetCPUAtStart, childCPUAtStart = sampler.cpuNow(), childrenCPU(pid)
-			if t.Child != nil {
-				logLinesAtStart, logBytesAtStart = t.Child.Stderr.Counts()
-			}
-		}
-		if o.Profile != nil {
-			go func() { captured <- captureProfiles(ctx, *o.Profile, o.Duration) }()
-		}
-		if o.During != nil {
-			duringCtx, stop := context.WithTimeout(ctx, o.Duration)
-			go func() { o.During(duringCtx); stop(); close(duringDone) }()
-		} else {
-			close(duringDone)
-		}
-		measuring.Store(true)
-		close(opened)
-	}
-	// Without a warmup the window opens before the first request is sent,
-	// or a fast first reply would go unmeasured (a timer's goroutine may
-	// run after it).
-	var window *time.Timer
-	if o.Warmup > 0 {
-		window = time.AfterFunc(o.Warmup, openWindow)
-	} else {
-		openWindow()
-	}
-
+	win := openMeasureWindow(ctx, o, sampler, t.Child, measuring)
 	stopProgress := startProgress(o.Progress, start, o.Warmup, live)
 	var wg sync.WaitGroup
-	var sessionErr atomic.Pointer[error]
-	var next atomic.Int64 // open loop: index of the next intended send
-	var sent atomic.Int64 // for Requests
-	sched := openLoop{start: start}
+	cl := &clientLoop{ctx: ctx, ml: ml, o: o, end: end, sched: openLoop{start: start}}
 	if o.Rate > 0 {
-		sched.interval = time.Duration(float64(time.Second) / o.Rate)
+		cl.sched.interval = time.Duration(float64(time.Second) / o.Rate)
 	}
 	loops := closedLoops(clients, o)
-	// sleep waits d; false: the run is ending.
-	sleep := func(c *Client, d time.Duration) bool {
-		if l := c.loop(); l != nil {
-			return l.Sleep(d)
-		}
-		select {
-		case <-time.After(d):
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	// client is one client's loop.
-	client := func(id int, c *Client) {
-		sess, err := ml.NewSession(ctx, c, id)
-		if err != nil {
-			sessionErr.CompareAndSwap(nil, &err)
-			return
-		}
-		var backoff time.Duration
-		for i := 0; ; i++ {
-			if ctx.Err() != nil {
-				return
-			}
-			if o.Requests > 0 && sent.Add(1) > o.Requests {
-				return
-			}
-			var intended time.Time
-			if sched.interval > 0 {
-				intended = sched.due(next.Add(1) - 1)
-				if !intended.Before(end) {
-					return
-				}
-				if d := time.Until(intended); d > 0 && !sleep(c, d) {
-					return
-				}
-			}
-			// The clock read that ends the run is the request's send
-			// time: one read fewer a request.
-			call := sess.Next(i)
-			now := c.clock.now()
-			if !now.Before(end) {
-				return
-			}
-			if _, err := c.doAt(call, intended, now, false); isDialError(err) {
-				// A target that refuses connections is not hammered in a
-				// tight loop: each client backs off, 10 ms doubling to 1 s.
-				backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
-				if !sleep(c, min(backoff, time.Until(end))) {
-					return
-				}
-			} else {
-				backoff = 0
-			}
-		}
-	}
+	client := cl.run
 	for id, c := range clients {
 		if l := c.loop(); l != nil {
 			l.Go(func() { client(id, c) })
@@ -284,26 +190,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	stopped := time.Now()
 	stopProgress()
 	measuring.Store(false)
-	windowOpened := window == nil || !window.Stop()
-	// The CPU figures end now, when the last request has: waiting for the
-	// profiles first would stretch them over time the load did not run.
-	var cpuAtEnd, machineAtEnd cpuSnapshot
-	var targetCPU, childCPU time.Duration
-	if windowOpened {
-		<-opened // the snapshots taken when the window opened are complete
-		cpuAtEnd, machineAtEnd = snapshotCPU()
-		if sampler != nil {
-			targetCPU, childCPU = sampler.cpuNow()-targetCPUAtStart, max(0, childrenCPU(pid)-childCPUAtStart)
-		}
-		run.CPUWindow = time.Since(openedAt)
-		<-duringDone
-		if o.Profile != nil {
-			run.Profiles = <-captured
-			for _, w := range run.Profiles.Warnings {
-				run.Warn(w.Kind, w.Message)
-			}
-		}
-	}
+	spent, windowOpened := win.close(run)
 
 	if cause := context.Cause(ctx); cause != nil {
 		run.Ended = cause.Error()
@@ -317,7 +204,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 		}
 		run.Warn(kind, "the run ended early ("+run.Ended+"); the figures cover what was measured until then")
 	}
-	if errp := sessionErr.Load(); errp != nil && run.Ended == "" {
+	if errp := cl.sessionErr.Load(); errp != nil && run.Ended == "" {
 		run.Ended = "session set-up failed: " + (*errp).Error()
 		run.Warn("session-failed", "a client could not set up its session ("+(*errp).Error()+"); it sent nothing")
 	}
@@ -327,31 +214,20 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 			stopped = end
 		}
 		run.Duration = stopped.Sub(measureFrom)
-		run.GeneratorCPU = cpuAtEnd.self - cpuAtStart.self
-		busy := machineAtEnd.machineBusy - machineAtStart.machineBusy
-		others := busy - run.GeneratorCPU - targetCPU
-		if sampler == nil {
-			others = 0 // a remote or unseen target: its CPU is not separable from the others'
-		}
+		run.GeneratorCPU = spent.Generator
 		if run.CPUWindow > 0 {
-			run.OthersCPU = max(0, others.Seconds()/run.CPUWindow.Seconds())
+			run.OthersCPU = max(0, spent.Others.Seconds()/run.CPUWindow.Seconds())
 		}
-		if t.Child != nil {
-			lines, bytes := t.Child.Stderr.Counts()
-			run.LogLines, run.LogBytes = lines-logLinesAtStart, bytes-logBytesAtStart
-		}
+		run.LogLines, run.LogBytes = win.cpu.Log()
 	}
 	if sampler != nil {
-		run.TargetProc = sampler.stop()
-		if run.TargetProc != nil {
-			run.TargetProc.CPU -= targetCPUAtStart
-			if windowOpened {
-				run.TargetProc.CPU, run.TargetProc.Children = targetCPU, childCPU
-			}
+		// Without a window the process's CPU is all it used so far.
+		if run.TargetProc = sampler.Stop(); run.TargetProc != nil && windowOpened {
+			run.TargetProc.CPU, run.TargetProc.Children = spent.Target, spent.Children
 		}
 	}
 
-	index := map[string]*OpStats{}
+	index := map[string]*result.OpStats{}
 	keys := map[string]*keyReplies{}
 	h2Opened, h2Dropped := t.h2Counts()
 	run.ConnsOpened, run.ConnsDropped = h2Opened-h2Opened0, h2Dropped-h2Dropped0
@@ -367,49 +243,8 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*Run,
 	if windowOpened {
 		run.Seconds = seconds.series(run.Duration)
 	}
-	judge(run, o, numCPU())
+	judge(run, o, machine.CPUs())
 	return run, nil
-}
-
-// CPUSpan is the wall time the run's CPU figures cover: from the window's
-// opening until its last request ended, which may be up to a timeout past
-// Duration (Duration itself when not recorded).
-func (r *Run) CPUSpan() time.Duration {
-	if r.CPUWindow > 0 {
-		return r.CPUWindow
-	}
-	return r.Duration
-}
-
-// NoPprof is a no-pprof warning's message: why, then where a target's
-// profiles usually are and the flag that says so.
-func NoPprof(why string) string {
-	return why + ". If its profiles are served elsewhere, say where with --pprof URL: net/http/pprof's " +
-		"/debug/pprof/ on the server's own port, a separate admin or debug port (http://127.0.0.1:6060/debug/pprof/ " +
-		"is the usual one), or Caddy's admin endpoint http://127.0.0.1:2019/debug/pprof/"
-}
-
-// childrenCPU is the CPU pid's child processes have used so far: those it
-// waited for and the live ones (0 when /proc cannot tell).
-func childrenCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 15 {
-		return 0
-	}
-	ticks := liveChildrenTicks(pid)
-	for _, k := range []int{13, 14} { // cutime, cstime
-		n, _ := strconv.ParseInt(f[k], 10, 64)
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTick
 }
 
 // openLoop is the open loop's schedule: request k is due at start + k ×
@@ -423,18 +258,20 @@ func (s openLoop) due(k int64) time.Time { return s.start.Add(time.Duration(k) *
 
 // judge adds the warnings a reader needs to trust the figures; machineCPUs
 // is how many CPUs the machine has (probe, the target and others share them).
-func judge(run *Run, o LoadOptions, machineCPUs int) {
+func judge(run *result.Run, o LoadOptions, machineCPUs int) {
 	if run.Duration <= 0 {
 		return
 	}
 	span := run.CPUSpan().Seconds()
 	genCores := run.GeneratorCPU.Seconds() / span
 	if run.CPUs > 0 && genCores >= 0.85*float64(run.CPUs) {
-		run.Warn("generator-bound", fmt.Sprintf("probe used %.2f of its %d CPUs: the load generator, not the target, may be the limit", genCores, run.CPUs))
+		run.Warn("generator-bound", fmt.Sprintf("probe used %.2f of its %d CPUs: the load generator, not the target, may be the limit",
+			genCores, run.CPUs))
 	} else if tp := run.TargetProc; tp != nil && run.CPUs > 0 {
 		targetCores := tp.CPU.Seconds() / span
 		if genCores > targetCores && genCores+targetCores+run.OthersCPU > 0.85*float64(machineCPUs) {
-			run.Warn("generator-bound", fmt.Sprintf("probe used %.2f cores and the target %.2f on a saturated machine: the generator may be the limit", genCores, targetCores))
+			run.Warn("generator-bound", fmt.Sprintf("probe used %.2f cores and the target %.2f on a saturated machine: the "+
+				"generator may be the limit", genCores, targetCores))
 		}
 	}
 	if run.OthersCPU > 0.25 {
@@ -444,7 +281,8 @@ func judge(run *Run, o LoadOptions, machineCPUs int) {
 		calls, _ := run.Requests()
 		want := o.Rate * run.Duration.Seconds()
 		if want > 0 && float64(calls) < 0.95*want {
-			run.Warn("rate-not-kept", fmt.Sprintf("sent %d of the %.0f requests the rate asked for: more clients or a faster target are needed; latencies count the wait", calls, want))
+			run.Warn("rate-not-kept", fmt.Sprintf("sent %d of the %.0f requests the rate asked for: more clients or a faster "+
+				"target are needed; latencies count the wait", calls, want))
 		}
 	}
 	// Churn is the server's doing only when it closed the connections: after
@@ -460,7 +298,7 @@ func startProgress(f func(Progress), start time.Time, warmup time.Duration, live
 	}
 	var lastOK int64
 	last := time.Now()
-	return Every(time.Second, func(now time.Time) {
+	return tick.Every(time.Second, func(now time.Time) {
 		n, errs := live.requests.Load(), live.errors.Load()
 		f(Progress{Elapsed: now.Sub(start), Warmup: now.Sub(start) < warmup, Requests: n, Errors: errs,
 			RPS: float64(n-errs-lastOK) / now.Sub(last).Seconds()})
@@ -499,4 +337,139 @@ func closedLoops(clients []*Client, o LoadOptions) []*h1.Loop {
 		c.conn.(*h1Transport).Loop = loops[i%len(loops)]
 	}
 	return loops
+}
+
+// measureWindow is the measured window of a run: opened after the
+// warm-up (at once without one), it starts the CPU accounting, the
+// profiles' capture and the work run beside the load (During).
+type measureWindow struct {
+	cpu        *target.CPUWindow
+	opened     chan struct{}
+	duringDone chan struct{}
+	captured   chan *result.Profiles
+	timer      *time.Timer // nil: opened at once
+	profiled   bool
+}
+
+func openMeasureWindow(ctx context.Context, o LoadOptions, sampler *target.Sampler, child *target.Child,
+	measuring *atomic.Bool) *measureWindow {
+	w := &measureWindow{opened: make(chan struct{}), duringDone: make(chan struct{}),
+		captured: make(chan *result.Profiles, 1), profiled: o.Profile != nil}
+	open := func() {
+		w.cpu = target.OpenCPUWindow(sampler, child)
+		if o.Profile != nil {
+			go func() { w.captured <- target.CaptureProfiles(ctx, *o.Profile, o.Duration) }()
+		}
+		if o.During != nil {
+			duringCtx, stop := context.WithTimeout(ctx, o.Duration)
+			go func() { o.During(duringCtx); stop(); close(w.duringDone) }()
+		} else {
+			close(w.duringDone)
+		}
+		measuring.Store(true)
+		close(w.opened)
+	}
+	// Without a warmup the window opens before the first request is sent,
+	// or a fast first reply would go unmeasured (a timer's goroutine may
+	// run after it).
+	if o.Warmup > 0 {
+		w.timer = time.AfterFunc(o.Warmup, open)
+	} else {
+		open()
+	}
+	return w
+}
+
+// close ends the window when the last request has ended: the CPU it
+// spent, and the profiles (their warnings on run); false when the run
+// ended before the window opened.
+func (w *measureWindow) close(run *result.Run) (target.WindowCPU, bool) {
+	if w.timer != nil && w.timer.Stop() {
+		return target.WindowCPU{}, false
+	}
+	// The CPU figures end now: waiting for the profiles first would
+	// stretch them over time the load did not run.
+	<-w.opened // the snapshots taken when the window opened are complete
+	spent := w.cpu.Close()
+	run.CPUWindow = spent.Span
+	<-w.duringDone
+	if w.profiled {
+		run.Profiles = <-w.captured
+		for _, warn := range run.Profiles.Warnings {
+			run.Warn(warn.Kind, warn.Message)
+		}
+	}
+	return spent, true
+}
+
+// clientLoop is what each client of a run does: its session's calls, one
+// after another (closed loop) or each at its due time (open loop), until
+// the window's end, the request budget or the run's end.
+type clientLoop struct {
+	ctx        context.Context
+	ml         Microload
+	o          LoadOptions
+	end        time.Time
+	sched      openLoop
+	next       atomic.Int64 // open loop: index of the next intended send
+	sent       atomic.Int64 // for Requests
+	sessionErr atomic.Pointer[error]
+}
+
+// sleep waits d; false: the run is ending.
+func (cl *clientLoop) sleep(c *Client, d time.Duration) bool {
+	if l := c.loop(); l != nil {
+		return l.Sleep(d)
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-cl.ctx.Done():
+		return false
+	}
+}
+
+// run is client id's loop on c.
+func (cl *clientLoop) run(id int, c *Client) {
+	sess, err := cl.ml.NewSession(cl.ctx, c, id)
+	if err != nil {
+		cl.sessionErr.CompareAndSwap(nil, &err)
+		return
+	}
+	var backoff time.Duration
+	for i := 0; ; i++ {
+		if cl.ctx.Err() != nil {
+			return
+		}
+		if cl.o.Requests > 0 && cl.sent.Add(1) > cl.o.Requests {
+			return
+		}
+		var intended time.Time
+		if cl.sched.interval > 0 {
+			intended = cl.sched.due(cl.next.Add(1) - 1)
+			if !intended.Before(cl.end) {
+				return
+			}
+			if d := time.Until(intended); d > 0 && !cl.sleep(c, d) {
+				return
+			}
+		}
+		// The clock read that ends the run is the request's send time: one
+		// read fewer a request.
+		call := sess.Next(i)
+		now := c.clock.now()
+		if !now.Before(cl.end) {
+			return
+		}
+		if _, err := c.doAt(call, intended, now, false); isDialError(err) {
+			// A target that refuses connections is not hammered in a tight
+			// loop: each client backs off, 10 ms doubling to 1 s.
+			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+			if !cl.sleep(c, min(backoff, time.Until(cl.end))) {
+				return
+			}
+		} else {
+			backoff = 0
+		}
+	}
 }

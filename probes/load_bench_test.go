@@ -1,10 +1,8 @@
 package probes
 
 import (
-	"bufio"
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/h1/h1test"
 )
 
 // BenchmarkClosedLoop is the engine's per-request path: one client sending
@@ -25,50 +24,16 @@ func BenchmarkClosedLoop(b *testing.B) {
 	u, _ := url.Parse(srv.URL)
 	c := NewClient(&Target{URL: u}, 0)
 	defer c.Close()
-	c.measuring.Store(true)
-	call := Call{Op: "GET /", Key: "/", Req: h1.NewRequest("GET", "/", nil)}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.do(call, time.Time{}, false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	measureGETs(b, c)
 }
 
 // rawServer answers every request with the same 100-byte reply as soon as
 // its header block ends, allocating nothing per request: the allocations a
 // benchmark reports are then the client's alone.
 func rawServer(b *testing.B) *url.URL {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
 	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n" +
 		string(bytes.Repeat([]byte("x"), 99)) + "\n")
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadSlice('\n')
-					if err != nil {
-						return
-					}
-					if len(bytes.TrimSpace(line)) == 0 {
-						c.Write(reply)
-					}
-				}
-			}()
-		}
-	}()
-	u, _ := url.Parse("http://" + ln.Addr().String())
-	return u
+	return &url.URL{Scheme: "http", Host: h1test.Canned(b, reply)}
 }
 
 // BenchmarkClosedLoopClientOnly is BenchmarkClosedLoop against rawServer:
@@ -77,14 +42,7 @@ func rawServer(b *testing.B) *url.URL {
 func BenchmarkClosedLoopClientOnly(b *testing.B) {
 	c := NewClient(&Target{URL: rawServer(b)}, 0)
 	defer c.Close()
-	c.measuring.Store(true)
-	call := Call{Op: "GET /", Key: "/", Req: h1.NewRequest("GET", "/", nil)}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.do(call, time.Time{}, false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	measureGETs(b, c)
 }
 
 // BenchmarkSecondTally is what the per-second series adds to each measured
@@ -126,6 +84,12 @@ func BenchmarkClientWork(b *testing.B) {
 	u, _ := url.Parse("http://127.0.0.1:1")
 	c := NewClient(&Target{URL: u}, 0)
 	c.conn = &cannedTransport{body: bytes.Repeat([]byte("x"), 100)}
+	measureGETs(b, c)
+}
+
+// measureGETs is the benchmark's loop: c sends GET / back to back, each
+// reply checked and recorded as a measured request.
+func measureGETs(b *testing.B, c *Client) {
 	c.measuring.Store(true)
 	call := Call{Op: "GET /", Key: "/", Req: h1.NewRequest("GET", "/", nil)}
 	b.ReportAllocs()

@@ -14,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 func TestMain(m *testing.M) {
@@ -67,7 +70,7 @@ func countingServer(h http.Handler) (*httptest.Server, *atomic.Int64) {
 // wait must show in the latencies, not in the service times.
 func TestCoordinatedOmissionModel(t *testing.T) {
 	sched := openLoop{start: time.Unix(1000, 0), interval: 5 * time.Millisecond}
-	rec := &opRecord{onTime: newHistBatch(newHistogram())}
+	rec := &opRecord{onTime: newHistBatch(result.NewHistogram())}
 	free := sched.start // when the client can send next
 	for k := int64(0); k < 600; k++ {
 		due := sched.due(k)
@@ -83,7 +86,7 @@ func TestCoordinatedOmissionModel(t *testing.T) {
 		rec.record(due, sent, done)
 		free = done
 	}
-	op := &OpStats{Latency: newHistogram(), Service: newHistogram()}
+	op := &result.OpStats{Latency: result.NewHistogram(), Service: result.NewHistogram()}
 	rec.mergeTo(op)
 	// 200 sends were due during the stall, a third of the run: the
 	// corrected p99 is most of the second, the service p99 a millisecond.
@@ -101,13 +104,29 @@ func TestCoordinatedOmissionModel(t *testing.T) {
 	}
 }
 
-// The same against a real server that stalls once, on its 50th request:
-// the bounds only ever grow on a busy machine.
-func TestCoordinatedOmissionCorrection(t *testing.T) {
+// slowTarget is a server that answers "ok" after d, every request, until
+// the test ends: its target, and the requests it got.
+func slowTarget(t *testing.T, d time.Duration) (*Target, *atomic.Int64) {
+	t.Helper()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 50 {
-			time.Sleep(time.Second)
+		n.Add(1)
+		time.Sleep(d)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return targetOf(t, srv), &n
+}
+
+// stallOnce runs an open loop of 200 requests a second for 2 s against a
+// server that answers at once but stalls d on its nth request: the run,
+// and the requests the server got.
+func stallOnce(t *testing.T, nth int64, d time.Duration) (*result.Run, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == nth {
+			time.Sleep(d)
 		}
 		w.Write([]byte("ok"))
 	}))
@@ -117,6 +136,13 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return run, &n
+}
+
+// The same against a real server that stalls once, on its 50th request:
+// the bounds only ever grow on a busy machine.
+func TestCoordinatedOmissionCorrection(t *testing.T) {
+	run, n := stallOnce(t, 50, time.Second)
 	if _, errs := run.Requests(); errs != 0 || n.Load() < 50 {
 		t.Fatalf("%d requests, %d errors", n.Load(), errs)
 	}
@@ -137,7 +163,8 @@ func TestOpenLoopSaysWhenRateIsNotKept(t *testing.T) {
 	}))
 	defer srv.Close()
 	// One client at 20 ms a request can send 50/s, not 500/s.
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Rate: 500, Duration: time.Second})
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+		LoadOptions{Concurrency: 1, Rate: 500, Duration: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +173,7 @@ func TestOpenLoopSaysWhenRateIsNotKept(t *testing.T) {
 	}
 }
 
-func hasWarning(run *Run, kind string) bool {
+func hasWarning(run *result.Run, kind string) bool {
 	for _, w := range run.Warnings {
 		if w.Kind == kind {
 			return true
@@ -158,7 +185,8 @@ func hasWarning(run *Run, kind string) bool {
 func TestOneConnectionPerClient(t *testing.T) {
 	srv, conns := countingServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 4, Duration: 500 * time.Millisecond})
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+		LoadOptions{Concurrency: 4, Duration: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +208,8 @@ func TestConnectionChurnIsReported(t *testing.T) {
 		w.Write([]byte("bye"))
 	}))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+		LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,82 +236,6 @@ func TestConnectionChurnIsReported(t *testing.T) {
 	}
 }
 
-// sitemapServer has no robots.txt and answers every other request with
-// reply(n, w), n counting the requests from 1.
-func sitemapServer(t *testing.T, reply func(n int64, w http.ResponseWriter)) *httptest.Server {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
-		reply(n.Add(1), w)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func TestCheckFailuresAreCountedByReason(t *testing.T) {
-	srv := sitemapServer(t, func(n int64, w http.ResponseWriter) {
-		switch n % 4 {
-		case 0:
-			w.WriteHeader(500)
-		case 1:
-			w.Header().Set("Content-Type", "application/xml")
-			w.Write([]byte("<urlset><url><loc>http://x/a</loc></url></urlset>"))
-		case 2:
-			w.Header().Set("Content-Type", "application/xml")
-			w.Write([]byte("<urlset></urlset>"))
-		case 3:
-			w.Header().Set("Content-Type", "text/html")
-			w.Write([]byte("<html>"))
-		}
-	})
-	// The first request (Prepare's) gets case 1, a whole sitemap.
-	run, err := RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, errs := run.Requests()
-	if calls < 20 || errs < calls/2 {
-		t.Fatalf("%d calls, %d errors: want three in four failing", calls, errs)
-	}
-	want := []string{"status 500", "sitemap lists no URLs", `content type "text/html"`}
-	for _, w := range want {
-		found := false
-		for reason := range run.Errors {
-			if strings.Contains(reason, w) {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("no error reason with %q in %v", w, run.Errors)
-		}
-	}
-}
-
-// A reply's verdict is its bytes': replies that alternate between one
-// that passes the check and one that fails get alternating verdicts,
-// however the verdicts are cached.
-func TestVerdictsFollowTheBytes(t *testing.T) {
-	srv := sitemapServer(t, func(n int64, w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/xml")
-		if n%2 == 1 {
-			w.Write([]byte("<urlset><url><loc>http://x/a</loc></url></urlset>"))
-			return
-		}
-		w.Write([]byte("<urlset></urlset>"))
-	})
-	run, err := RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, errs := run.Requests()
-	if calls < 20 || errs < calls/2-1 || errs > calls/2+1 {
-		t.Errorf("%d calls, %d failed: want every other one (errors %v)", calls, errs, run.Errors)
-	}
-}
-
 func TestReplyDigestsPerKey(t *testing.T) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -298,7 +251,7 @@ func TestReplyDigestsPerKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Digest{}
+	got := map[string]result.Digest{}
 	for _, d := range run.Digests {
 		got[d.Key] = d
 	}
@@ -329,7 +282,8 @@ func TestNoWarmupMeasuresTheFirstReply(t *testing.T) {
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}
 		}))
-		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 100 * time.Millisecond})
+		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+			LoadOptions{Concurrency: 1, Duration: 100 * time.Millisecond})
 		srv.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -384,13 +338,15 @@ func TestInterruptUnblocksStalledRequests(t *testing.T) {
 }
 
 func TestTargetDyingMidRun(t *testing.T) {
-	child, err := Start(context.Background(), ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=300"}, Wait: 30 * time.Second})
+	child, err := target.Start(context.Background(),
+		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=300"}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer child.Stop()
 	u, _ := url.Parse(child.URL)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u, Child: child}, LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u, Child: child},
+		LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,17 +368,6 @@ func TestTargetDyingMidRun(t *testing.T) {
 	}
 }
 
-func TestUnreachableTarget(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
-	u, _ := url.Parse("http://" + addr)
-	_, err := RunLoad(context.Background(), &Sitemap{}, &Target{URL: u}, LoadOptions{Duration: time.Second})
-	if err == nil || !strings.Contains(err.Error(), "connection refused") {
-		t.Errorf("err %v", err)
-	}
-}
-
 func TestTimeoutsAreCounted(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -433,7 +378,8 @@ func TestTimeoutsAreCounted(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 700 * time.Millisecond, Timeout: 200 * time.Millisecond})
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+		LoadOptions{Concurrency: 1, Duration: 700 * time.Millisecond, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,13 +391,14 @@ func TestTimeoutsAreCounted(t *testing.T) {
 // A target given by URL that runs on this machine is found by its socket:
 // its process figures are reported as a child's would be.
 func TestLocalTargetFoundByItsSocket(t *testing.T) {
-	child, err := Start(context.Background(), ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=100000000"}, Wait: 30 * time.Second})
+	child, err := target.Start(context.Background(),
+		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=100000000"}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer child.Stop()
-	if pid, err := ListenerPID(strings.TrimPrefix(child.URL, "http://")); err != nil || pid != child.PID() {
-		t.Fatalf("ListenerPID: %d, %v; want %d", pid, err, child.PID())
+	if l, err := target.FindListener(strings.TrimPrefix(child.URL, "http://")); err != nil || l.PID != child.PID() {
+		t.Fatalf("FindListener: %d, %v; want %d", l.PID, err, child.PID())
 	}
 	u, _ := url.Parse(child.URL)
 	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u}, LoadOptions{Concurrency: 2, Duration: 500 * time.Millisecond})
@@ -472,7 +419,7 @@ func TestLocalTargetFoundByItsSocket(t *testing.T) {
 	if run.TargetProc != nil || !hasWarning(run, "target-unseen") {
 		t.Errorf("an in-process server: %+v, %v", run.TargetProc, run.Warnings)
 	}
-	if _, err := ListenerPID("192.0.2.1:80"); err == nil || !strings.Contains(err.Error(), "not an address of this machine") {
+	if _, err := target.FindListener("192.0.2.1:80"); err == nil || !strings.Contains(err.Error(), "not an address of this machine") {
 		t.Errorf("another host: %v", err)
 	}
 }
@@ -482,15 +429,10 @@ func TestLocalTargetFoundByItsSocket(t *testing.T) {
 // however long their set-up takes (a 1 ms window once sent none on a busy
 // machine, and probe all took a 1.2 s endpoint for a fast one).
 func TestRequestsEndsTheRun(t *testing.T) {
-	var served atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
-		time.Sleep(300 * time.Millisecond)
-	}))
-	t.Cleanup(srv.Close)
+	target, served := slowTarget(t, 300*time.Millisecond)
 	for _, clients := range []int{1, 4} {
 		served.Store(0)
-		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
+		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, target,
 			LoadOptions{Concurrency: clients, Requests: 1, Duration: time.Minute})
 		if err != nil {
 			t.Fatal(err)

@@ -1,12 +1,15 @@
 package probes
 
 import (
+	"context"
 	"net/url"
+	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/target"
 )
 
 // A client of a loop that meets a refusal while the target's process
@@ -15,7 +18,12 @@ import (
 // the refusal is the run's end, not a failed request.
 func TestTargetGoneInALoop(t *testing.T) {
 	u, _ := url.Parse("http://127.0.0.1:1")
-	ch := &Child{exited: make(chan struct{})}
+	ch, err := target.Start(context.Background(),
+		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=100000000"}, Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Stop()
 	c := NewClient(&Target{URL: u, Child: ch}, time.Second)
 	l, err := h1.NewLoop()
 	if err != nil {
@@ -26,8 +34,8 @@ func TestTargetGoneInALoop(t *testing.T) {
 	l.Go(func() { gone = c.targetGone(syscall.ECONNREFUSED) })
 	go func() {
 		time.Sleep(25 * time.Millisecond)
-		close(ch.exited) // the process exits,
-		l.Interrupt()    // and RunLoad cancels the run at once
+		ch.Kill()     // the process exits,
+		l.Interrupt() // and RunLoad cancels the run at once
 	}()
 	l.Run()
 	if !gone {

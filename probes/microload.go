@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // Call is one request of a microload and how to check its reply.
@@ -23,6 +25,10 @@ type Call struct {
 	// extracts a value from it): it is decoded even when the same bytes
 	// were checked before.
 	Read bool
+	// Do, when set, makes the call in place of sending Req on the client's
+	// connection (a gRPC watch's span, held by grpc-go's client), and
+	// fills the reply as a transport does; Req still names the request.
+	Do func(resp *h1.Response) error
 }
 
 // Reply is a response as a check sees it: the body decoded.
@@ -43,6 +49,12 @@ type Microload interface {
 	NewSession(ctx context.Context, c *Client, id int) (Session, error)
 }
 
+// MCPSpeaker is a microload that speaks MCP: the lane its Prepare
+// negotiated, for the run's report.
+type MCPSpeaker interface {
+	MCPLane() result.MCPLane
+}
+
 // Session is one virtual client's stream of calls.
 type Session interface {
 	Next(i int) Call
@@ -51,21 +63,13 @@ type Session interface {
 // Target is the server under load.
 type Target struct {
 	URL    *url.URL
-	Header []h1.Field // sent with every request (e.g. Authorization)
-	Child  *Child     // the target's process when probe started it; nil otherwise
-	HTTP2  *HTTP2     // load over HTTP/2 (--http2); nil: HTTP/1.1
+	Header []h1.Field    // sent with every request (e.g. Authorization)
+	Child  *target.Child // the target's process when probe started it; nil otherwise
+	HTTP2  *HTTP2        // load over HTTP/2 (--http2); nil: HTTP/1.1
 }
 
 // Addr is the target's host:port.
-func (t *Target) Addr() string {
-	if t.URL.Port() != "" {
-		return t.URL.Host
-	}
-	if t.URL.Scheme == "https" {
-		return t.URL.Host + ":443"
-	}
-	return t.URL.Host + ":80"
-}
+func (t *Target) Addr() string { return target.Addr(t.URL) }
 
 // UserAgent names probe to the servers it loads, as browsers and crawlers
 // name themselves.
@@ -106,10 +110,10 @@ func (t *Target) HeaderValue(name string) string {
 	return v
 }
 
-// staticSession repeats calls in turn.
-type staticSession []Call
+// StaticSession repeats calls in turn.
+type StaticSession []Call
 
-func (s staticSession) Next(i int) Call {
+func (s StaticSession) Next(i int) Call {
 	if len(s) == 1 {
 		return s[0] // most loads: no division a request
 	}

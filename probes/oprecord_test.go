@@ -4,14 +4,16 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/result"
 )
 
 // An operation's record, on time or late, merges to exactly the
 // histograms of recording every call's latency and service time apart.
 func TestOpRecordMergesToBothFiguresOfEveryCall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	rec := &opRecord{onTime: newHistBatch(newHistogram())}
-	want := &OpStats{Latency: newHistogram(), Service: newHistogram()}
+	rec := &opRecord{onTime: newHistBatch(result.NewHistogram())}
+	want := &result.OpStats{Latency: result.NewHistogram(), Service: result.NewHistogram()}
 	base := time.Unix(1000, 0)
 	for k := range 5000 {
 		due := base.Add(time.Duration(k) * time.Millisecond)
@@ -25,7 +27,7 @@ func TestOpRecordMergesToBothFiguresOfEveryCall(t *testing.T) {
 		want.Latency.RecordValue(max(1, done.Sub(due).Microseconds()))
 		want.Service.RecordValue(max(1, done.Sub(sent).Microseconds()))
 	}
-	got := &OpStats{Latency: newHistogram(), Service: newHistogram()}
+	got := &result.OpStats{Latency: result.NewHistogram(), Service: result.NewHistogram()}
 	rec.mergeTo(got)
 	if got.Calls != want.Calls || !got.Latency.Equals(want.Latency) || !got.Service.Equals(want.Service) {
 		t.Fatalf("calls %d, latency p99 %d (want %d), service p99 %d (want %d)", got.Calls,

@@ -5,22 +5,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/probehq/probe/result"
 )
-
-// Second is one point of a run's per-second series: the measured requests
-// that completed in [At, At+Width) of the window, and their latencies
-// (from the intended send time, as Latency's: open loop corrected).
-type Second struct {
-	At       time.Duration // from the window's opening
-	Width    time.Duration // a second; wider once a long run passed maxSeconds points
-	Requests int64
-	Errors   int64
-	Latency  *hdrhistogram.Histogram // coarse (1 significant digit); nil when none completed
-}
-
-// maxSeconds bounds a run's series: past it, points are merged pairwise
-// into wider ones (a 24 h run keeps about 1,800 to 3,600 points).
-const maxSeconds = 3600
 
 // newSecondHistogram is a point's histogram: one significant digit (each
 // value within about 6%) keeps it to about 3 KB, enough for p50 and p99 a
@@ -35,7 +21,7 @@ func newSecondHistogram() *hdrhistogram.Histogram {
 type perSecond struct {
 	mu     sync.Mutex
 	width  int // seconds a point covers
-	points []Second
+	points []result.Second
 }
 
 func newPerSecond() *perSecond { return &perSecond{width: 1} }
@@ -43,13 +29,13 @@ func newPerSecond() *perSecond { return &perSecond{width: 1} }
 func (p *perSecond) add(sec int, requests, errors int64, h *hdrhistogram.Histogram) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for sec/p.width >= maxSeconds {
+	for sec/p.width >= result.MaxSeconds {
 		p.widen()
 	}
 	i := sec / p.width
 	for len(p.points) <= i {
 		n := len(p.points)
-		p.points = append(p.points, Second{At: time.Duration(n*p.width) * time.Second, Width: time.Duration(p.width) * time.Second})
+		p.points = append(p.points, result.Second{At: time.Duration(n*p.width) * time.Second, Width: time.Duration(p.width) * time.Second})
 	}
 	pt := &p.points[i]
 	pt.Requests += requests
@@ -65,7 +51,7 @@ func (p *perSecond) add(sec int, requests, errors int64, h *hdrhistogram.Histogr
 // widen halves the points, each new one the sum of two.
 func (p *perSecond) widen() {
 	p.width *= 2
-	merged := make([]Second, 0, (len(p.points)+1)/2)
+	merged := make([]result.Second, 0, (len(p.points)+1)/2)
 	for i := 0; i < len(p.points); i += 2 {
 		pt := p.points[i]
 		pt.Width = time.Duration(p.width) * time.Second
@@ -88,15 +74,15 @@ func (p *perSecond) widen() {
 
 // series is the points up to span (the measured window), empty seconds
 // included: a stalled second shows as a zero, not as a gap.
-func (p *perSecond) series(span time.Duration) []Second {
+func (p *perSecond) series(span time.Duration) []result.Second {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := time.Duration(p.width) * time.Second
 	n := max(len(p.points), int((span+w-1)/w))
-	out := make([]Second, n)
+	out := make([]result.Second, n)
 	copy(out, p.points)
 	for i := len(p.points); i < n; i++ {
-		out[i] = Second{At: time.Duration(i) * w, Width: w}
+		out[i] = result.Second{At: time.Duration(i) * w, Width: w}
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/result"
 )
 
 func TestPerSecondSeriesOfAClosedLoop(t *testing.T) {
@@ -49,19 +51,7 @@ func TestPerSecondSeriesOfAClosedLoop(t *testing.T) {
 // A stall in the open loop: the sends due while one request stalls wait
 // behind it, and the second it ends in must show that wait.
 func TestPerSecondSeriesShowsAStall(t *testing.T) {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 150 { // about 0.75 s in at 200 a second
-			time.Sleep(300 * time.Millisecond)
-		}
-		w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 1, Rate: 200, Duration: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, _ := stallOnce(t, 150, 300*time.Millisecond) // about 0.75 s in at 200 a second
 	stalled, calm := 0, 0
 	for _, s := range run.Seconds {
 		if s.Latency == nil {
@@ -90,7 +80,7 @@ func TestPerSecondSeriesIsBounded(t *testing.T) {
 		p.add(sec, 2, int64(sec%2), h)
 	}
 	s := p.series(24 * time.Hour)
-	if len(s) > maxSeconds || len(s) < maxSeconds/2 {
+	if len(s) > result.MaxSeconds || len(s) < result.MaxSeconds/2 {
 		t.Fatalf("%d points for a day", len(s))
 	}
 	var reqs, errs, counted int64

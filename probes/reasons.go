@@ -1,32 +1,11 @@
 package probes
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/probehq/probe/lib/textline"
+	"github.com/probehq/probe/result"
 )
-
-// MaxReasons is how many distinct error reasons a tally keeps for one
-// operation; the others are counted together under OtherReasons, so the
-// count of errors stays exact while a server that puts a request id in
-// every error message grows neither probe's memory nor its report.
-const MaxReasons = 100
-
-// OtherReasons is the key that counts op's errors past its MaxReasons
-// distinct reasons ("" : the reasons of no operation).
-func OtherReasons(op string) string {
-	return reasonKey(op, "other reasons (past the first "+strconv.Itoa(MaxReasons)+" distinct)")
-}
-
-// reasonKey is a tally's key: "op: text", or text for a reason of no
-// operation (a refused connection, a timeout).
-func reasonKey(op, text string) string {
-	if op == "" {
-		return text
-	}
-	return op + ": " + text
-}
 
 // FoldReason takes the request's own values out of an error text, so
 // that one cause is one reason: a word of at least 8 characters of hex
@@ -159,7 +138,7 @@ const maxReasonText = 120
 // Add counts n errors of op ("" for none) whose text is text: folded,
 // then made one printable line of at most 120 bytes.
 func (r *Reasons) Add(op, text string, n int64) {
-	r.add(op, reasonKey(op, textline.Of(FoldReason(textline.Of(text, 8*maxReasonText)), maxReasonText)), n)
+	r.add(op, result.ReasonKey(op, textline.Of(FoldReason(textline.Of(text, 8*maxReasonText)), maxReasonText)), n)
 }
 
 func (r *Reasons) add(op, key string, n int64) {
@@ -167,7 +146,7 @@ func (r *Reasons) add(op, key string, n int64) {
 		r.M[key] += n
 		return
 	}
-	if other := OtherReasons(op); key == other || r.kept[op] >= MaxReasons {
+	if other := result.OtherReasons(op); key == other || r.kept[op] >= result.MaxReasons {
 		key = other
 	} else {
 		r.kept[op]++
@@ -179,47 +158,7 @@ func (r *Reasons) add(op, key string, n int64) {
 // AddAll counts what src counted, its most frequent reasons first (those
 // are the ones kept when both together have too many).
 func (r *Reasons) AddAll(src *Reasons) {
-	for _, k := range ByCount(src.M) {
+	for _, k := range result.ByCount(src.M) {
 		r.add(src.op[k], k, src.M[k])
 	}
-}
-
-// CapReasons is a tally made of m with at most MaxReasons distinct
-// reasons an operation, the operation a key's longest "op: " prefix among
-// ops (else none): its most frequent kept, the rest, and any
-// OtherReasons already there, summed under OtherReasons(op). For tallies
-// from elsewhere (a shard's report.json); m itself is not changed, and
-// returned when it needs no cap.
-func CapReasons(m map[string]int64, ops []string) map[string]int64 {
-	if len(m) <= MaxReasons {
-		return m
-	}
-	byOp := map[string][]string{}
-	for k := range m {
-		op := ""
-		for _, o := range ops {
-			if len(o) > len(op) && strings.HasPrefix(k, o+": ") {
-				op = o
-			}
-		}
-		byOp[op] = append(byOp[op], k)
-	}
-	out := make(map[string]int64, len(m))
-	for op, keys := range byOp {
-		sub := make(map[string]int64, len(keys))
-		for _, k := range keys {
-			sub[k] = m[k]
-		}
-		other := OtherReasons(op)
-		kept := 0
-		for _, k := range ByCount(sub) {
-			if k != other && kept < MaxReasons {
-				out[k] += sub[k]
-				kept++
-			} else {
-				out[other] += sub[k]
-			}
-		}
-	}
-	return out
 }

@@ -1,17 +1,11 @@
 package probes
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/probehq/probe/result"
 )
 
 func TestFoldReason(t *testing.T) {
@@ -66,8 +60,9 @@ func TestReasonsKeepAtMostMaxAnOperationAndEveryCount(t *testing.T) {
 			b++
 		}
 	}
-	if a != MaxReasons+1 || r.M[OtherReasons("GET /a")] != 1000-MaxReasons || total != 1000+2000+5 || r.M["timeout"] != 5 {
-		t.Errorf("GET /a: %d reasons, %d other, total %d", a, r.M[OtherReasons("GET /a")], total)
+	pastCap := r.M[result.OtherReasons("GET /a")]
+	if a != result.MaxReasons+1 || pastCap != 1000-result.MaxReasons || total != 1000+2000+5 || r.M["timeout"] != 5 {
+		t.Errorf("GET /a: %d reasons, %d other, total %d", a, pastCap, total)
 	}
 	// A word of a number and a long hex one is an id: one reason.
 	if b > 3 || r.M["GET /b: request <id>"] < 2*990 {
@@ -88,7 +83,7 @@ func TestReasonsKeepAtMostMaxAnOperationAndEveryCount(t *testing.T) {
 			kept++
 		}
 	}
-	if kept != MaxReasons+1 || sum != 3005+1500 {
+	if kept != result.MaxReasons+1 || sum != 3005+1500 {
 		t.Errorf("merged: %d reasons of GET /a, %d errors", kept, sum)
 	}
 	// A tally from elsewhere (a shard's report.json) is capped by op.
@@ -96,75 +91,9 @@ func TestReasonsKeepAtMostMaxAnOperationAndEveryCount(t *testing.T) {
 	for i := range int64(300) {
 		loose["GET /a: x "+word(i)] = i + 1
 	}
-	capped := CapReasons(loose, []string{"GET /", "GET /a"})
-	if len(capped) != MaxReasons+2 || capped["timeout"] != 1 || capped["GET /a: x "+word(299)] != 300 ||
-		capped[OtherReasons("GET /a")] != 200*201/2 {
-		t.Errorf("capped: %d reasons, other %d", len(capped), capped[OtherReasons("GET /a")])
-	}
-}
-
-// A gRPC server whose every error carries the request's own id (and, for
-// half of them, a distinct word no fold can merge): the run keeps the ids
-// folded into one reason, at most MaxReasons of the others and the rest
-// counted together; every error is counted.
-func TestGRPCErrorsWithRequestIDsAreFoldedAndCapped(t *testing.T) {
-	dir := t.TempDir()
-	proto := filepath.Join(dir, "kv.proto")
-	if err := os.WriteFile(proto, []byte(`syntax = "proto3";
-package kv;
-message Ask { string key = 1; }
-message Item { string value = 1; }
-service KV { rpc Get(Ask) returns (Item); }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var n, words atomic.Int64
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Protocols: &protos, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/grpc")
-		w.Header().Set("Trailer", "Grpc-Status, Grpc-Message")
-		w.WriteHeader(200)
-		i := n.Add(1)
-		w.Header().Set("Grpc-Status", "13")
-		if i%2 == 0 {
-			id := fmt.Sprintf("%08x-%04x-4%03x-a%03x-%012x", i*7919, i%65536, i%4096, i%4096, i*104729)
-			w.Header().Set("Grpc-Message", "request "+id+" failed")
-			return
-		}
-		words.Add(1)
-		w.Header().Set("Grpc-Message", "shard "+word(i)+" is read-only")
-	})}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	u, _ := url.Parse("http://" + l.Addr().String())
-	run, err := RunLoad(context.Background(), &GRPC{Method: "kv.KV/Get", Data: `{"key": "x"}`, Proto: []string{proto}},
-		&Target{URL: u, HTTP2: &HTTP2{}}, LoadOptions{Concurrency: 2, Duration: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, errs := run.Requests()
-	var tallied, ids int64
-	for k, c := range run.Errors {
-		tallied += c
-		if strings.Contains(k, "request <id> failed") {
-			ids += c
-		}
-	}
-	if calls == 0 || errs != calls || tallied < errs {
-		t.Fatalf("%d calls, %d errors, %d tallied", calls, errs, tallied)
-	}
-	if len(run.Errors) > MaxReasons+2 { // 100 words, their other reasons, the ids' one reason
-		t.Errorf("%d distinct reasons from %d errors", len(run.Errors), errs)
-	}
-	if ids < errs/2-2 {
-		t.Errorf("the id-carrying errors folded into %d of %d: %v", ids, errs, run.ErrorReasons()[:3])
-	}
-	if words.Load() > 2*MaxReasons && run.Errors[OtherReasons(run.Ops[0].Name)] == 0 {
-		t.Errorf("%d distinct words sent, no other reasons: %d reasons", words.Load(), len(run.Errors))
+	capped := result.CapReasons(loose, []string{"GET /", "GET /a"})
+	if len(capped) != result.MaxReasons+2 || capped["timeout"] != 1 || capped["GET /a: x "+word(299)] != 300 ||
+		capped[result.OtherReasons("GET /a")] != 200*201/2 {
+		t.Errorf("capped: %d reasons, other %d", len(capped), capped[result.OtherReasons("GET /a")])
 	}
 }

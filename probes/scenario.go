@@ -47,8 +47,10 @@ type GRPCStep struct {
 	Method string   // package.Service/Method
 	Data   string   // the request message as JSON; {{name}} filled, JSON-escaped
 	Proto  []string // .proto files, for a server without reflection
-	m      *grpcMethod
-	on     *Target // the target m was resolved on
+	// Resolve finds Method on the target (probes/grpc's Resolve).
+	Resolve GRPCResolver
+	m       GRPCMethod
+	on      *Target // the target m was resolved on
 }
 
 // Prepare resolves the scenario's gRPC methods on t (the server's
@@ -59,11 +61,14 @@ func (s *Scenario) Prepare(ctx context.Context, t *Target) error {
 		if g == nil || g.m != nil && g.on == t {
 			continue // each step of a stepped ramp is a run of its own: once is enough
 		}
-		m, err := resolveGRPCMethod(ctx, t, g.Method, g.Proto)
+		if g.Resolve == nil {
+			return fmt.Errorf("scenario %s: step %s: no resolver for gRPC methods", s.Name, s.Steps[i].Name)
+		}
+		m, err := g.Resolve(ctx, t, g.Method, g.Proto)
 		if err != nil {
 			return fmt.Errorf("scenario %s: step %s: %v", s.Name, s.Steps[i].Name, err)
 		}
-		g.m, g.on = &m, t
+		g.m, g.on = m, t
 	}
 	return nil
 }
@@ -247,7 +252,7 @@ func fillJSON(t string, vals map[string]value) (string, error) {
 			b.WriteString(v.text)
 		default:
 			return "", fmt.Errorf("{{%s}} from %s stands outside a JSON string and is not a number, true, false or null: %s",
-				t[m[2]:m[3]], v.from, quoteBounded(v.text))
+				t[m[2]:m[3]], v.from, QuoteBounded(v.text))
 		}
 		last = m[1]
 	}
@@ -292,7 +297,8 @@ func (s *Scenario) call(t *Target, i int, vals map[string]value, maxBody int) (C
 	if check == nil {
 		check = statusBelow400
 	}
-	return Call{Op: s.Name + "/" + st.Name, Key: s.Name + "/" + st.Name, Req: t.Request(cmp.Or(st.Method, "GET"), path, body, header...), Check: check,
+	return Call{Op: s.Name + "/" + st.Name, Key: s.Name + "/" + st.Name,
+		Req: t.Request(cmp.Or(st.Method, "GET"), path, body, header...), Check: check,
 		Read: len(st.Extract) > 0}, nil
 }
 
@@ -409,7 +415,7 @@ func (s *Scenario) runSession(ctx context.Context, c *Client, n int, record func
 		case errors.As(err, &re):
 			err = s.Steps[i].refused(re, vals)
 		case err == nil && s.Steps[i].GRPC != nil && len(s.Steps[i].Extract) > 0:
-			if r, err = s.Steps[i].GRPC.m.jsonReply(r, c.maxBody); err == nil {
+			if r, err = s.Steps[i].GRPC.m.JSONReply(r, c.maxBody); err == nil {
 				err = s.Steps[i].extract(ctx, r, vals)
 			}
 			if err != nil {

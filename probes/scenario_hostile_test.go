@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/result"
 )
 
 // wireServer is a raw TCP server that keeps the exact bytes it receives
@@ -397,7 +398,8 @@ func TestExtractionFromLargeRepliesIsBounded(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	sc := &Scenario{Name: "s", Steps: []Step{
-		{Name: "list", Method: "GET", Path: "/big", Extract: []Extract{{Name: "first", JSON: []any{0, "id"}}, {Name: "second", JSON: []any{1, "tags", 2}}}},
+		{Name: "list", Method: "GET", Path: "/big",
+			Extract: []Extract{{Name: "first", JSON: []any{0, "id"}}, {Name: "second", JSON: []any{1, "tags", 2}}}},
 		{Name: "open", Method: "GET", Path: "/items/{{first}}?n={{second}}"},
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -405,7 +407,7 @@ func TestExtractionFromLargeRepliesIsBounded(t *testing.T) {
 	runtime.GC()
 	before := rssBytes()
 	peaks := samplePeaks(maxRSS, cancel)
-	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: Rates{Steps: []float64{float64(sessions)}, Each: time.Second},
+	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: result.Rates{Steps: []float64{float64(sessions)}, Each: time.Second},
 		MaxInFlight: sessions, Timeout: 20 * time.Second,
 		Mix: []Flow{{Name: "s", Weight: 1, Scenario: sc}}}
 	run, err := l.Run(ctx)
@@ -446,7 +448,7 @@ func TestRampStopsPromptlyMidReply(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	sc := &Scenario{Name: "s", Steps: []Step{{Name: "list", Method: "GET", Path: "/", Extract: []Extract{{Name: "x", JSON: []any{0}}}}}}
-	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: Rates{Steps: []float64{8}, Each: 10 * time.Second}, Timeout: 30 * time.Second,
+	l := &ArrivalLoad{Target: &Target{URL: u}, Rates: result.Rates{Steps: []float64{8}, Each: 10 * time.Second}, Timeout: 30 * time.Second,
 		Mix: []Flow{{Name: "s", Weight: 1, Scenario: sc}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -480,7 +482,8 @@ func TestHTTPMicroloadRefusesWhatIsNotHTTP(t *testing.T) {
 			t.Errorf("%+v: no error", l)
 		}
 	}
-	if err := (&HTTP{Method: "PATCH", Path: "/", Header: []h1.Field{{Name: "X-A", Value: "a\tb"}}}).Prepare(context.Background(), target, nil); err != nil {
+	if err := (&HTTP{Method: "PATCH", Path: "/", Header: []h1.Field{{Name: "X-A", Value: "a\tb"}}}).Prepare(context.Background(),
+		target, nil); err != nil {
 		t.Error(err)
 	}
 }

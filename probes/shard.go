@@ -13,18 +13,6 @@ type Shard struct {
 	Index, Count int
 }
 
-// Bounds of a run across machines, which --shard holds to and probe merge
-// reads a shard's report within.
-const (
-	// MaxShards bounds N: past it a shard's part is a rounding error.
-	MaxShards = 10_000
-	// ShardSeconds bounds a shard's per-second series: a run's own bound.
-	ShardSeconds = maxSeconds
-	// MaxShardRate bounds a shard's requests per second: --rate's bound
-	// for the whole fleet.
-	MaxShardRate = 10_000_000
-)
-
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // Clients is the shard's part of total clients (connections): total/Count,
@@ -71,7 +59,7 @@ func (m *shardMicroload) NewSession(ctx context.Context, c *Client, id int) (Ses
 // but a scenario); a scenario's session, or one with fewer keys than
 // shards, is sent whole by every shard.
 func shardSession(sess Session, s Shard) Session {
-	calls, ok := sess.(staticSession)
+	calls, ok := sess.(StaticSession)
 	if !ok || s.Count == 1 {
 		return sess
 	}
@@ -86,7 +74,7 @@ func shardSession(sess Session, s Shard) Session {
 	for i, k := range keys {
 		rank[k] = i
 	}
-	var mine staticSession
+	var mine StaticSession
 	for _, c := range calls {
 		if rank[c.Key]%s.Count == s.Index {
 			mine = append(mine, c)

@@ -23,13 +23,13 @@ func TestShardClientsCoverTheFleetOnce(t *testing.T) {
 }
 
 func TestShardSessionKeepsEveryNthKey(t *testing.T) {
-	var calls staticSession
+	var calls StaticSession
 	for k := range 10 {
 		calls = append(calls, Call{Key: fmt.Sprintf("/k%d", k)}, Call{Key: fmt.Sprintf("/k%d", k)})
 	}
 	seen := map[string]int{}
 	for i := range 3 {
-		sess := shardSession(calls, Shard{i, 3}).(staticSession)
+		sess := shardSession(calls, Shard{i, 3}).(StaticSession)
 		for _, c := range sess {
 			seen[c.Key]++
 		}
@@ -42,8 +42,8 @@ func TestShardSessionKeepsEveryNthKey(t *testing.T) {
 			t.Errorf("key %s sent %d times across the shards, want 2", k, n)
 		}
 	}
-	few := staticSession{{Key: "/a"}, {Key: "/b"}}
-	if got := shardSession(few, Shard{2, 3}); len(got.(staticSession)) != 2 {
+	few := StaticSession{{Key: "/a"}, {Key: "/b"}}
+	if got := shardSession(few, Shard{2, 3}); len(got.(StaticSession)) != 2 {
 		t.Error("fewer keys than shards: every shard must send them all")
 	}
 }
@@ -54,7 +54,7 @@ func (m *idMicroload) Name() string                                    { return 
 func (m *idMicroload) Prepare(context.Context, *Target, *Client) error { return nil }
 func (m *idMicroload) NewSession(_ context.Context, _ *Client, id int) (Session, error) {
 	m.ids = append(m.ids, id)
-	return staticSession{{Key: "/"}}, nil
+	return StaticSession{{Key: "/"}}, nil
 }
 
 func TestShardSplitNumbersClientsAcrossTheFleet(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/target"
 )
 
 // no-pprof names the flag and the places a target's profiles usually are.
@@ -16,7 +18,7 @@ func TestNoPprofNamesTheFlag(t *testing.T) {
 	defer srv.Close()
 	tg := targetOf(t, srv)
 	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond,
-		Profile: &ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/")}})
+		Profile: &target.ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,8 @@ func TestNoPprofNamesTheFlag(t *testing.T) {
 			msg = w.Message
 		}
 	}
-	for _, want := range []string{"the target serves no profiles (", "--pprof URL", "/debug/pprof/ on the server's own port", ":6060/debug/pprof/", ":2019/debug/pprof/"} {
+	for _, want := range []string{"the target serves no profiles (", "--pprof URL", "/debug/pprof/ on the server's own port",
+		":6060/debug/pprof/", ":2019/debug/pprof/"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("no-pprof %q lacks %q", msg, want)
 		}
@@ -44,12 +47,12 @@ func TestCaptureKeepsTheWindowsError(t *testing.T) {
 	defer srv.Close()
 	tg := targetOf(t, srv)
 	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 1, Duration: time.Second,
-		Profile: &ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/"), Window: time.Second, Slack: 300 * time.Millisecond}})
+		Profile: &target.ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/"), Window: time.Second, Slack: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := run.Profiles
-	if p == nil || p.CPUWindowError == nil || !IsTimeout(p.CPUWindowError) || !strings.HasPrefix(p.CPUWindowError.Error(), "CPU window 1: ") {
+	if p == nil || p.CPUWindowError == nil || !target.IsTimeout(p.CPUWindowError) || !strings.HasPrefix(p.CPUWindowError.Error(), "CPU window 1: ") {
 		t.Fatalf("profiles %+v", p)
 	}
 	if p.Unanswered || p.Goroutine == nil {

@@ -1,5 +1,7 @@
 // Package report turns finished data — a run with its analysis, a suite of
-// runs, a fuzz run, a before/after comparison — into report.json (the
+// runs, and through the kinds beside it (report/abreport, fuzzreport,
+// rampreport, shardreport, wsreport, agentsreport) a before/after
+// comparison, a fuzz run, a ramp, a merge — into report.json (the
 // schemas in docs/DESIGN.md), report.md, report.html, the terminal table
 // and the files beside them. It formats and writes; it does not measure or
 // analyse: the command's pipeline hands it what the stages produced.
@@ -9,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,8 +42,8 @@ type Threshold struct {
 	Breaches []string `json:"breaches,omitempty"`
 }
 
-// writeThresholds is report.md's Thresholds section.
-func writeThresholds(b *strings.Builder, ts []Threshold) {
+// WriteThresholds is report.md's Thresholds section.
+func WriteThresholds(b *strings.Builder, ts []Threshold) {
 	if len(ts) == 0 {
 		return
 	}
@@ -54,8 +57,8 @@ func writeThresholds(b *strings.Builder, ts []Threshold) {
 	}
 }
 
-// listThresholds ends the terminal table.
-func listThresholds(w io.Writer, ts []Threshold) {
+// ListThresholds ends the terminal table.
+func ListThresholds(w io.Writer, ts []Threshold) {
 	for _, t := range ts {
 		if t.Broken {
 			fmt.Fprintf(w, "  threshold %s broken: %s\n", t.Expr, strings.Join(t.Breaches, "; "))
@@ -65,9 +68,9 @@ func listThresholds(w io.Writer, ts []Threshold) {
 	}
 }
 
-// marshal is report.json's encoding: indented, ending in a newline; an
+// Marshal is report.json's encoding: indented, ending in a newline; an
 // error (a value JSON cannot hold) is returned, never an empty file.
-func marshal(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding report.json: %v", err)
@@ -75,17 +78,30 @@ func marshal(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// WriteFolder writes d's report.json, report.md and files to dir. Each
+// PageFiles are a report folder's files: report.html, page, and the
+// files drawn beside it (profiles, flame graphs), in a map of their own.
+func PageFiles(page string, files map[string][]byte) map[string][]byte {
+	out := map[string][]byte{"report.html": []byte(page)}
+	maps.Copy(out, files)
+	return out
+}
+
+// WriteFolder writes d's report.json, report.md and files to dir, the
+// figures that cannot be left out (Bounded). Each
 // file is written under a temporary name, synced and renamed into place,
 // so an interrupted write never leaves half a report. Every file is first
 // listed in the manifest of dir (or of the claimed report folder holding
 // dir): --force clears what the manifest lists and nothing else.
 func WriteFolder(dir string, d Document) error {
+	d, err := Bounded(d)
+	if err != nil {
+		return err
+	}
 	files, err := d.Files()
 	if err != nil {
 		return err
 	}
-	js, err := boundedJSON(d)
+	js, err := d.JSON()
 	if err != nil {
 		return err
 	}

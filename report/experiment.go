@@ -7,84 +7,23 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/probehq/probe/analyzers/verdict"
 )
 
-// Experiment is the short confirming run probe makes when a finding's class
-// rests on thin evidence (DESIGN.md, "The experiment"): the endpoint's
-// request sent again in ways that should not change the work (the same key
-// again, a query parameter the server ignores) and in ways that should
-// (another key of the same endpoint), each variant profiled as the main
-// run is, and each finding's CPU per request compared across them.
-type Experiment struct {
-	Endpoint string              `json:"endpoint"`
-	BudgetS  float64             `json:"budget_s"` // --experiment-time
-	TookS    float64             `json:"took_s"`   // what the variants took, Prepare and profiles included
-	Variants []ExperimentVariant `json:"variants"`
-	Findings []ExperimentFinding `json:"findings"`
-	// Skipped says why no variant ran (no key to vary, no time); the
-	// findings keep the class the analysis gave them.
-	Skipped string `json:"skipped,omitempty"`
-}
-
-// ExperimentVariant is one run of the experiment.
-type ExperimentVariant struct {
-	Name string `json:"name"` // same-key, ignored-param, other-key-1, …
-	// ShouldMatter: the variant changes the request's input (another key);
-	// false for the controls, which must leave the work as it is.
-	ShouldMatter bool    `json:"should_matter"`
-	Request      string  `json:"request"` // method and path as sent
-	DurationS    float64 `json:"duration_s"`
-	Requests     int64   `json:"requests"`
-	// SlotRequests are the requests sent in each of the variant's seconds.
-	SlotRequests []int64 `json:"slot_requests,omitempty"`
-	Errors       int64   `json:"errors"`
-	CPUSeconds   float64 `json:"cpu_s"` // all the target's CPU in the variant's profile
-	// ReplyDigest is the most frequent reply's digest (hex); StableDigest
-	// the same reply's with nonces, long hex ids and timestamps masked.
-	ReplyDigest  string `json:"reply_digest,omitempty"`
-	StableDigest string `json:"reply_stable_digest,omitempty"`
-	// DistinctReplies is how many different replies (byte for byte, as
-	// sent) the variant's requests got.
-	DistinctReplies int `json:"distinct_replies,omitempty"`
-	// SameReply: the stable digest equals the reference's (for same-key,
-	// the main run's reply to that key; for the others, same-key's).
-	SameReply bool   `json:"same_reply"`
-	Error     string `json:"error,omitempty"` // the variant could not run or be profiled
-}
-
-// ExperimentFinding is what the experiment measured of one finding.
-type ExperimentFinding struct {
-	Rule        string `json:"rule"`
-	ClassBefore string `json:"class_before"`
-	Class       string `json:"class"`
-	// Verdict: input-independent (load-time), moves-with-input or
-	// replies-with-input (cacheable), or inconclusive (class kept).
-	Verdict string            `json:"verdict"`
-	Frames  []ExperimentFrame `json:"frames"` // the finding's work first, then its own frame
-	// Tolerance is the largest relative change of the work's CPU per
-	// request that still counts as staying put (sampling noise included).
-	Tolerance float64 `json:"tolerance"`
-	// SlotNoise is the standard deviation of one second's CPU per request
-	// of the work relative to its variant's, pooled over the variants (0:
-	// too few seconds to measure it).
-	SlotNoise float64 `json:"slot_noise"`
-	Why       string  `json:"why"`
-}
-
-// ExperimentFrame is one function's CPU per request in each variant, in
-// the order of Experiment.Variants (0 for a variant that did not run).
-type ExperimentFrame struct {
-	Frame           string    `json:"frame"`
-	CPUPerRequestMS []float64 `json:"cpu_per_request_ms"`
-	Samples         []int     `json:"samples"`
-	// SlotCPUPerRequestMS is each variant's seconds' CPU per request, in
-	// the order of the variant's SlotRequests (0 for a second of none).
-	SlotCPUPerRequestMS [][]float64 `json:"slot_cpu_per_request_ms,omitempty"`
-}
+// The experiment's data (its variants, its findings and their frames) is
+// the verdict's: package verdict judges it, the report writes it under
+// these names.
+type (
+	Experiment        = verdict.Experiment
+	ExperimentVariant = verdict.Variant
+	ExperimentFinding = verdict.Finding
+	ExperimentFrame   = verdict.Frame
+)
 
 // writeExperimentLines are the terminal's lines of the experiment: each
 // finding's verdict and its work's CPU per request per variant.
-func (r *RunReport) writeExperimentLines(w io.Writer) {
+func (r *Run) writeExperimentLines(w io.Writer) {
 	e := r.Experiment
 	if e == nil {
 		return
@@ -116,14 +55,15 @@ func sentence(s string) string {
 }
 
 // experimentMarkdown is report.md's section of the experiment ("" when none ran).
-func (r *RunReport) experimentMarkdown() string {
+func (r *Run) experimentMarkdown() string {
 	e := r.Experiment
 	if e == nil {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Experiment\n\nA short confirming run on %s (budget %.0f s, took %.1f s): the request varied in ways that should not matter and in ways that should.\n\n",
-		e.Endpoint, e.BudgetS, e.TookS)
+	fmt.Fprintf(&b, "\n## Experiment\n\nA short confirming run on %s (budget %.0f s, took %.1f s%s): the request varied in ways "+
+		"that should not matter and in ways that should.\n\n",
+		e.Endpoint, e.BudgetS, e.TookS, experimentClients(e))
 	if e.Skipped != "" {
 		b.WriteString("Not run: " + e.Skipped + "\n")
 		return b.String()
@@ -153,27 +93,30 @@ func (r *RunReport) experimentMarkdown() string {
 }
 
 // experimentHTML is report.html's section of the experiment.
-func (r *RunReport) experimentHTML(h int) string {
+func (r *Run) experimentHTML(h int) string {
 	e := r.Experiment
 	if e == nil {
 		return ""
 	}
 	esc := html.EscapeString
 	var b strings.Builder
-	fmt.Fprintf(&b, "<h%d>Experiment</h%d><p>A short confirming run on %s (budget %.0f s, took %.1f s): the request varied in ways that should not matter and in ways that should.</p>",
-		h, h, esc(e.Endpoint), e.BudgetS, e.TookS)
+	fmt.Fprintf(&b, "<h%d>Experiment</h%d><p>A short confirming run on %s (budget %.0f s, took %.1f s%s): the request varied in "+
+		"ways that should not matter and in ways that should.</p>",
+		h, h, esc(e.Endpoint), e.BudgetS, e.TookS, esc(experimentClients(e)))
 	if e.Skipped != "" {
 		fmt.Fprintf(&b, "<p>Not run: %s</p>", esc(e.Skipped))
 		return b.String()
 	}
-	b.WriteString("<table><tr><th>variant</th><th>should matter</th><th>request</th><th>requests</th><th>reply</th><th>same reply</th></tr>")
+	b.WriteString("<table><tr><th>variant</th><th>should " +
+		"matter</th><th>request</th><th>requests</th><th>reply</th><th>same reply</th></tr>")
 	for _, v := range e.Variants {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td><code>%s</code></td><td>%d</td><td>%s</td><td>%s</td></tr>",
 			esc(v.Name), yesNo(v.ShouldMatter), esc(v.Request), v.Requests, esc(variantReply(v)), yesNo(v.SameReply))
 	}
 	b.WriteString("</table>")
 	for _, f := range e.Findings {
-		fmt.Fprintf(&b, "<p><b>%s</b>: %s → %s (%s). %s%s</p><table><tr><th>CPU per request (ms)</th>", esc(f.Rule), esc(f.ClassBefore), esc(f.Class),
+		fmt.Fprintf(&b, "<p><b>%s</b>: %s → %s (%s). %s%s</p><table><tr><th>CPU per request (ms)</th>", esc(f.Rule), esc(f.ClassBefore),
+			esc(f.Class),
 			esc(f.Verdict), esc(sentence(f.Why)), esc(noiseNote(f)))
 		for _, v := range e.Variants {
 			fmt.Fprintf(&b, "<th>%s</th>", esc(v.Name))
@@ -197,7 +140,8 @@ func noiseNote(f ExperimentFinding) string {
 	if f.SlotNoise == 0 {
 		return ""
 	}
-	note := fmt.Sprintf(" One second's CPU per request of the work differed from its variant's by ±%.0f%% (a standard deviation)", 100*f.SlotNoise)
+	note := fmt.Sprintf(" One second's CPU per request of the work differed from its variant's by ±%.0f%% (a standard deviation)",
+		100*f.SlotNoise)
 	if f.Tolerance > 0 {
 		note += fmt.Sprintf("; the tolerance was ±%.0f%%", 100*f.Tolerance)
 	}
@@ -226,4 +170,16 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// experimentClients names the experiment's clients when it ran a closed
+// loop ("" otherwise).
+func experimentClients(e *Experiment) string {
+	switch e.Clients {
+	case 0:
+		return ""
+	case 1:
+		return ", 1 client"
+	}
+	return fmt.Sprintf(", %d clients", e.Clients)
 }

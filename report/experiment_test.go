@@ -8,24 +8,27 @@ import (
 // The experiment's section shows the variants, their replies and each
 // finding's CPU per request per variant, in report.md and report.html.
 func TestExperimentSection(t *testing.T) {
-	r := &RunReport{Experiment: &Experiment{Endpoint: "GET /config", BudgetS: 12, TookS: 12.3,
+	r := &Run{Experiment: &Experiment{Endpoint: "GET /config", BudgetS: 12, TookS: 12.3,
 		Variants: []ExperimentVariant{
 			{Name: "same-key", Request: "GET /config?page=2", Requests: 736, StableDigest: "3e5d", SameReply: true},
 			{Name: "other-key-1", ShouldMatter: true, Request: "GET /config?page=<3>", Requests: 572, StableDigest: "02e9"},
 		},
 		Findings: []ExperimentFinding{{Rule: "repeated-json-decode", ClassBefore: "info", Class: "load-time", Verdict: "input-independent",
-			Why: "stayed put", SlotNoise: 0.14, Tolerance: 0.41, Frames: []ExperimentFrame{{Frame: "encoding/json.Unmarshal", CPUPerRequestMS: []float64{2.88, 3.09}, Samples: []int{212, 173}}}}},
+			Why: "stayed put", SlotNoise: 0.14, Tolerance: 0.41,
+			Frames: []ExperimentFrame{{Frame: "encoding/json.Unmarshal", CPUPerRequestMS: []float64{2.88, 3.09}, Samples: []int{212, 173}}}}},
 	}}
 	md := r.experimentMarkdown()
 	for _, want := range []string{"## Experiment", "| same-key", "`GET /config?page=2`", "info → load-time (input-independent)",
-		"`encoding/json.Unmarshal`", "2.880 (212 samples)", "3.090 (173 samples)", "by ±14% (a standard deviation); the tolerance was ±41%."} {
+		"`encoding/json.Unmarshal`", "2.880 (212 samples)", "3.090 (173 samples)", "by ±14% (a standard deviation); the " +
+			"tolerance was ±41%."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md's experiment lacks %q:\n%s", want, md)
 		}
 	}
 	var term strings.Builder
 	r.writeExperimentLines(&term)
-	if want := "experiment: repeated-json-decode info → load-time (input-independent); ms of CPU a request in encoding/json.Unmarshal: same-key 2.880, other-key-1 3.090"; !strings.Contains(term.String(), want) {
+	if want := "experiment: repeated-json-decode info → load-time (input-independent); ms of CPU a request in " +
+		"encoding/json.Unmarshal: same-key 2.880, other-key-1 3.090"; !strings.Contains(term.String(), want) {
 		t.Errorf("terminal %q, want %q", term.String(), want)
 	}
 	if !strings.Contains(md, "input-independent). Stayed put") {
@@ -50,7 +53,7 @@ func TestExperimentSection(t *testing.T) {
 	if md := r.experimentMarkdown(); !strings.Contains(md, "Not run: no key") {
 		t.Errorf("a skipped experiment: %s", md)
 	}
-	if (&RunReport{}).experimentMarkdown() != "" {
+	if (&Run{}).experimentMarkdown() != "" {
 		t.Error("a run without an experiment has a section")
 	}
 }

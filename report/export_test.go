@@ -1,11 +1,8 @@
 package report
 
 import (
-	"time"
-
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/probehq/probe/report/internal/reporttest"
 )
 
-func newHistogramForTest() *hdrhistogram.Histogram {
-	return hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)
-}
+func newHistogramForTest() *hdrhistogram.Histogram { return reporttest.NewHistogram() }

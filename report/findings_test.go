@@ -19,7 +19,7 @@ func TestPartsAreNumberedUnderTheirParent(t *testing.T) {
 		{Rule: "repeated-gzip", PartOf: "repeated-reply", Endpoint: "GET /b"}, // its parent is another run's
 	}
 	var got []string
-	for _, l := range labelFindings(fs) {
+	for _, l := range LabelFindings(fs) {
 		got = append(got, l.Number)
 	}
 	if strings.Join(got, " ") != "1 1.1 1.1.1 1.2 2 3" {
@@ -35,5 +35,13 @@ func TestPartsAreNumberedUnderTheirParent(t *testing.T) {
 	}
 	if o, c := strings.Count(html, "<ol"), strings.Count(html, "</ol>"); o != c {
 		t.Errorf("%d <ol>, %d </ol>", o, c)
+	}
+	// report.md: a part is a list item inside its parent's, one level in.
+	md := r.Markdown()
+	for _, want := range []string{"\n1. **repeated-reply**", "\n   - **1.1 repeated-xml-encode** (part of 1, repeated-reply)",
+		"\n      - **1.1.1 repeated-sort** (part of 1.1, repeated-xml-encode)", "\n2. **gc-pressure**"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
 	}
 }

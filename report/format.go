@@ -5,11 +5,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/probehq/probe/lib/textline"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"mvdan.cc/sh/v3/syntax"
 )
 
-func fmtMS(v float64) string {
+func FmtMS(v float64) string {
 	switch {
 	case v == 0:
 		return "–"
@@ -21,7 +23,7 @@ func fmtMS(v float64) string {
 	return fmt.Sprintf("%.2fs", v/1000)
 }
 
-func fmtBytes(n int64) string {
+func FmtBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
@@ -33,7 +35,7 @@ func fmtBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-func ellipsis(s string, n int) string {
+func Ellipsis(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -44,8 +46,8 @@ func ellipsis(s string, n int) string {
 // which lib/textline makes one printable line.
 const maxWarning = 2000
 
-// writeWarnings is report.md's Warnings section.
-func writeWarnings(b *strings.Builder, ws []probes.Warning) {
+// WriteWarnings is report.md's Warnings section.
+func WriteWarnings(b *strings.Builder, ws []result.Warning) {
 	if len(ws) == 0 {
 		return
 	}
@@ -55,9 +57,24 @@ func writeWarnings(b *strings.Builder, ws []probes.Warning) {
 	}
 }
 
-// listWarnings ends the terminal table.
-func listWarnings(w io.Writer, ws []probes.Warning) {
+// ListWarnings ends the terminal table.
+func ListWarnings(w io.Writer, ws []result.Warning) {
 	for _, wn := range ws {
 		fmt.Fprintf(w, "  warning [%s]: %s\n", textline.Of(wn.Kind, 60), textline.Of(wn.Message, maxWarning))
 	}
+}
+
+// ShellQuote makes s one word to bash, quoted only where it needs to be.
+// No word can hold a NUL byte; headers and escaped URLs never do.
+func ShellQuote(s string) string {
+	q, _ := syntax.Quote(strings.ReplaceAll(s, "\x00", ""), syntax.LangBash)
+	return q
+}
+
+// PercentileMS is the value at percentile p of a µs histogram, in ms (0 when empty).
+func PercentileMS(h *hdrhistogram.Histogram, p float64) float64 {
+	if h.TotalCount() == 0 {
+		return 0
+	}
+	return Millis(h.ValueAtQuantile(p))
 }

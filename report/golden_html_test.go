@@ -8,7 +8,7 @@ import (
 
 // goldenSeconds gives the golden run a per-second timeline, as a run with
 // --during-writes keeps, so that its page draws the seconds.
-func goldenSeconds(r *RunReport) *RunReport {
+func goldenSeconds(r *Run) *Run {
 	r.Writes = &Writes{Timeline: []SecondReport{{Second: 0, Requests: 70, P50: 40, P99: 95},
 		{Second: 1, Requests: 66, Errors: 2, P50: 48, P99: 120, Syncing: true}, {Second: 2, Requests: 64, P50: 52, P99: 99}}}
 	return r
@@ -48,7 +48,7 @@ func TestRunHTMLWithoutFlameOrSeconds(t *testing.T) {
 }
 
 func TestGoldenSuiteHTML(t *testing.T) {
-	s := NewSuite("http://127.0.0.1:1", []*RunReport{goldenSeconds(goldenRun()), FromRun(sampleRun("page", 3000, 4000, 5000), Analysis{})})
+	s := NewSuite("http://127.0.0.1:1", []*Run{goldenSeconds(goldenRun()), FromRun(sampleRun("page", 3000, 4000, 5000), Analysis{})})
 	page := s.HTML()
 	golden(t, "suite.html", page)
 	files, err := s.Files()

@@ -9,34 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
-
 	"github.com/probehq/probe/flamegraphs"
+	"github.com/probehq/probe/internal/proftest"
 )
-
-// cpuProfile is a CPU profile of the stacks given outermost first,
-// separated by ";", with their sample values.
-func cpuProfile(stacks map[string]int64) *profile.Profile {
-	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}}
-	funcs := map[string]*profile.Function{}
-	for st, v := range stacks {
-		s := &profile.Sample{Value: []int64{1, v}}
-		names := strings.Split(st, ";")
-		for i := len(names) - 1; i >= 0; i-- { // leaf first
-			f := funcs[names[i]]
-			if f == nil {
-				f = &profile.Function{ID: uint64(len(funcs) + 1), Name: names[i], Filename: "/work/app/x.go"}
-				funcs[names[i]] = f
-				p.Function = append(p.Function, f)
-			}
-			loc := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: int64(10 + i)}}}
-			p.Location = append(p.Location, loc)
-			s.Location = append(s.Location, loc)
-		}
-		p.Sample = append(p.Sample, s)
-	}
-	return p
-}
 
 func chromium(t *testing.T) string {
 	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -64,7 +39,7 @@ func dumpDOM(t *testing.T, browser, u string) string {
 // finding's link and checks the flame graph opened on the finding's frame.
 func TestRunPageInBrowser(t *testing.T) {
 	browser := chromium(t)
-	tree, err := flamegraphs.Fold(cpuProfile(map[string]int64{
+	tree, err := flamegraphs.Fold(proftest.Folded(map[string]int64{
 		"main;net/http.(*conn).serve;app.(*Site).ServeHTTP;app.(*Site).sitemap;compress/gzip.(*Writer).Write;compress/flate.(*compressor).deflate": 62,
 		"main;net/http.(*conn).serve;app.(*Site).ServeHTTP;app.feedHandler;app.buildItems":                                                         21,
 		"main;net/http.(*conn).serve;app.(*Site).ServeHTTP;app.(*Site).page":                                                                       17,

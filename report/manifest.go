@@ -187,7 +187,8 @@ func noSymlinkOnTheWay(dir, rel string) (bool, error) {
 			return false, err
 		}
 		if st.Mode()&fs.ModeSymlink != 0 {
-			return false, fmt.Errorf("%s (listed in %s) is a symlink: nothing was removed (probe writes no symlinks and follows none out of the folder)", p, ManifestName)
+			return false, fmt.Errorf("%s (listed in %s) is a symlink: nothing was removed (probe writes no symlinks and follows "+
+				"none out of the folder)", p, ManifestName)
 		}
 	}
 	return true, nil

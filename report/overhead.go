@@ -25,6 +25,7 @@ func (o *ProfilingOverhead) Line() string {
 	if o == nil || o.OffRPS == 0 || o.OnRPS == 0 {
 		return ""
 	}
-	return fmt.Sprintf("profiling cost the target %.1f%% of its throughput: %.0f ok/s without, %.0f with (medians of %d rounds of %.0f s legs, taking turns)",
+	return fmt.Sprintf("profiling cost the target %.1f%% of its throughput: %.0f ok/s without, %.0f with (medians of %d rounds "+
+		"of %.0f s legs, taking turns)",
 		100*o.Loss, o.OffRPS, o.OnRPS, o.Rounds, o.LegS)
 }

@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/probehq/probe/result"
 
-	"github.com/probehq/probe/probes"
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // goldenPerSecond gives a run three seconds: calm, one with a slow tail
 // and two errors, and one in which nothing completed.
-func goldenPerSecond(run *probes.Run) {
-	second := func(at int, errs int64, latenciesUS ...int64) probes.Second {
-		s := probes.Second{At: time.Duration(at) * time.Second, Width: time.Second, Errors: errs}
+func goldenPerSecond(run *result.Run) {
+	second := func(at int, errs int64, latenciesUS ...int64) result.Second {
+		s := result.Second{At: time.Duration(at) * time.Second, Width: time.Second, Errors: errs}
 		if len(latenciesUS) > 0 {
 			s.Latency = hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 1)
 		}
@@ -25,7 +25,7 @@ func goldenPerSecond(run *probes.Run) {
 		}
 		return s
 	}
-	run.Seconds = []probes.Second{second(0, 0, 20_000, 30_000, 40_000), second(1, 2, 30_000, 40_000, 300_000), second(2, 0)}
+	run.Seconds = []result.Second{second(0, 0, 20_000, 30_000, 40_000), second(1, 2, 30_000, 40_000, 300_000), second(2, 0)}
 }
 
 func TestPerSecondFromRun(t *testing.T) {

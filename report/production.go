@@ -28,11 +28,11 @@ type fleetFinding struct {
 	ProductionShare *float64 `json:"production_share,omitempty"`
 }
 
-type runReportFields RunReport // RunReport without its MarshalJSON
+type runReportFields Run // Run without its MarshalJSON
 
 // MarshalJSON writes the run as it is, each finding with its
 // production_share when the run was weighed against a fleet.
-func (r *RunReport) MarshalJSON() ([]byte, error) {
+func (r *Run) MarshalJSON() ([]byte, error) {
 	if r.Production == nil || len(r.Production.Shares) != len(r.Findings) {
 		return json.Marshal((*runReportFields)(r))
 	}
@@ -47,7 +47,7 @@ func (r *RunReport) MarshalJSON() ([]byte, error) {
 }
 
 // fleetLine is a finding's share of the fleet's CPU in words, "" without.
-func (r *RunReport) fleetLine(i int) string {
+func (r *Run) fleetLine(i int) string {
 	p := r.Production
 	if p == nil || i >= len(p.Shares) || p.Shares[i] == nil {
 		return ""

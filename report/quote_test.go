@@ -12,7 +12,8 @@ func TestShellQuoteRoundTripsThroughBash(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash here")
 	}
-	for _, s := range []string{"plain", "", "a b", "it's", "$HOME `id` $(id)", "http://127.0.0.1:8080/x?n=1&q=*", "tab\there", "\x01\xff\u00e9", "new\nline", "!event"} {
+	for _, s := range []string{"plain", "", "a b", "it's", "$HOME `id` $(id)", "http://127.0.0.1:8080/x?n=1&q=*", "tab\there",
+		"\x01\xff\u00e9", "new\nline", "!event"} {
 		out, err := exec.Command(bash, "-c", "printf %s "+ShellQuote(s)).Output()
 		if err != nil {
 			t.Fatalf("%q quoted as %s: %v", s, ShellQuote(s), err)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // A run's error reasons from elsewhere (a shard's report.json, 500
@@ -27,8 +27,8 @@ func TestErrorReasonsAreCappedAndTheTerminalListsTen(t *testing.T) {
 	for _, n := range r.Errors {
 		sum += n
 	}
-	if len(r.Errors) != probes.MaxReasons+1 || sum != total || r.Errors[probes.OtherReasons("GET /x")] != 400*401/2 {
-		t.Errorf("%d reasons, %d errors (want %d), other %d", len(r.Errors), sum, total, r.Errors[probes.OtherReasons("GET /x")])
+	if len(r.Errors) != result.MaxReasons+1 || sum != total || r.Errors[result.OtherReasons("GET /x")] != 400*401/2 {
+		t.Errorf("%d reasons, %d errors (want %d), other %d", len(r.Errors), sum, total, r.Errors[result.OtherReasons("GET /x")])
 	}
 	var b bytes.Buffer
 	r.WriteTable(&b)

@@ -9,23 +9,24 @@ import (
 	"time"
 
 	"github.com/probehq/probe/analyzers"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
-func sampleRun(name string, latenciesUS ...int64) *probes.Run {
-	op := &probes.OpStats{Name: "GET /x", Latency: newHistogramForTest(), Service: newHistogramForTest()}
+func sampleRun(name string, latenciesUS ...int64) *result.Run {
+	op := &result.OpStats{Name: "GET /x", Latency: newHistogramForTest(), Service: newHistogramForTest()}
 	for _, v := range latenciesUS {
 		op.Latency.RecordValue(v)
 		op.Service.RecordValue(v)
 		op.Calls++
 	}
 	op.Errors = 1
-	setup := &probes.OpStats{Name: "initialize", Setup: true, Calls: 4, Latency: newHistogramForTest(), Service: newHistogramForTest()}
+	setup := &result.OpStats{Name: "initialize", Setup: true, Calls: 4, Latency: newHistogramForTest(), Service: newHistogramForTest()}
 	setup.Latency.RecordValue(9000)
-	return &probes.Run{Microload: name, Target: "http://127.0.0.1:1", AcceptEncoding: "gzip", Mode: "closed", Concurrency: 4, Duration: 2 * time.Second,
-		Ops: []*probes.OpStats{setup, op}, Errors: map[string]int64{"GET /x: status 500": 1}, Clients: 4, ConnsOpened: 4,
-		Digests: []probes.Digest{{Key: "/x", Requests: int64(len(latenciesUS)), Distinct: 1}}, GeneratorCPU: 100 * time.Millisecond,
-		Warnings: []probes.Warning{{Kind: "machine-busy", Message: "busy"}}}
+	return &result.Run{Microload: name, Target: "http://127.0.0.1:1", AcceptEncoding: "gzip", Mode: "closed", Concurrency: 4,
+		Duration: 2 * time.Second,
+		Ops:      []*result.OpStats{setup, op}, Errors: map[string]int64{"GET /x: status 500": 1}, Clients: 4, ConnsOpened: 4,
+		Digests: []result.Digest{{Key: "/x", Requests: int64(len(latenciesUS)), Distinct: 1}}, GeneratorCPU: 100 * time.Millisecond,
+		Warnings: []result.Warning{{Kind: "machine-busy", Message: "busy"}}}
 }
 
 func TestFromRun(t *testing.T) {
@@ -74,7 +75,7 @@ func TestFromRun(t *testing.T) {
 func TestCombineAndWriteFolder(t *testing.T) {
 	a := FromRun(sampleRun("sitemap", 1000, 2000), Analysis{})
 	b := FromRun(sampleRun("page", 3000, 4000, 5000), Analysis{})
-	all := NewSuite("http://127.0.0.1:1", []*RunReport{a, b})
+	all := NewSuite("http://127.0.0.1:1", []*Run{a, b})
 	if all.Latency.Requests != 5 || all.Latency.Errors != 2 || len(all.Runs) != 2 || all.Errors["page: GET /x: status 500"] != 1 {
 		t.Errorf("combined %+v", all.Latency)
 	}
@@ -91,7 +92,8 @@ func TestCombineAndWriteFolder(t *testing.T) {
 		}
 	}
 	hgrm, _ := os.ReadFile(filepath.Join(dir, "page", "latency.hgrm"))
-	if !strings.HasPrefix(string(hgrm), " Value\tPercentile\tTotalCount\t1/(1-Percentile)") || !strings.Contains(string(hgrm), "#[Max     =        5.00") {
+	if !strings.HasPrefix(string(hgrm), " Value\tPercentile\tTotalCount\t1/(1-Percentile)") || !strings.Contains(string(hgrm),
+		"#[Max     =        5.00") {
 		t.Errorf("latency.hgrm is not HdrHistogram's format in ms:\n%s", hgrm)
 	}
 }
@@ -100,11 +102,11 @@ func TestCombineAndWriteFolder(t *testing.T) {
 // of an empty "at".
 func TestWhereWithoutAStack(t *testing.T) {
 	f := analyzers.Finding{Rule: "log-storm", Evidence: "the target wrote 4770 lines to stderr during the run"}
-	if got := where(f); got != "no stack: the target wrote 4770 lines to stderr during the run" {
+	if got := Where(f); got != "no stack: the target wrote 4770 lines to stderr during the run" {
 		t.Errorf("where = %q", got)
 	}
 	f.Frames = []string{"log.Printf", "app.handler"}
-	if got := where(f); got != "at log.Printf ← app.handler" {
+	if got := Where(f); got != "at log.Printf ← app.handler" {
 		t.Errorf("where = %q", got)
 	}
 }

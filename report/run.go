@@ -5,10 +5,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/analyzers"
-	"github.com/probehq/probe/probes"
 )
 
 // Summary is the head of every report.json that measured a target: the
@@ -21,12 +22,12 @@ type Summary struct {
 	Latency   Latency             `json:"latency"`
 	Findings  []analyzers.Finding `json:"findings"`
 	Crashes   []Crash             `json:"crashes"`
-	Warnings  []probes.Warning    `json:"warnings"`
+	Warnings  []result.Warning    `json:"warnings"`
 }
 
 // Report is report.json of one microload's run: the summary, and what a
 // reader needs to trust the figures.
-type RunReport struct {
+type Run struct {
 	Summary
 	// Production: the fleet's profile the findings were weighed against
 	// (probe all --production); nil without.
@@ -43,20 +44,30 @@ type RunReport struct {
 	ReplyDigests   []Digest                  `json:"reply_digests"`
 	Generator      Generator                 `json:"generator"`
 	TargetProcess  *Process                  `json:"target_process,omitempty"`
+	TargetRuntime  *result.Runtime           `json:"target_runtime,omitempty"`
+	LeakCheck      *LeakCheck                `json:"leak_check,omitempty"` // a profiled run's look for leaked goroutines
+	MCP            *result.MCPLane           `json:"mcp,omitempty"`        // the MCP lane and protocol version measured
 	Machine        Machine                   `json:"machine"`
 	Ended          string                    `json:"ended,omitempty"`
 	Timeline       []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a profiled run
 	Unexplained    []analyzers.Unexplained   `json:"unexplained,omitempty"`
-	ProfileFiles   []string                  `json:"profile_files,omitempty"`
-	Thresholds     []Threshold               `json:"thresholds,omitempty"`
-	Writes         *Writes                   `json:"writes,omitempty"` // with --during-writes
-	Settle         *Settle                   `json:"settle,omitempty"` // the wait for a quiet target (probe all)
-	PerSecond      []SecondPoint             `json:"per_second,omitempty"`
+	// CPU is how the target's CPU divides by what its goroutines do: the
+	// denominators of the findings' shares (DESIGN.md).
+	CPU          *analyzers.CPUSplit `json:"cpu_split,omitempty"`
+	ProfileFiles []string            `json:"profile_files,omitempty"`
+	Thresholds   []Threshold         `json:"thresholds,omitempty"`
+	Writes       *Writes             `json:"writes,omitempty"` // with --during-writes
+	Settle       *Settle             `json:"settle,omitempty"` // the wait for a quiet target (probe all)
+	PerSecond    []SecondPoint       `json:"per_second,omitempty"`
+	Stream       *Stream             `json:"stream,omitempty"` // a server-streaming gRPC method's messages (probe grpc)
 	// AutoClients is how --concurrency auto chose Concurrency.
 	AutoClients *Concurrency `json:"auto_concurrency,omitempty"`
 	// Shard is which part of a run across machines this is (--shard).
 	Shard      *Shard      `json:"shard,omitempty"`
 	Experiment *Experiment `json:"experiment,omitempty"` // the confirming run of thin findings (experiment.go)
+	// Verification is --verify's: each load-time or cacheable finding's
+	// variant measured against the original (verification.go).
+	Verification []Verification `json:"verification,omitempty"`
 
 	latency *hdrhistogram.Histogram
 	ops     []opHistogram
@@ -163,7 +174,7 @@ type Process struct {
 
 type Machine struct {
 	OthersCPUCores float64 `json:"others_cpu_cores"`
-	Cores          int     `json:"cores,omitempty"` // the machine's CPUs where the run ran (probes.MachineCPUs, not the affinity mask): no figure in cores can be more
+	Cores          int     `json:"cores,omitempty"` // the machine's CPUs where the run ran (machine.CPUs, not the affinity mask): no figure in cores can be more
 }
 
 // Analysis is what the pipeline's analyze step made of a run: findings, the
@@ -172,65 +183,74 @@ type Machine struct {
 type Analysis struct {
 	Findings    []analyzers.Finding
 	Unexplained []analyzers.Unexplained
+	CPU         *analyzers.CPUSplit // how the target's CPU divides: the shares' denominators
 	Timeline    []analyzers.WindowSummary
 	Crashes     []Crash
-	Warnings    []probes.Warning
+	Warnings    []result.Warning
 	Files       map[string][]byte
 	Experiment  *Experiment
 }
 
-func ms(us int64) float64 { return float64(us) / 1000 }
+// LatencyHistogram is the run's whole latency distribution (nil for a run
+// read back from report.json): what a merge or a suite combines.
+func (r *Run) LatencyHistogram() *hdrhistogram.Histogram { return r.latency }
 
-func summarise(h *hdrhistogram.Histogram, calls, errors int64, d time.Duration) Latency {
+func Millis(us int64) float64 { return float64(us) / 1000 }
+
+func Summarise(h *hdrhistogram.Histogram, calls, errors int64, d time.Duration) Latency {
 	l := Latency{Requests: calls, Errors: errors}
 	if d > 0 {
 		l.RPS = float64(calls-errors) / d.Seconds() // replies that passed their checks
 	}
 	if h.TotalCount() > 0 {
-		l.P50, l.P95, l.P99, l.Max = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(95)), ms(h.ValueAtQuantile(99)), ms(h.Max())
+		l.P50, l.P95, l.P99, l.Max = Millis(h.ValueAtQuantile(50)), Millis(h.ValueAtQuantile(95)), Millis(h.ValueAtQuantile(99)), Millis(h.Max())
 	}
 	return l
 }
 
 // FromRun is the report of one microload's run and what was made of it.
-func FromRun(run *probes.Run, a Analysis) *RunReport {
+func FromRun(run *result.Run, a Analysis) *Run {
 	calls, errs := run.Requests()
-	r := &RunReport{
+	r := &Run{
 		Summary: Summary{Microload: run.Microload, Target: run.Target, Mode: run.Mode, DurationS: run.Duration.Seconds(),
-			Findings: nonNil(a.Findings), Crashes: nonNil(a.Crashes), Warnings: append([]probes.Warning{}, run.Warnings...)},
+			Findings: NonNil(a.Findings), Crashes: NonNil(a.Crashes), Warnings: append([]result.Warning{}, run.Warnings...)},
 		AcceptEncoding: run.AcceptEncoding, Protocol: run.Protocol, Concurrency: run.Concurrency, Rate: run.Rate,
-		Errors:      probes.CapReasons(run.Errors, opNames(run)),
+		Errors:      result.CapReasons(run.Errors, opNames(run)),
 		Connections: Connections{Clients: run.Clients, Opened: run.ConnsOpened},
 		Bytes:       Bytes{Wire: run.WireBytes, Decoded: run.Decoded},
 		Generator: Generator{CPUSeconds: run.GeneratorCPU.Seconds(), CPUPerRequestUS: float64(run.CPUPerRequest().Nanoseconds()) / 1000,
 			CPUs: run.CPUs},
-		Machine: Machine{OthersCPUCores: run.OthersCPU, Cores: run.MachineCPUs}, Ended: run.Ended, Timeline: a.Timeline, Unexplained: a.Unexplained,
+		Machine: Machine{OthersCPUCores: run.OthersCPU, Cores: run.MachineCPUs}, Ended: run.Ended, Timeline: a.Timeline,
+		Unexplained: a.Unexplained, CPU: a.CPU,
 		Experiment: a.Experiment, latency: run.Latency(), files: maps.Clone(a.Files),
 	}
 	for _, w := range a.Warnings {
-		r.Warnings = probes.AddWarning(r.Warnings, w.Kind, w.Message)
+		r.Warnings = result.AddWarning(r.Warnings, w.Kind, w.Message)
 	}
-	r.Latency = summarise(r.latency, calls, errs, run.Duration)
+	r.Latency = Summarise(r.latency, calls, errs, run.Duration)
 	for _, op := range run.Ops {
-		l := summarise(op.Latency, op.Calls, op.Errors, run.Duration)
+		l := Summarise(op.Latency, op.Calls, op.Errors, run.Duration)
 		row := Operation{Op: op.Name, Setup: op.Setup, Calls: op.Calls, Errors: op.Errors, Percentiles: l.Percentiles}
 		if !op.Setup {
 			row.RPS = l.RPS
 		}
-		row.ServiceP99 = ms(op.Service.ValueAtQuantile(99))
+		row.ServiceP99 = Millis(op.Service.ValueAtQuantile(99))
 		r.ops = append(r.ops, opHistogram{op.Name, op.Latency})
 		r.Operations = append(r.Operations, row)
 	}
 	for _, s := range run.Seconds {
 		p := SecondPoint{T: s.At.Seconds(), Requests: s.Requests, Errors: s.Errors}
 		if s.Latency != nil && s.Latency.TotalCount() > 0 {
-			p.P50, p.P99 = ms(s.Latency.ValueAtQuantile(50)), ms(s.Latency.ValueAtQuantile(99))
+			p.P50, p.P99 = Millis(s.Latency.ValueAtQuantile(50)), Millis(s.Latency.ValueAtQuantile(99))
 		}
 		r.PerSecond = append(r.PerSecond, p)
 	}
 	for _, d := range run.Digests {
 		r.ReplyDigests = append(r.ReplyDigests, Digest{Key: d.Key, Requests: d.Requests, Distinct: d.Distinct})
 	}
+	r.TargetRuntime = run.TargetRuntime
+	r.LeakCheck = leakCheckOf(run)
+	r.MCP = run.MCP
 	if tp := run.TargetProc; tp != nil {
 		r.TargetProcess = &Process{PID: tp.PID, CPUSeconds: tp.CPU.Seconds(), MaxRSS: tp.MaxRSS, MaxThreads: tp.MaxThreads, MaxFDs: tp.MaxFDs}
 		if span := run.CPUSpan(); span > 0 { // the window the CPU was measured over, not --duration
@@ -248,7 +268,7 @@ func FromRun(run *probes.Run, a Analysis) *RunReport {
 }
 
 // opNames are the names of run's operations.
-func opNames(run *probes.Run) []string {
+func opNames(run *result.Run) []string {
 	names := make([]string, len(run.Ops))
 	for i, op := range run.Ops {
 		names[i] = op.Name
@@ -256,7 +276,7 @@ func opNames(run *probes.Run) []string {
 	return names
 }
 
-func nonNil[T any](s []T) []T {
+func NonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
@@ -264,16 +284,16 @@ func nonNil[T any](s []T) []T {
 }
 
 // Warn adds a warning once.
-func (r *RunReport) Warn(kind, msg string) { r.Warnings = probes.AddWarning(r.Warnings, kind, msg) }
+func (r *Run) Warn(kind, msg string) { r.Warnings = result.AddWarning(r.Warnings, kind, msg) }
 
 // Failed says whether the run should exit non-zero: failed checks, or a run
 // that ended early.
-func (r *RunReport) Failed() bool {
+func (r *Run) Failed() bool {
 	return r.Latency.Errors > 0 || r.Ended != "" || r.LostWrites() > 0
 }
 
 // LostWrites counts the changes of --during-writes that never showed.
-func (r *RunReport) LostWrites() int {
+func (r *Run) LostWrites() int {
 	if r.Writes == nil {
 		return 0
 	}

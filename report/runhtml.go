@@ -7,21 +7,22 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/textline"
-	"github.com/probehq/probe/probes"
 )
 
 // HTML is the run's report.html: the table, the run second by second,
 // the latency percentile curve, the findings with links into the flame
 // graph, the unexplained CPU and the warnings. Self-contained: inline SVG
 // and CSS, no script.
-func (r *RunReport) HTML() string {
+func (r *Run) HTML() string {
 	var b strings.Builder
 	title := r.Microload + " against " + r.Target
-	b.WriteString(pageHead("probe " + title))
+	b.WriteString(PageHead("probe " + title))
 	fmt.Fprintf(&b, "<h1>%s</h1>", html.EscapeString(title))
 	r.body(&b, "", 2)
 	b.WriteString("</body></html>\n")
@@ -31,26 +32,29 @@ func (r *RunReport) HTML() string {
 // body is the run's page below its title; flameDir is the run's folder
 // relative to the page (a suite's page links into each run's folder), h
 // the level of its headings.
-func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
+func (r *Run) body(b *strings.Builder, flameDir string, h int) {
 	esc := html.EscapeString
 	fmt.Fprintf(b, "<p>%s loop, %s, %.1f s measured. %d requests, %d errors, %.0f ok a second.</p>",
 		esc(r.Mode), esc(r.load()), r.DurationS, r.Latency.Requests, r.Latency.Errors, r.Latency.RPS)
-	b.WriteString(r.operationsTable().HTML())
+	b.WriteString(r.OperationsTable().HTML())
 	if r.Ended != "" {
 		fmt.Fprintf(b, "<p><b>Ended early</b>: %s</p>", esc(r.Ended))
 	}
 	b.WriteString(r.secondsPlots())
-	b.WriteString(latencyCurve("latency by percentile (ms) — "+r.Microload, r.latency))
+	b.WriteString(LatencyCurve("latency by percentile (ms) — "+r.Microload, r.latency))
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(b, "<h%d>Errors</h%d><ul>", h, h)
-		for _, reason := range probes.ByCount(r.Errors) {
+		for _, reason := range result.ByCount(r.Errors) {
 			fmt.Fprintf(b, "<li>%d × %s</li>", r.Errors[reason], esc(textline.Of(reason, textline.Max)))
 		}
 		b.WriteString("</ul>")
 	}
+	if r.CPU != nil && len(r.Findings)+len(r.Unexplained) > 0 {
+		fmt.Fprintf(b, "<p>%s.</p>", esc(r.CPU.Line()))
+	}
 	if len(r.Findings) > 0 {
 		fmt.Fprintf(b, "<h%d>Findings</h%d><ol>", h, h)
-		labels := labelFindings(r.Findings)
+		labels := LabelFindings(r.Findings)
 		prev := -1 // the depth of the item left open
 		for i, f := range r.Findings {
 			l := labels[i]
@@ -61,20 +65,23 @@ func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
 				b.WriteString("</li>" + strings.Repeat("</ol></li>", prev-l.Depth))
 			}
 			prev = l.Depth
-			fmt.Fprintf(b, "<li><b>%s</b>%s (%s, %s) on %s: %.0f%% of CPU, %.0f%% of allocations. %s<br>%s<br>Fix: %s",
-				esc(f.Rule), esc(l.partOf(f)), esc(f.Class), esc(f.Severity), esc(f.Endpoint), 100*f.CPUShare, 100*f.AllocShare,
+			fmt.Fprintf(b, "<li><b>%s</b>%s (%s, %s) on %s: %.0f%% of the target's CPU (%.0f%% of the CPU serving requests), "+
+				"%.0f%% of its allocations. %s<br>%s<br>Fix: %s",
+				esc(f.Rule), esc(l.PartOf(f)), esc(f.Class), esc(f.Severity), esc(f.Endpoint), 100*f.CPUShare, 100*f.CPUShareOfRequests,
+				100*f.AllocShare,
 				shareBar(f.CPUShare), esc(f.Evidence), esc(f.Suggestion))
 			if link := r.flameLink(flameDir, focusFrame(f)); link != "" {
 				fmt.Fprintf(b, `<br><a class="flame" href="%s">%s in the flame graph</a>`, esc(link), esc(focusFrame(f)))
 			}
-			fmt.Fprintf(b, "<br><code>%s</code>", esc(where(f)))
+			fmt.Fprintf(b, "<br><code>%s</code>", esc(Where(f)))
 		}
 		b.WriteString("</li>" + strings.Repeat("</ol></li>", max(prev, 0)) + "</ol>")
 	}
 	if len(r.Unexplained) > 0 {
-		fmt.Fprintf(b, "<h%d>Unexplained</h%d><p>Own code that took CPU no rule explains (a rule of your own, <code>--rules</code>, can name it):</p><ul>", h, h)
+		fmt.Fprintf(b, "<h%d>Unexplained</h%d><p>Own code that took CPU no rule explains (a rule of your own, "+
+			"<code>--rules</code>, can name it):</p><ul>", h, h)
 		for _, u := range r.Unexplained {
-			fmt.Fprintf(b, "<li>%.0f%% %s <code>%s</code>", 100*u.CPUShare, shareBar(u.CPUShare), esc(u.PathTail(4, " → ")))
+			fmt.Fprintf(b, "<li>%.0f%% of the target's CPU %s <code>%s</code>", 100*u.CPUShare, shareBar(u.CPUShare), esc(u.PathTail(4, " → ")))
 			if calls := u.CallsInWords(); calls != "" {
 				fmt.Fprintf(b, "<br>calls %s", esc(calls))
 			}
@@ -86,6 +93,7 @@ func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
 		b.WriteString("</ul>")
 	}
 	b.WriteString(r.experimentHTML(h))
+	b.WriteString(r.verificationHTML(h))
 	if len(r.Crashes) > 0 {
 		fmt.Fprintf(b, "<h%d>Crashes</h%d><ul>", h, h)
 		for _, c := range r.Crashes {
@@ -93,8 +101,8 @@ func (r *RunReport) body(b *strings.Builder, flameDir string, h int) {
 		}
 		b.WriteString("</ul>")
 	}
-	writeWarningsHTML(b, r.Warnings, h)
-	writeThresholdsHTML(b, r.Thresholds, h)
+	WriteWarningsHTML(b, r.Warnings, h)
+	WriteThresholdsHTML(b, r.Thresholds, h)
 	if len(r.ProfileFiles) > 0 {
 		b.WriteString("<p>Files beside this report: ")
 		for i, name := range r.ProfileFiles {
@@ -120,7 +128,7 @@ func focusFrame(f analyzers.Finding) string {
 }
 
 // flameLink opens flame.html (when the run was profiled) focused on frame.
-func (r *RunReport) flameLink(dir, frame string) string {
+func (r *Run) flameLink(dir, frame string) string {
 	if _, ok := r.files["flame.html"]; !ok || frame == "" {
 		return ""
 	}
@@ -130,7 +138,7 @@ func (r *RunReport) flameLink(dir, frame string) string {
 // secondsPlots draws requests and errors, then p50 and p99, a second at a
 // time: from the run's per-second series (every measured request), else
 // from --during-writes' timeline (a report.json written before the series).
-func (r *RunReport) secondsPlots() string {
+func (r *Run) secondsPlots() string {
 	var reqs, errs, p50, p99 [][2]float64
 	switch {
 	case len(r.PerSecond) > 0:
@@ -154,15 +162,17 @@ func (r *RunReport) secondsPlots() string {
 		return "<p class=\"note\">No per-second timeline: this run measured no second.</p>"
 	}
 	return `<div class="plots">` +
-		linePlot("requests and errors a second", "second", []series{{"requests", "#1f6fc5", reqs}, {"errors", "#c33", errs}}, false, 0, 0) +
-		linePlot("p50 and p99 a second (ms, log)", "second", []series{{"p50", "#2a9d5c", p50}, {"p99", "#e8730c", p99}}, true, 0, 0) +
+		LinePlot("requests and errors a second", "second", []Series{
+			{Name: "requests", Color: "#1f6fc5", Points: reqs}, {Name: "errors", Color: "#c33", Points: errs}}, false, 0, 0) +
+		LinePlot("p50 and p99 a second (ms, log)", "second", []Series{
+			{Name: "p50", Color: "#2a9d5c", Points: p50}, {Name: "p99", Color: "#e8730c", Points: p99}}, true, 0, 0) +
 		"</div>"
 }
 
-// latencyCurve draws latency against percentile the way HdrHistogram's
+// LatencyCurve draws latency against percentile the way HdrHistogram's
 // plotter does: x is 1/(1-p) on a log axis, so 90%, 99%, 99.9% are evenly
 // spaced; y is milliseconds.
-func latencyCurve(title string, h *hdrhistogram.Histogram) string {
+func LatencyCurve(title string, h *hdrhistogram.Histogram) string {
 	if h == nil || h.TotalCount() == 0 {
 		return ""
 	}
@@ -173,30 +183,33 @@ func latencyCurve(title string, h *hdrhistogram.Histogram) string {
 		if q >= 1 {
 			break
 		}
-		pts = append(pts, [2]float64{math.Log10(1 / (1 - q)), ms(br.ValueAt)})
+		pts = append(pts, [2]float64{math.Log10(1 / (1 - q)), Millis(br.ValueAt)})
 	}
 	// The last decade reached is where the curve ends: the maximum.
 	maxX := 1.0
 	if len(pts) > 0 {
 		maxX = math.Max(1, math.Ceil(pts[len(pts)-1][0]))
 	}
-	pts = append(pts, [2]float64{maxX, ms(h.Max())})
-	maxY := niceCeil(ms(h.Max()))
+	pts = append(pts, [2]float64{maxX, Millis(h.Max())})
+	maxY := niceCeil(Millis(h.Max()))
 	px := func(x float64) float64 { return left + (w-left-right)*x/maxX }
 	py := func(y float64) float64 { return top + (ht-top-bottom)*(1-y/maxY) }
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="percentiles" xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-size="10">`, w, ht, w, ht)
+	fmt.Fprintf(&b, `<svg class="percentiles" xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f `+
+		`%.0f" font-size="10">`, w, ht, w, ht)
 	fmt.Fprintf(&b, `<text x="%.0f" y="14" font-size="12">%s</text>`, left, html.EscapeString(title))
 	for i := 0; i <= 4; i++ {
 		v := maxY * float64(i) / 4
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/><text x="%.1f" y="%.1f" text-anchor="end">%.4g</text>`, left, w-right, py(v), py(v), left-4, py(v)+3, v)
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#eee"/><text x="%.1f" y="%.1f" `+
+			`text-anchor="end">%.4g</text>`, left, w-right, py(v), py(v), left-4, py(v)+3, v)
 	}
 	for e := 0.0; e <= maxX; e++ {
 		label := fmt.Sprintf("%g%%", 100*(1-math.Pow(10, -e)))
 		if e == 0 {
 			label = "0%"
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#eee"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, px(e), px(e), top, ht-bottom, px(e), ht-bottom+14, label)
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#eee"/><text x="%.1f" y="%.1f" `+
+			`text-anchor="middle">%s</text>`, px(e), px(e), top, ht-bottom, px(e), ht-bottom+14, label)
 	}
 	var ps []string
 	for _, p := range pts {
@@ -232,10 +245,11 @@ func niceCeil(v float64) float64 {
 // shareBar is a share drawn as a bar, for the eye.
 func shareBar(share float64) string {
 	share = math.Max(0, math.Min(1, share))
-	return fmt.Sprintf(`<svg class="share" width="100" height="8" style="border:0;margin:0 4px"><rect width="100" height="8" fill="#eee"/><rect width="%.0f" height="8" fill="#e8730c"/></svg>`, 100*share)
+	return fmt.Sprintf(`<svg class="share" width="100" height="8" style="border:0;margin:0 4px"><rect width="100" height="8" `+
+		`fill="#eee"/><rect width="%.0f" height="8" fill="#e8730c"/></svg>`, 100*share)
 }
 
-func writeWarningsHTML(b *strings.Builder, ws []probes.Warning, h int) {
+func WriteWarningsHTML(b *strings.Builder, ws []result.Warning, h int) {
 	if len(ws) == 0 {
 		return
 	}
@@ -246,7 +260,7 @@ func writeWarningsHTML(b *strings.Builder, ws []probes.Warning, h int) {
 	b.WriteString("</ul>")
 }
 
-func writeThresholdsHTML(b *strings.Builder, ts []Threshold, h int) {
+func WriteThresholdsHTML(b *strings.Builder, ts []Threshold, h int) {
 	if len(ts) == 0 {
 		return
 	}
@@ -267,10 +281,10 @@ func writeThresholdsHTML(b *strings.Builder, ts []Threshold, h int) {
 func (s *Suite) HTML() string {
 	var b strings.Builder
 	esc := html.EscapeString
-	b.WriteString(pageHead("probe all against " + s.Target))
+	b.WriteString(PageHead("probe all against " + s.Target))
 	fmt.Fprintf(&b, "<h1>probe all against %s</h1>", esc(s.Target))
 	b.WriteString(s.summaryTable().HTML())
-	b.WriteString(latencyCurve("latency by percentile (ms) — all runs", s.latency))
+	b.WriteString(LatencyCurve("latency by percentile (ms) — all runs", s.latency))
 	if len(s.Skipped) > 0 {
 		b.WriteString("<p>Skipped:</p><ul>")
 		for _, sk := range s.Skipped {
@@ -278,7 +292,7 @@ func (s *Suite) HTML() string {
 		}
 		b.WriteString("</ul>")
 	}
-	writeThresholdsHTML(&b, s.Thresholds, 2)
+	WriteThresholdsHTML(&b, s.Thresholds, 2)
 	for _, r := range s.Runs {
 		fmt.Fprintf(&b, `<h2 id="%s">%s</h2>`, esc(r.Microload), esc(r.Microload))
 		r.body(&b, url.PathEscape(r.Microload)+"/", 3)

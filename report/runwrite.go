@@ -7,68 +7,74 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/textline"
-	"github.com/probehq/probe/probes"
 )
 
 // JSON is report.json.
-func (r *RunReport) JSON() ([]byte, error) { return marshal(r) }
+func (r *Run) JSON() ([]byte, error) { return Marshal(r) }
 
 // Page is report.md, the file the command names; report.html beside it is
 // the same run drawn.
-func (r *RunReport) Page() string { return "report.md" }
+func (r *Run) Page() string { return "report.md" }
 
-// operationsTable is the latency table in the manner of seed 000.
-func (r *RunReport) operationsTable() *Table {
+// OperationsTable is the latency table in the manner of seed 000.
+func (r *Run) OperationsTable() *Table {
 	t := &Table{Columns: []Column{{Title: "operation"}, {Title: "calls", Right: true}, {Title: "ok per second", Right: true},
-		{Title: "p50", Right: true}, {Title: "p95", Right: true}, {Title: "p99", Right: true}, {Title: "max", Right: true}, {Title: "errors", Right: true}}}
+		{Title: "p50", Right: true}, {Title: "p95", Right: true}, {Title: "p99", Right: true}, {Title: "max", Right: true},
+		{Title: "errors", Right: true}}}
 	for _, op := range r.Operations {
 		rps := fmt.Sprintf("%.0f", op.RPS)
 		if op.Setup {
 			rps = "set-up"
 		}
-		t.AddRow(op.Op, fmt.Sprint(op.Calls), rps, fmtMS(op.P50), fmtMS(op.P95), fmtMS(op.P99), fmtMS(op.Max), fmt.Sprint(op.Errors))
+		t.AddRow(op.Op, fmt.Sprint(op.Calls), rps, FmtMS(op.P50), FmtMS(op.P95), FmtMS(op.P99), FmtMS(op.Max), fmt.Sprint(op.Errors))
 	}
 	return t
 }
 
 // WriteTable prints the latency table, then the errors, findings, crashes
 // and warnings.
-func (r *RunReport) WriteTable(w io.Writer) {
+func (r *Run) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%s against %s: %s loop, %s\n", r.Microload, r.Target, r.Mode, r.load())
 	for _, l := range r.AutoClients.Lines() {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	r.operationsTable().Text(w)
+	r.OperationsTable().Text(w)
 	l := r.Latency
 	fmt.Fprintf(w, "%d requests in %.1fs, %d errors, %.0f ok a second; %d connections for %d clients; %s on the wire, %s decoded\n",
-		l.Requests, r.DurationS, l.Errors, l.RPS, r.Connections.Opened, r.Connections.Clients, fmtBytes(r.Bytes.Wire), fmtBytes(r.Bytes.Decoded))
+		l.Requests, r.DurationS, l.Errors, l.RPS, r.Connections.Opened, r.Connections.Clients, FmtBytes(r.Bytes.Wire), FmtBytes(r.Bytes.Decoded))
 	fmt.Fprintf(w, "probe: %.2f CPU s, %.1f µs a request", r.Generator.CPUSeconds, r.Generator.CPUPerRequestUS)
 	if p := r.TargetProcess; p != nil {
-		fmt.Fprintf(w, "; target: %.2f cores, %s RSS, %d threads, %d fds at most", p.CPUCores, fmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
+		fmt.Fprintf(w, "; target: %.2f cores, %s RSS, %d threads, %d fds at most", p.CPUCores, FmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
 	}
 	fmt.Fprintln(w)
 	writeReasons(w, r.Errors)
-	labels := labelFindings(r.Findings)
+	if r.CPU != nil && len(r.Findings)+len(r.Unexplained) > 0 {
+		fmt.Fprintf(w, "  %s\n", r.CPU.Line())
+	}
+	labels := LabelFindings(r.Findings)
 	for i, f := range r.Findings {
 		l := labels[i]
-		in := strings.Repeat("   ", l.Depth)
-		fmt.Fprintf(w, "  %s%s. %s%s [%s, %s] %.0f%% CPU, %.0f%% allocations — %s\n%s     %s\n%s     %s\n", in, l.Number, f.Rule, l.partOf(f),
-			f.Class, f.Severity, 100*f.CPUShare, 100*f.AllocShare, f.Endpoint, in, f.Suggestion, in, where(f))
+		in := l.Indent()
+		fmt.Fprintf(w, "  %s — %s\n%s     %s\n%s     %s\n", l.TableItem(f), f.Endpoint, in, f.Suggestion, in, Where(f))
 		if fl := r.fleetLine(i); fl != "" {
 			fmt.Fprintf(w, "%s     fleet: %s\n", in, fl)
 		}
 	}
 	for _, u := range r.Unexplained {
-		fmt.Fprintf(w, "  unexplained: %.0f%% of the CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare, u.PathTail(4, " → "))
+		fmt.Fprintf(w, "  unexplained: %.0f%% of the target's CPU under %s (no rule names it; --rules can)\n", 100*u.CPUShare,
+			u.PathTail(4, " → "))
 		if calls := u.CallsInWords(); calls != "" {
 			fmt.Fprintf(w, "     calls %s\n", calls)
 		}
 	}
 	r.writeExperimentLines(w)
+	r.writeVerificationLines(w)
 	for _, c := range r.Crashes {
 		fmt.Fprintf(w, "  crash [%s] during %s: %s\n", c.Class, c.Endpoint, strings.SplitN(c.Evidence, "\n", 2)[0])
 	}
@@ -83,17 +89,20 @@ func (r *RunReport) WriteTable(w io.Writer) {
 	if l := r.ProfilingOverhead.Line(); l != "" {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	listWarnings(w, r.Warnings)
-	listThresholds(w, r.Thresholds)
+	ListWarnings(w, r.Warnings)
+	ListThresholds(w, r.Thresholds)
 }
 
-func (r *RunReport) load() string {
+func (r *Run) load() string {
 	s := fmt.Sprintf("%d clients", r.Concurrency)
 	if r.Mode == "open" {
 		s = fmt.Sprintf("%.0f requests/s over %d connections", r.Rate, r.Concurrency)
 	}
 	if r.Protocol != "" {
 		s += ", " + r.Protocol
+	}
+	if r.MCP != nil {
+		s += ", MCP " + r.MCP.Lane + " lane, protocol " + r.MCP.ProtocolVersion
 	}
 	if r.AcceptEncoding != "" {
 		s += ", Accept-Encoding: " + r.AcceptEncoding
@@ -102,36 +111,44 @@ func (r *RunReport) load() string {
 }
 
 // Markdown is report.md.
-func (r *RunReport) Markdown() string {
+func (r *Run) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s against %s\n\n%s loop, %s, %.1f s measured.\n\n", r.Microload, r.Target, r.Mode, r.load(), r.DurationS)
 	for _, l := range r.AutoClients.Lines() {
 		b.WriteString(l + "\n\n")
 	}
-	b.WriteString(r.operationsTable().Markdown())
+	b.WriteString(r.OperationsTable().Markdown())
 	fmt.Fprintf(&b, "\n%d connections for %d clients; %s on the wire, %s decoded. probe used %.2f CPU s (%.1f µs a request).\n",
-		r.Connections.Opened, r.Connections.Clients, fmtBytes(r.Bytes.Wire), fmtBytes(r.Bytes.Decoded), r.Generator.CPUSeconds, r.Generator.CPUPerRequestUS)
+		r.Connections.Opened, r.Connections.Clients, FmtBytes(r.Bytes.Wire), FmtBytes(r.Bytes.Decoded), r.Generator.CPUSeconds,
+		r.Generator.CPUPerRequestUS)
 	if p := r.TargetProcess; p != nil {
-		fmt.Fprintf(&b, "The target (pid %d) used %.2f cores, at most %s RSS, %d threads and %d open files.\n", p.PID, p.CPUCores, fmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
+		fmt.Fprintf(&b, "The target (pid %d) used %.2f cores, at most %s RSS, %d threads and %d open files.\n", p.PID, p.CPUCores,
+			FmtBytes(p.MaxRSS), p.MaxThreads, p.MaxFDs)
+	}
+	if rt := r.TargetRuntime; rt != nil {
+		fmt.Fprintf(&b, "Its runtime: %s.\n", RuntimeLine(rt))
+	}
+	if c := r.LeakCheck; c != nil {
+		b.WriteString(c.Line() + "\n")
 	}
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
-		for _, reason := range probes.ByCount(r.Errors) {
+		for _, reason := range result.ByCount(r.Errors) {
 			fmt.Fprintf(&b, "- %d × %s\n", r.Errors[reason], textline.Of(reason, 200))
 		}
 	}
+	if r.CPU != nil && len(r.Findings)+len(r.Unexplained) > 0 {
+		b.WriteString("\n" + r.CPU.Line() + ".\n")
+	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
-		labels := labelFindings(r.Findings)
+		labels := LabelFindings(r.Findings)
 		for i, f := range r.Findings {
 			l := labels[i]
-			in := strings.Repeat("   ", l.Depth) // a part is a list inside its parent's item
-			if l.Depth > 0 {
-				fmt.Fprintf(&b, "%s- **%s %s**%s", in, l.Number, f.Rule, l.partOf(f))
-			} else {
-				fmt.Fprintf(&b, "%s. **%s**", l.Number, f.Rule)
-			}
-			fmt.Fprintf(&b, " (%s, %s) on %s: %.0f%% of CPU (%.0f%% of the CPU serving requests), %.0f%% of allocations.  \n%s   %s  \n%s   Evidence: %s  \n",
+			in := l.Indent()
+			b.WriteString(l.MarkdownItem(f))
+			fmt.Fprintf(&b, " (%s, %s) on %s: %.0f%% of the target's CPU (%.0f%% of the CPU serving requests), %.0f%% of its "+
+				"allocations.  \n%s   %s  \n%s   Evidence: %s  \n",
 				f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, in, f.Suggestion, in, f.Evidence)
 			if f.OwnFrame != "" {
 				fmt.Fprintf(&b, "%s   In the target's own code: `%s`  \n", in, f.OwnFrame)
@@ -143,13 +160,15 @@ func (r *RunReport) Markdown() string {
 		}
 	}
 	if len(r.Unexplained) > 0 {
-		t := &Table{Columns: []Column{{Title: "CPU", Right: true}, {Title: "the target's own code, outermost first"}, {Title: "its heaviest calls"}}}
+		t := &Table{Columns: []Column{{Title: "of the target's CPU", Right: true}, {Title: "the target's own code, outermost first"},
+			{Title: "its heaviest calls (of the target's CPU)"}}}
 		for _, u := range r.Unexplained {
 			t.AddRow(fmt.Sprintf("%.0f%%", 100*u.CPUShare), "`"+u.PathTail(4, "` → `")+"`", u.CallsInWords())
 		}
 		b.WriteString("\n## Unexplained\n\nOwn code that took CPU no rule explains (a rule of your own, `--rules`, can name it):\n\n" + t.Markdown())
 	}
 	b.WriteString(r.experimentMarkdown())
+	b.WriteString(r.verificationMarkdown())
 	if wr := r.Writes; wr != nil {
 		b.WriteString("\n## Reads during writes\n\n")
 		for _, line := range wr.Says() {
@@ -162,7 +181,7 @@ func (r *RunReport) Markdown() string {
 			if s.Syncing {
 				mark = "syncing"
 			}
-			t.AddRow(fmt.Sprint(s.Second), fmt.Sprint(s.Requests), fmt.Sprint(s.Errors), fmtMS(s.P50), fmtMS(s.P99), mark)
+			t.AddRow(fmt.Sprint(s.Second), fmt.Sprint(s.Requests), fmt.Sprint(s.Errors), FmtMS(s.P50), FmtMS(s.P99), mark)
 		}
 		b.WriteString("\n" + t.Markdown())
 		if len(wr.SyncFindings) > 0 {
@@ -195,8 +214,8 @@ func (r *RunReport) Markdown() string {
 	if l := r.ProfilingOverhead.Line(); l != "" {
 		b.WriteString("\n## What profiling cost\n\n" + l + ".\n")
 	}
-	writeWarnings(&b, r.Warnings)
-	writeThresholds(&b, r.Thresholds)
+	WriteWarnings(&b, r.Warnings)
+	WriteThresholds(&b, r.Thresholds)
 	if len(r.ReplyDigests) > 0 {
 		t := &Table{Columns: []Column{{Title: "key"}, {Title: "requests", Right: true}, {Title: "distinct replies", Right: true}}}
 		for i, d := range r.ReplyDigests {
@@ -216,34 +235,31 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // Files are report.html, the latency distributions (HdrHistogram's
 // percentile text format, values in milliseconds), the profiles and the
 // flame graphs.
-func (r *RunReport) Files() (map[string][]byte, error) {
-	files := map[string][]byte{"report.html": []byte(r.HTML())}
-	for name, b := range r.files {
-		files[name] = b
-	}
+func (r *Run) Files() (map[string][]byte, error) {
+	files := PageFiles(r.HTML(), r.files)
 	if r.latency != nil && r.latency.TotalCount() > 0 {
-		files["latency.hgrm"] = hgrm(r.latency)
+		files["latency.hgrm"] = HGRM(r.latency)
 	}
 	for _, op := range r.ops {
 		if op.h.TotalCount() > 0 {
-			files["latency-"+strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(op.name), "-"), "-")+".hgrm"] = hgrm(op.h)
+			files["latency-"+strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(op.name), "-"), "-")+".hgrm"] = HGRM(op.h)
 		}
 	}
 	return files, nil
 }
 
-func hgrm(h *hdrhistogram.Histogram) []byte {
+func HGRM(h *hdrhistogram.Histogram) []byte {
 	var b bytes.Buffer
 	h.PercentilesPrint(&b, 5, 1000)
 	return b.Bytes()
 }
 
-// where shows a finding's place: the target's own frame first, then the
+// Where shows a finding's place: the target's own frame first, then the
 // library path from the work up. A finding no sample placed (a log storm
 // seen only in the target's output) shows its evidence instead.
-func where(f analyzers.Finding) string {
+func Where(f analyzers.Finding) string {
 	if f.OwnFrame == "" && len(f.Frames) == 0 {
-		return "no stack: " + ellipsis(f.Evidence, 240)
+		return "no stack: " + Ellipsis(f.Evidence, 240)
 	}
 	if f.OwnFrame == "" {
 		return "at " + strings.Join(f.Frames[:min(3, len(f.Frames))], " ← ")
@@ -262,13 +278,13 @@ func where(f analyzers.Finding) string {
 }
 
 // shownReasons is how many error reasons the terminal lists; report.json
-// and report.md have them all (at most probes.MaxReasons an operation).
+// and report.md have them all (at most result.MaxReasons an operation).
 const shownReasons = 10
 
 // writeReasons lists the most frequent error reasons, each one printable
 // line, then how many more there are and where.
 func writeReasons(w io.Writer, errs map[string]int64) {
-	reasons := probes.ByCount(errs)
+	reasons := result.ByCount(errs)
 	for i, reason := range reasons {
 		if i == shownReasons {
 			var n int64
@@ -280,4 +296,23 @@ func writeReasons(w io.Writer, errs map[string]int64) {
 		}
 		fmt.Fprintf(w, "  error ×%d: %s\n", errs[reason], textline.Of(reason, 200))
 	}
+}
+
+// RuntimeLine says a target's Go runtime in one line: its Go, its
+// experiments, GOMAXPROCS (with the CPUs it may use), GOGC, GOMEMLIMIT
+// and GODEBUG.
+func RuntimeLine(rt *result.Runtime) string {
+	s := textline.Of(rt.GoVersion, 40)
+	if rt.GOEXPERIMENT != "" {
+		s += " (GOEXPERIMENT " + textline.Of(rt.GOEXPERIMENT, 80) + ")"
+	}
+	s += ", GOMAXPROCS " + textline.Of(rt.GOMAXPROCS, 20)
+	if rt.CPUs > 0 {
+		s += fmt.Sprintf(" (%d CPUs in its affinity)", rt.CPUs)
+	}
+	s += ", GOGC " + textline.Of(rt.GOGC, 20) + ", GOMEMLIMIT " + textline.Of(rt.GOMEMLIMIT, 20)
+	if rt.GODEBUG != "" {
+		s += ", GODEBUG " + textline.Of(rt.GODEBUG, 80)
+	}
+	return s
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // An error reason or a warning that quotes a server reaches the terminal
@@ -15,7 +15,7 @@ func TestServerTextInReasonsAndWarningsIsOneLine(t *testing.T) {
 	evil := "\x1b[2J\rboom\nprobe: all checks passed, exit 0 " + strings.Repeat("x", 10_000)
 	r := FromRun(sampleRun("page", 1000, 2000), Analysis{})
 	r.Errors = map[string]int64{"GET /x: " + evil: 3}
-	r.Warnings = append(r.Warnings, probes.Warning{Kind: "hostile\x1b[2J", Message: evil})
+	r.Warnings = append(r.Warnings, result.Warning{Kind: "hostile\x1b[2J", Message: evil})
 	r.Warn("also", evil+" too")
 	var table strings.Builder
 	r.WriteTable(&table)

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/lib/hdrlog"
-	"github.com/probehq/probe/probes"
 )
 
 // A shard's report is a run's report with report.json's "shard" and two
@@ -55,8 +56,8 @@ type Shard struct {
 // Histogram settings of the logs: a shard refuses to write, and the merge
 // to read, any other (histograms add exactly only bucket for bucket).
 var (
-	opSettings     = hdrlog.Settings{Lowest: 1, Highest: int64(5 * time.Minute / time.Microsecond), Digits: 3}
-	secondSettings = hdrlog.Settings{Lowest: 1, Highest: int64(5 * time.Minute / time.Microsecond), Digits: 1}
+	OpSettings     = hdrlog.Settings{Lowest: 1, Highest: int64(5 * time.Minute / time.Microsecond), Digits: 3}
+	SecondSettings = hdrlog.Settings{Lowest: 1, Highest: int64(5 * time.Minute / time.Microsecond), Digits: 1}
 )
 
 // ConfigHash is the hash of a shard's configuration: each key and value
@@ -72,14 +73,14 @@ func ConfigHash(config map[string]string) string {
 // AttachShard makes r a shard's report of run: s as report.json's
 // "shard", the histogram settings added to its configuration and hashed,
 // and the interval logs of run's histograms among the report's files.
-func (r *RunReport) AttachShard(run *probes.Run, s Shard) error {
+func (r *Run) AttachShard(run *result.Run, s Shard) error {
 	s.Config = maps.Clone(s.Config)
 	if s.Config == nil {
 		s.Config = map[string]string{}
 	}
 	s.Config["shards"] = strconv.Itoa(s.Count) // merge holds a shard's count to it
-	s.Config["histograms"] = opSettings.String() + " µs"
-	s.Config["per_second_histograms"] = secondSettings.String() + " µs"
+	s.Config["histograms"] = OpSettings.String() + " µs"
+	s.Config["per_second_histograms"] = SecondSettings.String() + " µs"
 	s.ConfigHash = ConfigHash(s.Config)
 	s.WindowStart = run.Start.UTC()
 	end := run.Start.Add(run.Duration)
@@ -88,14 +89,15 @@ func (r *RunReport) AttachShard(run *probes.Run, s Shard) error {
 		if h == nil {
 			return nil
 		}
-		if got := hdrlog.Of(h); got != opSettings {
-			return fmt.Errorf("%s of %s has settings %v, not %v", kind, op, got, opSettings)
+		if got := hdrlog.Of(h); got != OpSettings {
+			return fmt.Errorf("%s of %s has settings %v, not %v", kind, op, got, OpSettings)
 		}
 		entries = append(entries, hdrlog.Entry{Tag: kind + "/" + op, Start: run.Start, End: end, Histogram: h})
 		return nil
 	}
 	for _, op := range run.Ops {
-		for _, err := range []error{add("latency", op.Name, op.Latency), add("service", op.Name, op.Service), add("timeouts", op.Name, op.Timeouts)} {
+		for _, err := range []error{add("latency", op.Name, op.Latency), add("service", op.Name, op.Service),
+			add("timeouts", op.Name, op.Timeouts)} {
 			if err != nil {
 				return err
 			}
@@ -125,8 +127,36 @@ func (r *RunReport) AttachShard(run *probes.Run, s Shard) error {
 	return nil
 }
 
-// opTag splits a log's tag into its kind and operation.
-func opTag(tag string) (kind, op string, ok bool) {
+// OpTag splits a log's tag into its kind and operation.
+func OpTag(tag string) (kind, op string, ok bool) {
 	kind, op, ok = strings.Cut(tag, "/")
 	return kind, op, ok && op != ""
+}
+
+// Merge is report.json's "merge" of a merged report: the run, its shards
+// and what each contributed.
+type Merge struct {
+	RunID      string            `json:"run_id"`
+	ConfigHash string            `json:"config_hash"`
+	Config     map[string]string `json:"config"`
+	Count      int               `json:"count"`
+	Shards     []MergedShard     `json:"shards"`
+	Missing    []int             `json:"missing,omitempty"` // shard indexes not given: the figures are without them
+}
+
+// MergedShard is one shard's part of a merged run.
+type MergedShard struct {
+	Index    int     `json:"index"`
+	Dir      string  `json:"dir"`
+	Clients  int     `json:"clients"`
+	Rate     float64 `json:"rate,omitempty"`
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	P99      float64 `json:"p99_ms"`
+	Profiled bool    `json:"profiled"`
+	// WindowStart is when its window opened by its own clock; ClockOffsetMS
+	// is that less the earliest shard's: how far apart the shards started,
+	// clock differences between their machines included.
+	WindowStart   time.Time `json:"window_start"`
+	ClockOffsetMS float64   `json:"clock_offset_ms"`
 }

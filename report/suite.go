@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/probehq/probe/analyzers"
-	"github.com/probehq/probe/probes"
 )
 
 // Suite is report.json of `probe all`: the runs of several microloads
@@ -19,7 +20,7 @@ type Suite struct {
 	Summary                     // microload "all"
 	Errors     map[string]int64 `json:"errors"`
 	Ended      string           `json:"ended,omitempty"`
-	Runs       []*RunReport     `json:"runs"`
+	Runs       []*Run           `json:"runs"`
 	Skipped    []Skipped        `json:"skipped,omitempty"` // microloads that found nothing to load on the target
 	Thresholds []Threshold      `json:"thresholds,omitempty"`
 
@@ -33,8 +34,9 @@ type Skipped struct {
 }
 
 // NewSuite makes the report of `probe all` from the microloads' reports.
-func NewSuite(target string, runs []*RunReport) *Suite {
-	s := &Suite{Summary: Summary{Microload: "all", Target: target, Findings: []analyzers.Finding{}, Crashes: []Crash{}, Warnings: []probes.Warning{}},
+func NewSuite(target string, runs []*Run) *Suite {
+	s := &Suite{Summary: Summary{Microload: "all", Target: target, Findings: []analyzers.Finding{}, Crashes: []Crash{},
+		Warnings: []result.Warning{}},
 		Errors: map[string]int64{}, Runs: runs, latency: hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3)}
 	var calls, errs int64
 	var d time.Duration
@@ -50,7 +52,7 @@ func NewSuite(target string, runs []*RunReport) *Suite {
 		s.Findings = append(s.Findings, r.Findings...)
 		s.Crashes = append(s.Crashes, r.Crashes...)
 		for _, w := range r.Warnings {
-			s.Warnings = append(s.Warnings, probes.Warning{Kind: w.Kind, Message: r.Microload + ": " + w.Message})
+			s.Warnings = append(s.Warnings, result.Warning{Kind: w.Kind, Message: r.Microload + ": " + w.Message})
 		}
 		for k, n := range r.Errors {
 			s.Errors[r.Microload+": "+k] += n
@@ -59,7 +61,7 @@ func NewSuite(target string, runs []*RunReport) *Suite {
 			s.Ended = r.Microload + ": " + r.Ended
 		}
 	}
-	s.Latency = summarise(s.latency, calls, errs, d)
+	s.Latency = Summarise(s.latency, calls, errs, d)
 	return s
 }
 
@@ -67,7 +69,7 @@ func NewSuite(target string, runs []*RunReport) *Suite {
 func (s *Suite) Failed() bool { return s.Latency.Errors > 0 || s.Ended != "" }
 
 // JSON is report.json.
-func (s *Suite) JSON() ([]byte, error) { return marshal(s) }
+func (s *Suite) JSON() ([]byte, error) { return Marshal(s) }
 
 // Page is report.md, the file the command names; report.html beside it
 // draws the runs.
@@ -82,14 +84,15 @@ func (s *Suite) WriteTable(w io.Writer) {
 	for _, sk := range s.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", sk.Microload, sk.Reason)
 	}
-	listThresholds(w, s.Thresholds)
+	ListThresholds(w, s.Thresholds)
 }
 
 func (s *Suite) summaryTable() *Table {
 	t := &Table{Columns: []Column{{Title: "microload"}, {Title: "requests", Right: true}, {Title: "ok per second", Right: true},
 		{Title: "p50", Right: true}, {Title: "p99", Right: true}, {Title: "errors", Right: true}}}
 	for _, r := range s.Runs {
-		t.AddRow(r.Microload, fmt.Sprint(r.Latency.Requests), fmt.Sprintf("%.0f", r.Latency.RPS), fmtMS(r.Latency.P50), fmtMS(r.Latency.P99), fmt.Sprint(r.Latency.Errors))
+		t.AddRow(r.Microload, fmt.Sprint(r.Latency.Requests), fmt.Sprintf("%.0f", r.Latency.RPS), FmtMS(r.Latency.P50),
+			FmtMS(r.Latency.P99), fmt.Sprint(r.Latency.Errors))
 	}
 	return t
 }
@@ -105,7 +108,7 @@ func (s *Suite) Markdown() string {
 			fmt.Fprintf(&b, "- **%s**: %s\n", sk.Microload, sk.Reason)
 		}
 	}
-	writeThresholds(&b, s.Thresholds)
+	WriteThresholds(&b, s.Thresholds)
 	for _, r := range s.Runs {
 		md := strings.ReplaceAll(r.Markdown(), "\n## ", "\n### ")
 		b.WriteString("\n" + strings.Replace(md, "# ", "## ", 1))
@@ -118,7 +121,7 @@ func (s *Suite) Markdown() string {
 func (s *Suite) Files() (map[string][]byte, error) {
 	files := map[string][]byte{"report.html": []byte(s.HTML())}
 	if s.latency.TotalCount() > 0 {
-		files["latency.hgrm"] = hgrm(s.latency)
+		files["latency.hgrm"] = HGRM(s.latency)
 	}
 	for _, r := range s.Runs {
 		sub, err := r.Files()

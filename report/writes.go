@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/analyzers"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // Writes is what reads did while probe changed notes (`--during-writes`):
@@ -87,23 +87,23 @@ type window struct{ from, to time.Time }
 
 // WritesOf is the writes part of a report: changes made from start (the
 // opening of the measured window) at rate, and the reads of the run.
-func WritesOf(changes []probes.Change, reads []probes.RequestTime, start time.Time, rate float64) *Writes {
+func WritesOf(changes []result.Change, reads []result.RequestTime, start time.Time, rate float64) *Writes {
 	w := &Writes{Rate: rate, Fresh: map[string]Spread{}}
 	var syncs []window
 	var writes []float64
 	fresh := map[string][]float64{}
 	for _, c := range changes {
-		cr := ChangeReport{Path: c.Path, Permalink: c.Permalink, AtS: c.Start.Sub(start).Seconds(), WriteMS: ms(c.Wrote.Microseconds()),
+		cr := ChangeReport{Path: c.Path, Permalink: c.Permalink, AtS: c.Start.Sub(start).Seconds(), WriteMS: Millis(c.Wrote.Microseconds()),
 			VisibleMS: map[string]float64{}, Lost: c.Lost, Error: c.Err}
 		for place, d := range c.Visible {
-			cr.VisibleMS[place] = ms(d.Microseconds())
+			cr.VisibleMS[place] = Millis(d.Microseconds())
 			fresh[place] = append(fresh[place], cr.VisibleMS[place])
 		}
 		if c.Err == "" {
 			writes = append(writes, cr.WriteMS)
 			syncs = append(syncs, window{c.Start, c.Start.Add(c.Wrote)})
 		}
-		if c.Err != "" || slices.Contains(c.Lost, probes.PlacePage) {
+		if c.Err != "" || slices.Contains(c.Lost, result.PlacePage) {
 			w.Lost++
 		}
 		w.Changes = append(w.Changes, cr)
@@ -112,7 +112,7 @@ func WritesOf(changes []probes.Change, reads []probes.RequestTime, start time.Ti
 	for place, v := range fresh {
 		w.Fresh[place] = spreadOf(v)
 	}
-	during := func(r probes.RequestTime) bool {
+	during := func(r result.RequestTime) bool {
 		for _, s := range syncs {
 			if r.Due.Before(s.to) && r.Due.Add(r.Latency).After(s.from) {
 				return true
@@ -124,7 +124,7 @@ func WritesOf(changes []probes.Change, reads []probes.RequestTime, start time.Ti
 	seconds := map[int][]float64{}
 	secErrs := map[int]int64{}
 	for _, r := range reads {
-		l := ms(r.Latency.Microseconds())
+		l := Millis(r.Latency.Microseconds())
 		if during(r) {
 			in = append(in, l)
 			if r.Failed {
@@ -158,7 +158,8 @@ func WritesOf(changes []probes.Change, reads []probes.RequestTime, start time.Ti
 		for _, s := range syncs {
 			syncing = syncing || s.from.Before(from.Add(time.Second)) && s.to.After(from)
 		}
-		w.Timeline = append(w.Timeline, SecondReport{Second: k, Requests: int64(len(v)), Errors: secErrs[k], P50: quantile(v, 0.5), P99: quantile(v, 0.99), Syncing: syncing})
+		w.Timeline = append(w.Timeline, SecondReport{Second: k, Requests: int64(len(v)), Errors: secErrs[k], P50: quantile(v, 0.5),
+			P99: quantile(v, 0.99), Syncing: syncing})
 	}
 	return w
 }
@@ -171,7 +172,8 @@ func readSpread(v []float64, errs int64) ReadSpread {
 // Says is the writes part in words, for the table and report.md.
 func (w *Writes) Says() []string {
 	var out []string
-	out = append(out, fmt.Sprintf("%d changes at %.3g a second; a write took %s (median), at most %s", len(w.Changes), w.Rate, fmtMS(w.WriteMS.P50), fmtMS(w.WriteMS.Max)))
+	out = append(out, fmt.Sprintf("%d changes at %.3g a second; a write took %s (median), at most %s", len(w.Changes), w.Rate,
+		FmtMS(w.WriteMS.P50), FmtMS(w.WriteMS.Max)))
 	places := make([]string, 0, len(w.Fresh))
 	for p := range w.Fresh {
 		places = append(places, p)
@@ -179,7 +181,7 @@ func (w *Writes) Says() []string {
 	sort.Strings(places)
 	var fresh []string
 	for _, p := range places {
-		fresh = append(fresh, fmt.Sprintf("%s %s (at most %s)", p, fmtMS(w.Fresh[p].P50), fmtMS(w.Fresh[p].Max)))
+		fresh = append(fresh, fmt.Sprintf("%s %s (at most %s)", p, FmtMS(w.Fresh[p].P50), FmtMS(w.Fresh[p].Max)))
 	}
 	if len(fresh) > 0 {
 		out = append(out, "freshness, from the write until a reader saw it: "+strings.Join(fresh, ", "))
@@ -190,12 +192,13 @@ func (w *Writes) Says() []string {
 		out = append(out, "no write was lost")
 	}
 	out = append(out, fmt.Sprintf("reads during a sync: p50 %s, p99 %s (%d requests); outside: p50 %s, p99 %s (%d requests)",
-		fmtMS(w.During.P50), fmtMS(w.During.P99), w.During.Requests, fmtMS(w.Outside.P50), fmtMS(w.Outside.P99), w.Outside.Requests))
+		FmtMS(w.During.P50), FmtMS(w.During.P99), w.During.Requests, FmtMS(w.Outside.P50), FmtMS(w.Outside.P99), w.Outside.Requests))
 	if w.Stalled() {
 		if w.Outside.Requests == 0 {
 			out = append(out, "every read overlapped a sync: reads wait for syncs")
 		} else {
-			out = append(out, fmt.Sprintf("reads stall while a sync runs: median ×%.0f, p99 ×%.0f", w.During.P50/w.Outside.P50, w.During.P99/w.Outside.P99))
+			out = append(out, fmt.Sprintf("reads stall while a sync runs: median ×%.0f, p99 ×%.0f", w.During.P50/w.Outside.P50,
+				w.During.P99/w.Outside.P99))
 		}
 	}
 	return out

@@ -5,19 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // Reads that overlap a sync are told from the others; a clear slow-down
 // is a stall, a few slow reads are not; a change never seen is lost.
 func TestWritesOf(t *testing.T) {
 	start := time.Unix(1000, 0)
-	changes := []probes.Change{
+	changes := []result.Change{
 		{Path: "a.md", Permalink: "/a", Start: start.Add(2 * time.Second), Wrote: 1500 * time.Millisecond,
-			Visible: map[string]time.Duration{probes.PlacePage: 1600 * time.Millisecond}},
-		{Path: "b.md", Permalink: "/b", Start: start.Add(6 * time.Second), Wrote: 1500 * time.Millisecond, Lost: []string{probes.PlacePage}},
+			Visible: map[string]time.Duration{result.PlacePage: 1600 * time.Millisecond}},
+		{Path: "b.md", Permalink: "/b", Start: start.Add(6 * time.Second), Wrote: 1500 * time.Millisecond, Lost: []string{result.PlacePage}},
 	}
-	var reads []probes.RequestTime
+	var reads []result.RequestTime
 	for i := range 1000 { // 100 a second for 10 s: 5 ms, or 1 s while a sync runs
 		due := start.Add(time.Duration(i) * 10 * time.Millisecond)
 		lat := 5 * time.Millisecond
@@ -26,7 +26,7 @@ func TestWritesOf(t *testing.T) {
 				lat = time.Second
 			}
 		}
-		reads = append(reads, probes.RequestTime{Due: due, Latency: lat})
+		reads = append(reads, result.RequestTime{Due: due, Latency: lat})
 	}
 	w := WritesOf(changes, reads, start, 0.25)
 	if w.Lost != 1 || w.During.P50 < 900 || w.Outside.P50 > 10 || !w.Stall {

@@ -5,6 +5,7 @@
 //
 //	p99_ms>250  errors>0.1%  rps<100          a run's figures
 //	finding:load-time  finding:repeated-gzip>10%  a finding of a class or a rule, at a CPU share
+//	unverified                                a load-time or cacheable finding --verify did not confirm
 //	regressed  worse  p99_ms:ratio>1.1        before/after: a regressed finding, any change for
 //	                                          the worse, a metric's ratio among significant changes
 package thresholds
@@ -45,7 +46,7 @@ type Threshold struct {
 	Op      string  // >, >=, <, <=; "" for finding:X and the words
 	Value   float64 // the limit (a percentage divided by 100)
 	Finding string  // a finding's class or rule id
-	Word    string  // regressed, worse
+	Word    string  // regressed, worse (before/after); unverified (a run)
 }
 
 var (
@@ -66,6 +67,9 @@ func Parse(expr string) (Threshold, error) {
 	case e == "regressed" || e == "worse":
 		t.Family, t.Word = AB, e
 		return t, nil
+	case e == "unverified":
+		t.Family, t.Word = Run, e
+		return t, nil
 	case strings.HasPrefix(e, "finding:"):
 		t.Family = Run
 		rest := strings.TrimPrefix(e, "finding:")
@@ -84,7 +88,8 @@ func Parse(expr string) (Threshold, error) {
 	}
 	m := metricRE.FindStringSubmatch(e)
 	if m == nil {
-		return bad("want METRIC>VALUE (e.g. p99_ms>250, errors>0.1%%), finding:CLASS, finding:RULE>10%%, regressed, worse or METRIC:ratio>1.1")
+		return bad("want METRIC>VALUE (e.g. p99_ms>250, errors>0.1%%), finding:CLASS, finding:RULE>10%%, unverified, regressed, " +
+			"worse or METRIC:ratio>1.1")
 	}
 	v, err := strconv.ParseFloat(m[4], 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
@@ -152,6 +157,9 @@ type RunFigures struct {
 	Values           map[string]float64
 	Requests, Errors int64 // what the errors share is of
 	Findings         []Finding
+	// Unverified are the load-time and cacheable findings no verification
+	// confirmed, each with why ("rule@function (class): refuted, …").
+	Unverified []string
 }
 
 // Finding is what a threshold of the findings reads of one.
@@ -188,6 +196,12 @@ type Verdict struct {
 // checkRun says how a run breaks t: one line per breach, none when it holds.
 func (t Threshold) checkRun(r RunFigures) []string {
 	var out []string
+	if t.Word == "unverified" {
+		for _, u := range r.Unverified {
+			out = append(out, r.Microload+": "+u)
+		}
+		return out
+	}
 	if t.Finding != "" {
 		for _, f := range r.Findings {
 			if (f.Class == t.Finding || f.Rule == t.Finding) && (t.Op == "" || f.CPUShare > t.Value) {

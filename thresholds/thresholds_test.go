@@ -71,6 +71,7 @@ func TestParseFindingAndWordForms(t *testing.T) {
 		{"finding:repeated-gzip>10%", "repeated-gzip", ">", "", 0.1, Run},
 		{"finding:repeated-gzip > 2.5%", "repeated-gzip", ">", "", 0.025, Run},
 		{"regressed", "", "", "regressed", 0, AB},
+		{"unverified", "", "", "unverified", 0, Run},
 		{"worse", "", "", "worse", 0, AB},
 		{" worse ", "", "", "worse", 0, AB},
 	} {
@@ -251,7 +252,8 @@ func TestJudgeRunsFindings(t *testing.T) {
 		expr string
 		want []string
 	}{
-		{"finding:load-time", []string{"sitemap: repeated-gzip (load-time) on /sitemap.xml, 42% of the CPU", "sitemap: repeated-json (load-time) on /sitemap.xml, 10% of the CPU"}},
+		{"finding:load-time", []string{"sitemap: repeated-gzip (load-time) on /sitemap.xml, 42% of the CPU",
+			"sitemap: repeated-json (load-time) on /sitemap.xml, 10% of the CPU"}},
 		{"finding:repeated-gzip", []string{"sitemap: repeated-gzip (load-time) on /sitemap.xml, 42% of the CPU"}},
 		{"finding:repeated-gzip>10%", []string{"sitemap: repeated-gzip (load-time) on /sitemap.xml, 42% of the CPU"}},
 		{"finding:repeated-gzip>42%", nil}, // equal to the share: holds
@@ -264,6 +266,21 @@ func TestJudgeRunsFindings(t *testing.T) {
 		if strings.Join(v[0].Breaches, "|") != strings.Join(tc.want, "|") || v[0].Broken != (len(tc.want) > 0) {
 			t.Errorf("%s: %+v, want %q", tc.expr, v[0], tc.want)
 		}
+	}
+}
+
+// unverified breaks once per finding no verification confirmed, and holds
+// for a run whose claims were all confirmed.
+func TestJudgeRunsUnverified(t *testing.T) {
+	runs := []RunFigures{{Microload: "http", Unverified: []string{"repeated-regexp-compile@main.grep (load-time) not-built: " +
+		"`r` is a parameter of grep"}}, {Microload: "page"}}
+	v, _ := JudgeRuns([]Threshold{mustParse(t, "unverified")}, runs)
+	want := "http: repeated-regexp-compile@main.grep (load-time) not-built: `r` is a parameter of grep"
+	if !v[0].Broken || len(v[0].Breaches) != 1 || v[0].Breaches[0] != want {
+		t.Errorf("%+v, want one breach %q", v[0], want)
+	}
+	if v, _ := JudgeRuns([]Threshold{mustParse(t, "unverified")}, runs[1:]); v[0].Broken {
+		t.Errorf("a run with every claim confirmed: %+v", v[0])
 	}
 }
 
@@ -301,7 +318,8 @@ func TestJudgeAB(t *testing.T) {
 	}
 	// A significant change without a p-value (single runs) still prints.
 	untested := ABFigures{Comparisons: []Comparison{{Microload: "m", Metric: "p99_ms", Ratio: 2, Significant: true}}}
-	if v, _ := JudgeAB([]Threshold{mustParse(t, "p99_ms:ratio>1")}, untested); !v[0].Broken || !strings.Contains(v[0].Breaches[0], "p=untested") {
+	if v, _ := JudgeAB([]Threshold{mustParse(t, "p99_ms:ratio>1")}, untested); !v[0].Broken || !strings.Contains(v[0].Breaches[0],
+		"p=untested") {
 		t.Errorf("untested: %+v", v)
 	}
 	nan := ABFigures{Comparisons: []Comparison{{Microload: "m", Metric: "p99_ms", Ratio: math.NaN(), Significant: true}}}

@@ -59,7 +59,8 @@ func runEpoll(host string, conns int, req []byte, end time.Time) (int64, error) 
 	var events [128]syscall.EpollEvent
 	var n int64
 	for time.Now().Before(end) {
-		k, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 100, 0, 0)
+		k, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
+			100, 0, 0)
 		switch e {
 		case 0:
 		case syscall.EINTR: // the runtime's preemption signal

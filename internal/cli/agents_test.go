@@ -30,6 +30,6 @@ func TestAgentsBadCommandLines(t *testing.T) {
 		{[]string{"agents", "--key-file", empty}, "no keys in it"},
 		{[]string{"agents", "--key-file", spaced}, "line 2: want one key a line"},
 	} {
-		badInput(t, c.args, exitUsage, c.want)
+		probeCmd.BadInput(t, c.args, exitUsage, c.want)
 	}
 }

@@ -8,16 +8,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/probehq/probe/internal/cli/analysis"
+	"github.com/probehq/probe/internal/cli/experiments"
+	"github.com/probehq/probe/internal/cli/fuzzing"
+	"github.com/probehq/probe/internal/cli/loads"
+	"github.com/probehq/probe/internal/cli/sessions"
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/plan"
 )
-
-// streams are where a command writes: stdout for the report (or JSON),
-// stderr for progress and the table under --json.
-type streams struct{ stdout, stderr io.Writer }
-
-// runner runs a command whose flags are parsed; args are the words that
-// were not flags.
-type runner func(ctx context.Context, s streams, args []string) error
 
 // command is one row of the command table.
 type command struct {
@@ -26,39 +24,48 @@ type command struct {
 	summary string
 	// setup registers the command's flags on fs and returns its runner,
 	// bound to them.
-	setup func(fs *flag.FlagSet) runner
+	setup func(fs *flag.FlagSet) shared.Runner
 }
 
 // commands is the command line: `probe --help`, `probe <command> -h` and
 // dispatch all read this table. The named microloads' rows come from
 // plan's table of microloads.
 var commands = append(microloadCommands(), []command{
-	{"all", "[flags]", "every microload in turn against one target, one combined report", allCommand},
-	{"http", "--path P [flags]", "any endpoint of any server; --param name=v1,v2,… varies a query parameter", httpCommand},
-	{"grpc", "[--target URL --call pkg.Service/Method] [--data JSON] [flags]", "a unary or server-streaming gRPC method (reflection or --proto describes it) over probe's HTTP/2; the fixture's search without --target", grpcCommand},
-	{"init", "--target URL [--out probe.jsonnet]", "write a target file of what the server announces (sitemap, pages, feeds, search, MCP), to edit and run with --file", initCommand},
-	{"analyze", "[flags] PROFILE… | --from pyroscope://HOST:PORT|parca://HOST:PORT --service NAME", "the analyzers on pprof profiles taken elsewhere", analyzeCommand},
-	{"flame", "PROFILE -o FILE.html|FILE.svg [flags]", "a flame graph of any profile (differential with --base)", flameCommand},
-	{"fuzz notequery", "[flags]", "find the note queries that crash, hang or panic the fixture", fuzzNoteQueryCommand},
-	{"fuzz http", `--cmd "SERVER COMMAND" --path "/x?d={int}" [flags]`, "find the inputs that crash, hang or panic a server probe starts and supervises", fuzzHTTPCommand},
+	{"all", "[flags]", "every microload in turn against one target, one combined report", loads.AllCommand},
+	{"http", "--path P [flags]", "any endpoint of any server; --param name=v1,v2,… varies a query parameter", loads.HTTPCommand},
+	{"grpc", "[--target URL --call pkg.Service/Method] [--data JSON] [flags]", "a unary or server-streaming gRPC method " +
+		"(reflection or --proto describes it) over probe's HTTP/2; the fixture's search without --target", loads.GRPCCommand},
+	{"init", "--target URL [--out probe.jsonnet]", "write a target file of what the server announces (sitemap, pages, feeds, " +
+		"search, MCP), to edit and run with --file", initCommand},
+	{"analyze", "[flags] PROFILE… | --from pyroscope://HOST:PORT|parca://HOST:PORT --service NAME", "the analyzers on pprof " +
+		"profiles taken elsewhere", analysis.AnalyzeCommand},
+	{"flame", "PROFILE -o FILE.html|FILE.svg [flags]", "a flame graph of any profile (differential with --base)", analysis.FlameCommand},
+	{"fuzz notequery", "[flags]", "find the note queries that crash, hang or panic the fixture", fuzzing.FuzzNoteQueryCommand},
+	{"fuzz http", `--cmd "SERVER COMMAND" --path "/x?d={int}" [flags]`, "find the inputs that crash, hang or panic a server " +
+		"probe starts and supervises", fuzzing.FuzzHTTPCommand},
 	{"ab", "--before CMD --after CMD | --git DIR --before-ref A --after-ref B | --fixture [flags] [MICROLOAD…]",
-		"two versions, interleaved runs on this machine, statistics on what changed", abCommand},
-	{"merge", "SHARD_DIR… [flags]", "the shards' reports of one run across machines (--shard I/N) merged exactly into one report", mergeCommand},
-	{"compare", "BEFORE_DIR AFTER_DIR [flags] | --from URL --service NAME --before SEL --after SEL", "the before/after report of two report folders", compareCommand},
-	{"scale", "[flags] [MICROLOAD…]", "the same target at growing sizes of its data: load, memory, the cost of a change and of each request, and how each grows", scaleCommand},
+		"two versions, interleaved runs on this machine, statistics on what changed", experiments.ABCommand},
+	{"merge", "SHARD_DIR… [flags]", "the shards' reports of one run across machines (--shard I/N) merged exactly into one report",
+		mergeCommand},
+	{"compare", "BEFORE_DIR AFTER_DIR [flags] | --from URL --service NAME --before SEL --after SEL", "the before/after report " +
+		"of two report folders", analysis.CompareCommand},
+	{"scale", "[flags] [MICROLOAD…]", "the same target at growing sizes of its data: load, memory, the cost of a change and of " +
+		"each request, and how each grows", experiments.ScaleCommand},
 	{"ramp", "--ramp FROM:TO/DURATION | --steps R1,R2,…/DURATION [--file F] [flags] [NAME[=WEIGHT]…]",
-		"scenarios started at an arrival rate that rises to the knee: how many users, and what gives way first", rampCommand},
+		"scenarios started at an arrival rate that rises to the knee: how many users, and what gives way first", experiments.RampCommand},
 	{"agents", "[--agents N] [--projects N] [--call write=30,search=47,read=23] [flags]",
-		"many MCP agents writing, searching and reading at once; then no call failed, no write lost, the search index current", agentsCommand},
-	{"ws", "[--connections N --rooms R --events E --rounds K] [flags]", "WebSocket fan-out: N connections in rooms, events in rounds, each checked at every connection (missing, duplicated, misrouted) and timed", wsRun},
-	{"fixture serve", "[flags]", "serve the reference target (a notes site) on loopback", fixtureServeCommand},
+		"many MCP agents writing, searching and reading at once; then no call failed, no write lost, search finds every last word",
+		sessions.AgentsCommand},
+	{"ws", "[--connections N --rooms R --events E --rounds K] [flags]", "WebSocket fan-out: N connections in rooms, events in " +
+		"rounds, each checked at every connection (missing, duplicated, misrouted) and timed", sessions.WSCommand},
+	{"fixture serve", "[flags]", "serve the reference target (a notes site) on loopback", shared.FixtureServeCommand},
 }...)
 
 // microloadCommands are the rows of the named microloads.
 func microloadCommands() []command {
 	var out []command
 	for _, k := range plan.Kinds {
-		out = append(out, command{k.Name, "[flags]", k.Summary, microloadCommand(k.Name)})
+		out = append(out, command{k.Name, "[flags]", k.Summary, loads.MicroloadCommand(k.Name)})
 	}
 	return out
 }
@@ -104,7 +111,7 @@ func isHelp(arg string) bool {
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage())
-		return usageError{"no command given"}
+		return shared.UsageError{Msg: "no command given"}
 	}
 	if isHelp(args[0]) {
 		fmt.Fprint(stdout, usage())
@@ -115,12 +122,12 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// probe NAME --file probe.jsonnet: a microload the file names.
 		name := args[0]
 		cmd, rest = &command{name: name, args: "--file FILE [flags]", summary: "a microload of a target file",
-			setup: func(fs *flag.FlagSet) runner { return newLoadCommand(fs, name) }}, args[1:]
+			setup: func(fs *flag.FlagSet) shared.Runner { return loads.NewLoadCommand(fs, name) }}, args[1:]
 	}
 	if cmd == nil {
 		fam := family(args[0])
 		if len(fam) == 0 {
-			return usageError{fmt.Sprintf("unknown command %q (see probe --help)", args[0])}
+			return shared.UsageError{Msg: fmt.Sprintf("unknown command %q (see probe --help)", args[0])}
 		}
 		var forms []string
 		for _, c := range fam {
@@ -133,7 +140,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			return nil
 		}
-		return usageError{"usage: " + strings.Join(forms, " | ")}
+		return shared.UsageError{Msg: "usage: " + strings.Join(forms, " | ")}
 	}
 	fs := flag.NewFlagSet("probe "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are one line, help goes to stdout
@@ -146,7 +153,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return run(ctx, streams{stdout, stderr}, words)
+	return run(ctx, shared.Streams{Stdout: stdout, Stderr: stderr}, words)
 }
 
 // helpGroups are the shared flag groups (flags.go) as `-h` lists them;
@@ -213,7 +220,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usageError{fmt.Sprintf("%v (see %s -h)", err, fs.Name())}
+			return nil, shared.UsageError{Msg: fmt.Sprintf("%v (see %s -h)", err, fs.Name())}
 		}
 		args = fs.Args()
 		if len(args) > 0 {
@@ -221,14 +228,6 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 	}
 	return rest, nil
-}
-
-// noWords refuses words a command does not take.
-func noWords(name string, words []string) error {
-	if len(words) > 0 {
-		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, words[0])}
-	}
-	return nil
 }
 
 // hasFlag says whether args hold --name or -name (with or without =value).

@@ -7,14 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/web"
+	"github.com/probehq/probe/result"
 )
 
 // Every command of the table answers -h with its flags and exit 0, and
 // `probe --help` lists every command.
 func TestHelpForEveryCommand(t *testing.T) {
-	code, stdout, _ := runProbe(t, context.Background(), "--help")
+	code, stdout, _ := probeCmd.Run(t, context.Background(), "--help")
 	if code != exitOK {
 		t.Fatalf("--help: exit %d", code)
 	}
@@ -23,13 +26,13 @@ func TestHelpForEveryCommand(t *testing.T) {
 			t.Errorf("--help does not list %q", c.name)
 		}
 		args := append(strings.Fields(c.name), "-h")
-		code, out, errOut := runProbe(t, context.Background(), args...)
+		code, out, errOut := probeCmd.Run(t, context.Background(), args...)
 		if code != exitOK || !strings.HasPrefix(out, "usage: probe "+c.name) || errOut != "" {
 			t.Errorf("%v: exit %d, stdout %.80q, stderr %q", args, code, out, errOut)
 		}
 	}
 	for _, fam := range []string{"fuzz", "fixture"} {
-		code, out, _ := runProbe(t, context.Background(), fam, "-h")
+		code, out, _ := probeCmd.Run(t, context.Background(), fam, "-h")
 		if code != exitOK || !strings.Contains(out, "probe "+fam+" ") {
 			t.Errorf("%s -h: exit %d, %q", fam, code, out)
 		}
@@ -44,14 +47,15 @@ func TestLoadFlagsAreSharedAndValidatedAlike(t *testing.T) {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		cmd.setup(fs)
-		for _, f := range []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory", "profile", "pprof", "rules", "wall", "max-profile", "out", "force", "json", "key", "notes"} {
+		for _, f := range []string{"duration", "warmup", "timeout", "concurrency", "rate", "max-body", "reply-memory", "profile", "pprof",
+			"rules", "wall", "max-profile", "out", "force", "json", "key", "notes"} {
 			if fs.Lookup(f) == nil {
 				t.Errorf("probe %s has no --%s", name, f)
 			}
 		}
-		code, _, stderr := runProbe(t, context.Background(), name, "--concurrency", "0", "--fixture")
+		code, _, stderr := probeCmd.Run(t, context.Background(), name, "--concurrency", "0", "--fixture")
 		if name != "ab" {
-			code, _, stderr = runProbe(t, context.Background(), name, "--concurrency", "0")
+			code, _, stderr = probeCmd.Run(t, context.Background(), name, "--concurrency", "0")
 		}
 		if code != exitUsage || !strings.Contains(stderr, "--concurrency 0: want 1 to") {
 			t.Errorf("probe %s --concurrency 0: exit %d, %q", name, code, stderr)
@@ -61,8 +65,8 @@ func TestLoadFlagsAreSharedAndValidatedAlike(t *testing.T) {
 
 // The engine's warnings name the problem; the command adds the flag.
 func TestWarningsGetFlagHints(t *testing.T) {
-	ws := []probes.Warning{{Kind: "rate-not-kept", Message: "sent 10 of 100"}, {Kind: "machine-busy", Message: "busy"}}
-	hintWarnings(ws)
+	ws := []result.Warning{{Kind: "rate-not-kept", Message: "sent 10 of 100"}, {Kind: "machine-busy", Message: "busy"}}
+	shared.HintWarnings(ws)
 	if ws[0].Message != "sent 10 of 100 (raise --concurrency)" || ws[1].Message != "busy" {
 		t.Errorf("%+v", ws)
 	}
@@ -71,14 +75,15 @@ func TestWarningsGetFlagHints(t *testing.T) {
 // The pipeline the commands run adds the flag hints to the engine's
 // warnings, and shows nothing without a progress line.
 func TestThePipelineOfTheCommandsHintsFlags(t *testing.T) {
-	o := pipelineOptions(nil, nil)
+	o := shared.PipelineOptions(nil, nil)
 	if o.UI != nil {
 		t.Errorf("a nil progress line is a UI: %#v", o.UI)
 	}
-	o.Load = func(ctx context.Context, ml probes.Microload, tg *probes.Target, lo probes.LoadOptions) (*probes.Run, error) {
-		return &probes.Run{Microload: ml.Name(), Errors: map[string]int64{}, Warnings: []probes.Warning{{Kind: "generator-bound", Message: "probe used 1.9 of its 2 CPUs"}}}, nil
+	o.Load = func(ctx context.Context, ml probes.Microload, tg *probes.Target, lo probes.LoadOptions) (*result.Run, error) {
+		return &result.Run{Microload: ml.Name(), Errors: map[string]int64{},
+			Warnings: []result.Warning{{Kind: "generator-bound", Message: "probe used 1.9 of its 2 CPUs"}}}, nil
 	}
-	rep, _, err := pipeline.New(o).Measure(context.Background(), "x", &probes.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
+	rep, _, err := pipeline.New(o).Measure(context.Background(), "x", &web.Sitemap{}, &probes.Target{}, probes.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/fixtures"
 	"gopkg.in/yaml.v3"
+
+	"github.com/probehq/probe/fixtures"
+	"github.com/probehq/probe/internal/cli/shared"
+	"github.com/probehq/probe/internal/lockedbuf"
 )
 
 // The Kubernetes example (deploy/kubernetes) is checked as Kubernetes and
@@ -195,7 +198,7 @@ func TestKubernetesExample(t *testing.T) {
 	if got := fs.Lookup("shards").Value.String(); got != strconv.Itoa(n) {
 		t.Errorf("the shards run --shards %s, the Job %d completions", got, n)
 	}
-	if _, err := parseTarget(fs.Lookup("target").Value.String()); err != nil {
+	if _, err := shared.ParseTarget(fs.Lookup("target").Value.String()); err != nil {
 		t.Error(err)
 	}
 	out := fs.Lookup("out").Value.String()
@@ -213,7 +216,7 @@ func TestKubernetesExample(t *testing.T) {
 	}
 	for i, a := range mc.Args {
 		if a == "--fail-on" {
-			if _, err := parseThresholds(mc.Args[i+1:i+2], "run"); err != nil {
+			if _, err := shared.ParseThresholds(mc.Args[i+1:i+2], "run"); err != nil {
 				t.Errorf("the merge's %v", err)
 			}
 		}
@@ -399,7 +402,7 @@ func TestKubernetesTargetServes(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(base, env...)
-	var stderr syncBuffer
+	var stderr lockedbuf.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -510,7 +513,7 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 		for j, a := range args {
 			args[j] = local(k8sVar.ReplaceAllStringFunc(a, func(v string) string { return os.Getenv(v[2 : len(v)-1]) }))
 		}
-		if code, _, stderr := runProbe(t, context.Background(), args...); code != 0 {
+		if code, _, stderr := probeCmd.Run(t, context.Background(), args...); code != 0 {
 			t.Fatalf("shard %d: exit %d: %s", i, code, stderr)
 		}
 	}
@@ -522,7 +525,7 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "sh", "-c", local(wc.Args[0]))
 		cmd.Env = append(os.Environ(), "PROBE_RUN_ID="+runID, "PROBE_WAIT_S="+waitS, "PROBE_WAIT_POLL_S=1")
-		var b syncBuffer
+		var b lockedbuf.Buffer
 		cmd.Stdout, cmd.Stderr = &b, &b
 		err := cmd.Start()
 		if err == nil {
@@ -550,7 +553,7 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 	}
 	// Its exit status is the merged figures' (1: a --fail-on broken, as a
 	// loaded test machine may make the p99), never a refusal (2).
-	code, _, stderr := runProbe(t, context.Background(), margs...)
+	code, _, stderr := probeCmd.Run(t, context.Background(), margs...)
 	if (code != 0 && (code != exitError || !strings.Contains(stderr, "threshold"))) ||
 		!strings.Contains(stderr, fmt.Sprintf("shard 2/%d is missing", n)) {
 		t.Fatalf("the merge of what came: exit %d, stderr %q: want it merged and shard 2 named missing", code, stderr)
@@ -565,8 +568,8 @@ func TestKubernetesMergeGivesUp(t *testing.T) {
 	// with it, folders of which none holds a report).
 	strict := slices.DeleteFunc(slices.Clone(margs), func(a string) bool { return a == "--allow-missing" })
 	strict[slices.Index(strict, "--out")+1] = filepath.Join(root, "strict")
-	badInput(t, strict, exitUsage, "no report.json")
-	badInput(t, []string{"merge", "--allow-missing", filepath.Join(root, "none", "0"), filepath.Join(root, "none", "1")},
+	probeCmd.BadInput(t, strict, exitUsage, "no report.json")
+	probeCmd.BadInput(t, []string{"merge", "--allow-missing", filepath.Join(root, "none", "0"), filepath.Join(root, "none", "1")},
 		exitUsage, "none of the folders holds a report.json")
 
 	// A shard that comes while the wait runs, before its deadline, is

@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/probehq/probe/fixtures"
 	"github.com/probehq/probe/fixtures/site"
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/cli/shared"
 )
 
 // serveFixture runs the fixture in this process on a free loopback port,
@@ -45,19 +44,12 @@ func TestNoteQueryFindsTheFixtureByURL(t *testing.T) {
 	for _, mode := range []site.Mode{site.PerRequest, site.LoadTime} {
 		url := serveFixture(t, mode)
 		out := t.TempDir()
-		code, _, stderr := runProbe(t, context.Background(), "notequery", "--target", url, "--duration", "500ms",
+		code, _, stderr := probeCmd.Run(t, context.Background(), "notequery", "--target", url, "--duration", "500ms",
 			"--warmup", "0", "--concurrency", "2", "--out", out)
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
 		}
-		b, err := os.ReadFile(filepath.Join(out, "report.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep report.RunReport
-		if err := json.Unmarshal(b, &rep); err != nil {
-			t.Fatal(err)
-		}
+		rep := clitest.ReadReport(t, out)
 		rows := map[string]bool{}
 		for _, op := range rep.Operations {
 			rows[op.Op] = true
@@ -65,7 +57,7 @@ func TestNoteQueryFindsTheFixtureByURL(t *testing.T) {
 		if rep.Latency.Requests == 0 || rep.Latency.Errors != 0 || rep.Failed() {
 			t.Errorf("%s: %d requests, %d errors %v", mode, rep.Latency.Requests, rep.Latency.Errors, rep.Errors)
 		}
-		for _, q := range fixtureNoteQueries {
+		for _, q := range shared.FixtureNoteQueries {
 			if !rows["POST /query "+q.Name] {
 				t.Errorf("%s: rows %v lack the fixture's %q", mode, rows, q.Name)
 			}
@@ -93,7 +85,7 @@ func TestFixtureAnnouncesItsNoteQueries(t *testing.T) {
 		}
 		desc := httpGet(t, url+"/.well-known/note-query.json")
 		var doc struct{ Endpoint, Profile string }
-		if err := json.Unmarshal([]byte(desc), &doc); err != nil || doc.Endpoint != fixtureQueryPath || doc.Profile != site.NoteQueryProfile {
+		if err := json.Unmarshal([]byte(desc), &doc); err != nil || doc.Endpoint != shared.FixtureQueryPath || doc.Profile != site.NoteQueryProfile {
 			t.Errorf("%s: description %q: %v", mode, desc, err)
 		}
 		descs = append(descs, desc)

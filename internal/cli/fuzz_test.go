@@ -12,7 +12,11 @@ import (
 
 	"mvdan.cc/sh/v3/shell"
 
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/cli/fuzzing"
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/fuzzreport"
 )
 
 func buildVictim(t *testing.T) string {
@@ -37,15 +41,19 @@ func TestFuzzBadInput(t *testing.T) {
 		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d={float}"}, exitUsage, "unknown placeholder {float}"},
 		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x?d={int}", "--target", "http://10.1.2.3:80"}, exitUsage, "--allow-remote"},
 		{[]string{"fuzz", "notequery", "--mem-limit", "lots"}, exitUsage, "--mem-limit"},
-		{[]string{"fuzz", "http", "--cmd", victim + " -addr 127.0.0.1:$PORT -home $HOME", "--path", "/x?d={int}"}, exitUsage, "$HOME is not expanded (probe runs the command without a shell)"},
+		{[]string{"fuzz", "http", "--cmd", victim + " -addr 127.0.0.1:$PORT -home $HOME", "--path", "/x?d={int}"}, exitUsage,
+			"$HOME is not expanded (probe runs the command without a shell)"},
 		{[]string{"fuzz", "notequery", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
-		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x", "--method", "{str}"}, exitUsage, "want a method such as GET, or the hole {method}"},
+		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x", "--method", "{str}"}, exitUsage, "want a method such as GET, " +
+			"or the hole {method}"},
 		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x/{method}"}, exitUsage, "stands only as the whole method"},
 		{[]string{"fuzz", "http", "--cmd", victim, "--path", "/x", "--header", "X-{str}: 1"}, exitUsage, "not names"},
-		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError, "start /nonexistent/server: no such file or directory"},
-		{[]string{"fuzz", "http", "--cmd", victim + " -mute -addr {addr}", "--path", "/x?d={int}", "--timeout", "1s"}, exitError, "answered no request within 1s"},
+		{[]string{"fuzz", "http", "--cmd", "/nonexistent/server -addr {addr}", "--path", "/x?d={int}"}, exitError,
+			"start /nonexistent/server: no such file or directory"},
+		{[]string{"fuzz", "http", "--cmd", victim + " -mute -addr {addr}", "--path", "/x?d={int}", "--timeout", "1s"}, exitError,
+			"answered no request within 1s"},
 	} {
-		badInput(t, tc.args, tc.code, tc.want)
+		probeCmd.BadInput(t, tc.args, tc.code, tc.want)
 	}
 }
 
@@ -64,16 +72,16 @@ func TestFuzzChecksFlagsBeforeClaimingOut(t *testing.T) {
 		{[]string{"--shrink-time", "-1s"}, "--shrink-time"},
 		{[]string{"--fixture-mode", "lazy"}, "--fixture-mode"},
 	} {
-		code, _, stderr := runProbe(t, context.Background(), append([]string{"fuzz", "notequery", "--out", out}, tc.args...)...)
+		code, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"fuzz", "notequery", "--out", out}, tc.args...)...)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", tc.args, code)
 		}
-		oneLine(t, stderr, tc.want)
+		clitest.OneLine(t, stderr, tc.want)
 	}
 }
 
 // fuzzReport is report.json of probe fuzz.
-type fuzzReport = report.FuzzReport
+type fuzzReport = fuzzreport.FuzzReport
 
 // TestFuzzCtrlC: an interrupted fuzz run writes what it found and exits 130.
 func TestFuzzCtrlC(t *testing.T) {
@@ -81,7 +89,8 @@ func TestFuzzCtrlC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, ctx, "fuzz", "http", "--cmd", victim+" -addr {addr}", "--path", "/item?i={int}", "--duration", "60s", "--out", out)
+	code, _, stderr := probeCmd.Run(t, ctx, "fuzz", "http", "--cmd", victim+" -addr {addr}", "--path", "/item?i={int}", "--duration",
+		"60s", "--out", out)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -101,8 +110,8 @@ func TestFuzzCtrlC(t *testing.T) {
 // The command a crasher file says starts the target must start the same
 // argv that --cmd gave, quotes and all.
 func TestServerCommandIsShownAsAShellReadsIt(t *testing.T) {
-	f := &fuzzCommand{cmd: `sh -c 'exec ./server --addr {addr} --name "a b"'`, request: requestFlags{path: "/x?n={int}", method: "GET"}}
-	_, setting, err := f.httpTarget(0)
+	f := &fuzzing.FuzzCommand{Cmd: `sh -c 'exec ./server --addr {addr} --name "a b"'`, Request: shared.RequestFlags{Path: "/x?n={int}", Method: "GET"}}
+	_, setting, err := f.HTTPTarget(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +151,7 @@ func TestFuzzHTTPHeaderAndMethodHoles(t *testing.T) {
 	} {
 		args := append([]string{"fuzz", "http", "--cmd", victim + " -addr {addr}", "--duration", "2s", "--shrink-time", "20s",
 			"--concurrency", "2", "--json", "--out", t.TempDir()}, tc.args...)
-		code, stdout, stderr := runProbe(t, context.Background(), args...)
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), args...)
 		if code != exitError {
 			t.Fatalf("%s: exit %d, want 1 (a crash found): %s", tc.name, code, stderr)
 		}

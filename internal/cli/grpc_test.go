@@ -18,6 +18,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/cli/loads"
 )
 
 // countingHealth is grpc-go's health service, counting the services asked
@@ -61,25 +64,13 @@ func grpcServer(t *testing.T, withReflection bool) (string, *countingHealth) {
 // --param value, every reply checked as a gRPC client checks it.
 func TestGRPCLoadsAUnaryMethod(t *testing.T) {
 	url, h := grpcServer(t, true)
-	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", url, "--call", "grpc.health.v1.Health/Check",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "grpc", "--target", url, "--call", "grpc.health.v1.Health/Check",
 		"--data", `{"service": "{svc}"}`, "--param", "svc=a,b,c", "--concurrency", "4", "--streams", "2",
 		"--duration", "1s", "--warmup", "0s", "--json", "--out", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep struct {
-		Protocol   string `json:"protocol"`
-		Operations []struct {
-			Name   string `json:"op"`
-			Calls  int64  `json:"calls"`
-			Errors int64  `json:"errors"`
-		} `json:"operations"`
-		Digests []struct {
-			Key      string `json:"key"`
-			Requests int64  `json:"requests"`
-			Distinct int    `json:"distinct"`
-		} `json:"reply_digests"`
-	}
+	var rep grpcReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %.300s", err, stdout)
 	}
@@ -105,12 +96,12 @@ func TestGRPCLoadsAUnaryMethod(t *testing.T) {
 // line before any load.
 func TestGRPCFailuresAndBadInput(t *testing.T) {
 	url, _ := grpcServer(t, true)
-	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", url, "--call", "grpc.health.v1.Health/Check",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "grpc", "--target", url, "--call", "grpc.health.v1.Health/Check",
 		"--data", `{"service": "gone"}`, "--concurrency", "1", "--duration", "300ms", "--warmup", "0s", "--json", "--out", t.TempDir())
 	if code != exitError || !strings.Contains(stdout, "grpc-status 5: unknown service gone") {
 		t.Errorf("exit %d, report %.600s", code, stdout)
 	}
-	oneLine(t, stderr, "failed their checks")
+	clitest.OneLine(t, stderr, "failed their checks")
 	bare, _ := grpcServer(t, false)
 	for _, tc := range []struct {
 		args []string
@@ -120,21 +111,26 @@ func TestGRPCFailuresAndBadInput(t *testing.T) {
 		{[]string{"grpc", "--target", url}, exitUsage, "--call package.Service/Method is required with --target"},
 		{[]string{"grpc", "--target", url, "--call", "nomethod"}, exitUsage, "want package.Service/Method"},
 		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--param", "x=1,2"}, exitUsage, "--data has no {x}"},
-		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Chek"}, exitError, "has no method Chek; it has Check, List, Watch"},
-		{[]string{"grpc", "--target", url, "--call", "no.Such/Call"}, exitError, "has no service no.Such; it has grpc.health.v1.Health, grpc.reflection.v1.ServerReflection"},
-		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--data", `{"servce": 1}`}, exitError, "is not a grpc.health.v1.HealthCheckRequest"},
+		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Chek"}, exitError, "has no method Chek; it " +
+			"has Check, List, Watch"},
+		{[]string{"grpc", "--target", url, "--call", "no.Such/Call"}, exitError, "has no service no.Such; it has " +
+			"grpc.health.v1.Health, grpc.reflection.v1.ServerReflection"},
+		{[]string{"grpc", "--target", url, "--call", "grpc.health.v1.Health/Check", "--data", `{"servce": 1}`}, exitError,
+			"is not a grpc.health.v1.HealthCheckRequest"},
 		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check"}, exitError,
 			"the server has no reflection service (grpc.reflection.v1): give the method's .proto files with --proto"},
-		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check", "--proto", "nosuch.proto"}, exitError, "--proto nosuch.proto: stat"},
+		{[]string{"grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check", "--proto", "nosuch.proto"}, exitError,
+			"--proto nosuch.proto: stat"},
 		{[]string{"grpc", "--target", bare, "--call", "no.Such/Call", "--proto", healthProto(t)}, exitError,
 			"the --proto files define no service no.Such; they define grpc.health.v1.Health"},
 	} {
-		badInput(t, tc.args, tc.code, tc.want)
+		probeCmd.BadInput(t, tc.args, tc.code, tc.want)
 	}
 }
 
-// grpcReport is what the fixture tests read of report.json.
+// grpcReport is what the grpc tests read of report.json.
 type grpcReport struct {
+	Protocol   string `json:"protocol"`
 	Operations []struct {
 		Name   string `json:"op"`
 		Calls  int64  `json:"calls"`
@@ -142,6 +138,7 @@ type grpcReport struct {
 	} `json:"operations"`
 	Digests []struct {
 		Key      string `json:"key"`
+		Requests int64  `json:"requests"`
 		Distinct int    `json:"distinct"`
 	} `json:"reply_digests"`
 	Warnings []struct {
@@ -154,7 +151,7 @@ func runGRPC(t *testing.T, args ...string) grpcReport {
 	t.Helper()
 	args = append([]string{"grpc", "--notes", "60", "--concurrency", "2", "--duration", "1s", "--warmup", "0s",
 		"--json", "--out", t.TempDir()}, args...)
-	code, stdout, stderr := runProbe(t, context.Background(), args...)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), args...)
 	if code != exitOK {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
@@ -176,7 +173,7 @@ func TestGRPCOnTheFixture(t *testing.T) {
 		t.Skip("starts the fixture three times")
 	}
 	rep := runGRPC(t)
-	if rep.Operations[0].Name != "grpc "+fixtureGRPCCall || len(rep.Digests) != 5 {
+	if rep.Operations[0].Name != "grpc "+loads.FixtureGRPCCall || len(rep.Digests) != 5 {
 		t.Errorf("operations %+v, digests %+v: want the fixture's search, a key per word", rep.Operations, rep.Digests)
 	}
 	for _, w := range rep.Warnings {
@@ -200,8 +197,9 @@ func TestGRPCOnTheFixture(t *testing.T) {
 		t.Errorf("digests %+v: want one key per limit", rep.Digests)
 	}
 
-	badInput(t, []string{"grpc", "--notes", "20", "--call", "no.Such/Call"}, exitError,
-		"the server has no service no.Such; it has grpc.reflection.v1.ServerReflection, grpc.reflection.v1alpha.ServerReflection, probe.fixture.Notes")
+	probeCmd.BadInput(t, []string{"grpc", "--notes", "20", "--call", "no.Such/Call"}, exitError,
+		"the server has no service no.Such; it has grpc.reflection.v1.ServerReflection, "+
+			"grpc.reflection.v1alpha.ServerReflection, probe.fixture.Notes")
 }
 
 // A gRPC server over TLS whose certificate does not verify is one line
@@ -218,12 +216,12 @@ func TestGRPCOverTLSAndHTTP1(t *testing.T) {
 	t.Cleanup(tlsSrv.Close)
 	args := []string{"grpc", "--target", tlsSrv.URL, "--call", "grpc.health.v1.Health/Check", "--concurrency", "2",
 		"--duration", "500ms", "--warmup", "0s", "--json"}
-	badInput(t, args, exitError, "certificate")
-	_, _, stderr := runProbe(t, context.Background(), append(args, "--out", t.TempDir())...)
+	probeCmd.BadInput(t, args, exitError, "certificate")
+	_, _, stderr := probeCmd.Run(t, context.Background(), append(args, "--out", t.TempDir())...)
 	if !strings.Contains(stderr, "--insecure") {
 		t.Errorf("a certificate that does not verify: %q, want a word on --insecure", stderr)
 	}
-	code, stdout, stderr := runProbe(t, context.Background(), append(args, "--insecure", "--out", t.TempDir())...)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), append(args, "--insecure", "--out", t.TempDir())...)
 	if code != exitOK || !strings.Contains(stdout, `"calls"`) {
 		t.Errorf("with --insecure: exit %d: %s", code, stderr)
 	}
@@ -235,7 +233,7 @@ func TestGRPCOverTLSAndHTTP1(t *testing.T) {
 
 	h1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
 	t.Cleanup(h1.Close)
-	badInput(t, []string{"grpc", "--target", h1.URL, "--call", "grpc.health.v1.Health/Check"}, exitError,
+	probeCmd.BadInput(t, []string{"grpc", "--target", h1.URL, "--call", "grpc.health.v1.Health/Check"}, exitError,
 		"answers HTTP/1.1, not HTTP/2 with prior knowledge (h2c): --http2 and gRPC need a server that speaks h2c")
 }
 
@@ -264,7 +262,7 @@ service Health {
 // A server without reflection is loaded from --proto files.
 func TestGRPCWithProtoFiles(t *testing.T) {
 	bare, h := grpcServer(t, false)
-	code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "grpc", "--target", bare, "--call", "grpc.health.v1.Health/Check",
 		"--proto", healthProto(t), "--data", `{"service": "x"}`, "--concurrency", "2", "--duration", "500ms", "--warmup", "0s",
 		"--json", "--out", t.TempDir())
 	if code != exitOK || !strings.Contains(stdout, `"op": "grpc grpc.health.v1.Health/Check"`) {
@@ -290,7 +288,7 @@ func TestGRPCInATargetFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runProbe(t, context.Background(), "all", "--file", file, "--http2", "--notes", "40", "--concurrency", "2",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "all", "--file", file, "--http2", "--notes", "40", "--concurrency", "2",
 		"--duration", "700ms", "--warmup", "0s", "--json", "--out", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -322,7 +320,8 @@ func TestGRPCInATargetFile(t *testing.T) {
 	if !strings.Contains(note, "5 messages a call") {
 		t.Errorf("notes-list: stream note %q, want 5 messages a call", note)
 	}
-	_, _, stderr = runProbe(t, context.Background(), "all", "--file", file, "--notes", "40", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+	_, _, stderr = probeCmd.Run(t, context.Background(), "all", "--file", file, "--notes", "40", "--duration", "300ms", "--warmup", "0s",
+		"--out", t.TempDir())
 	if !strings.Contains(stderr, "skipping notes-search: notes-search: gRPC runs over HTTP/2: the target needs --http2") {
 		t.Errorf("without --http2: %q", stderr)
 	}

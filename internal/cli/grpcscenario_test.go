@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/report/rampreport"
 )
 
 // A scenario's gRPC steps, over --http2 on the fixture: a search whose
@@ -17,7 +18,7 @@ func TestGRPCStepsInAScenario(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the fixture")
 	}
-	file := writeFile(t, "probe.json", `{"scenarios": [{"name": "read", "values": {"q": ["gzip", "cache", "sqlite"]},
+	file := clitest.WriteFile(t, "probe.json", `{"scenarios": [{"name": "read", "values": {"q": ["gzip", "cache", "sqlite"]},
 	  "steps": [
 	    {"name": "search", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{{q}}\", \"limit\": 3}",
 	     "checks": {"contains": ["\"hits\":"]}, "extract": {"path": {"json": "hits[0].path"}}},
@@ -26,12 +27,12 @@ func TestGRPCStepsInAScenario(t *testing.T) {
 	    {"name": "page", "path": "{{path}}", "checks": {"status": 200}},
 	    {"name": "list", "grpc": "probe.fixture.Notes/List", "data": "{\"limit\": 3}",
 	     "extract": {"third": {"json": "[2].path"}}}]}]}`)
-	code, stdout, stderr := runProbe(t, context.Background(), "ramp", "--steps", "3,5/1s", "--settle", "0s", "--http2", "--file", file,
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "ramp", "--steps", "3,5/1s", "--settle", "0s", "--http2", "--file", file,
 		"--notes", "60", "--json", "--out", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep report.Ramp
+	var rep rampreport.Ramp
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %.300s", err, stdout)
 	}
@@ -62,14 +63,17 @@ func TestGRPCStepFailuresInAScenario(t *testing.T) {
 		t.Skip("starts the fixture")
 	}
 	for _, tc := range []struct{ step, want string }{
-		{`{"name": "s", "grpc": "probe.fixture.Notes/Search", "data": "{\"limit\": \"{{q}}\"}"}`, "read/s: not sent: data is not a probe.fixture.SearchRequest"},
-		{`{"name": "s", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{{q}}\"}", "checks": {"contains": ["no such words"]}}`, `the reply does not hold "no such words"`},
-		{`{"name": "s", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{{q}}\"}", "extract": {"x": {"json": "hits[0].nothing"}}}`, "extract x: the reply has no such value"},
+		{`{"name": "s", "grpc": "probe.fixture.Notes/Search", "data": "{\"limit\": \"{{q}}\"}"}`, "read/s: not sent: data is not " +
+			"a probe.fixture.SearchRequest"},
+		{`{"name": "s", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{{q}}\"}", "checks": {"contains": ` +
+			`["no such words"]}}`, `the reply does not hold "no such words"`},
+		{`{"name": "s", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{{q}}\"}", "extract": {"x": {"json": ` +
+			`"hits[0].nothing"}}}`, "extract x: the reply has no such value"},
 	} {
-		file := writeFile(t, "probe.json", `{"scenarios": [{"name": "read", "values": {"q": ["gzip"]}, "steps": [`+tc.step+`]}]}`)
-		code, stdout, stderr := runProbe(t, context.Background(), "ramp", "--steps", "2,3/1s", "--http2", "--file", file,
+		file := clitest.WriteFile(t, "probe.json", `{"scenarios": [{"name": "read", "values": {"q": ["gzip"]}, "steps": [`+tc.step+`]}]}`)
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), "ramp", "--steps", "2,3/1s", "--http2", "--file", file,
 			"--notes", "30", "--json", "--out", t.TempDir())
-		var rep report.Ramp
+		var rep rampreport.Ramp
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatalf("exit %d, %v: %s", code, err, stderr)
 		}
@@ -90,15 +94,15 @@ func TestGRPCStepFailuresInAScenario(t *testing.T) {
 			}
 		}
 	}
-	file := writeFile(t, "probe.json", `{"scenarios": [{"name": "read", "steps": [{"grpc": "no.Such/Call"}]}]}`)
-	badInput(t, []string{"ramp", "--steps", "2,3/1s", "--http2", "--file", file, "--notes", "30"}, exitError,
+	file := clitest.WriteFile(t, "probe.json", `{"scenarios": [{"name": "read", "steps": [{"grpc": "no.Such/Call"}]}]}`)
+	probeCmd.BadInput(t, []string{"ramp", "--steps", "2,3/1s", "--http2", "--file", file, "--notes", "30"}, exitError,
 		"scenario read: step step1: the server has no service no.Such; it has")
-	badInput(t, []string{"ramp", "--steps", "2,3/1s", "--file", file, "--notes", "30"}, exitError,
+	probeCmd.BadInput(t, []string{"ramp", "--steps", "2,3/1s", "--file", file, "--notes", "30"}, exitError,
 		"scenario read: step step1: gRPC runs over HTTP/2: the target needs --http2")
-	file = writeFile(t, "probe.json", `{"scenarios": [{"name": "read", "steps": [{"grpc": "a.B/C", "path": "/x"}]}]}`)
-	badInput(t, []string{"ramp", "--steps", "2,3/1s", "--file", file, "--target", "http://127.0.0.1:1"}, exitUsage,
+	file = clitest.WriteFile(t, "probe.json", `{"scenarios": [{"name": "read", "steps": [{"grpc": "a.B/C", "path": "/x"}]}]}`)
+	probeCmd.BadInput(t, []string{"ramp", "--steps", "2,3/1s", "--file", file, "--target", "http://127.0.0.1:1"}, exitUsage,
 		"scenarios[0].steps[0].path: a gRPC step has grpc and data in place of method, path and body")
-	file = writeFile(t, "probe.json", `{"scenarios": [{"name": "read", "steps": [{"grpc": "a.B/C", "checks": {"status": 200}}]}]}`)
-	badInput(t, []string{"ramp", "--steps", "2,3/1s", "--file", file, "--target", "http://127.0.0.1:1"}, exitUsage,
+	file = clitest.WriteFile(t, "probe.json", `{"scenarios": [{"name": "read", "steps": [{"grpc": "a.B/C", "checks": {"status": 200}}]}]}`)
+	probeCmd.BadInput(t, []string{"ramp", "--steps", "2,3/1s", "--file", file, "--target", "http://127.0.0.1:1"}, exitUsage,
 		"a gRPC step's status and content type are gRPC's")
 }

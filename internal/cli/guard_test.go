@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 // An --out that holds an earlier run is refused before anything runs;
@@ -16,19 +18,19 @@ func TestOutFolderIsNotMixed(t *testing.T) {
 	defer srv.Close()
 	out := t.TempDir()
 	args := []string{"http", "--target", srv.URL, "--path", "/", "--duration", "200ms", "--warmup", "0", "--concurrency", "1", "--out", out}
-	if code, _, stderr := runProbe(t, context.Background(), args...); code != exitOK {
+	if code, _, stderr := probeCmd.Run(t, context.Background(), args...); code != exitOK {
 		t.Fatalf("first run: exit %d: %s", code, stderr)
 	}
 	stale := filepath.Join(out, "cpu.pb.gz") // probe's name, but not in its manifest: the user's
 	os.WriteFile(stale, []byte("old"), 0o644)
 	mine := filepath.Join(out, "notes.txt")
 	os.WriteFile(mine, []byte("the user's"), 0o644)
-	code, _, stderr := runProbe(t, context.Background(), args...)
+	code, _, stderr := probeCmd.Run(t, context.Background(), args...)
 	if code != exitUsage {
 		t.Errorf("second run into the same folder: exit %d", code)
 	}
-	oneLine(t, stderr, "is not empty")
-	if code, _, stderr := runProbe(t, context.Background(), append(args, "--force")...); code != exitOK {
+	clitest.OneLine(t, stderr, "is not empty")
+	if code, _, stderr := probeCmd.Run(t, context.Background(), append(args, "--force")...); code != exitOK {
 		t.Fatalf("--force: exit %d: %s", code, stderr)
 	}
 	if _, err := os.Stat(stale); err != nil {
@@ -46,14 +48,14 @@ func TestOutFolderIsNotMixed(t *testing.T) {
 // never leaves loopback (e2e: a fixture probe starts gets it by the
 // environment).
 func TestFixtureKeyStaysOffTheCommandLine(t *testing.T) {
-	code, _, stderr := runProbe(t, context.Background(), "fixture", "serve", "--key", "s3cret")
+	code, _, stderr := probeCmd.Run(t, context.Background(), "fixture", "serve", "--key", "s3cret")
 	if code != exitUsage {
 		t.Errorf("--key: exit %d", code)
 	}
-	oneLine(t, stderr, "--key-file")
-	code, _, stderr = runProbe(t, context.Background(), "fixture", "serve", "--addr", "0.0.0.0:0", "--notes", "5")
+	clitest.OneLine(t, stderr, "--key-file")
+	code, _, stderr = probeCmd.Run(t, context.Background(), "fixture", "serve", "--addr", "0.0.0.0:0", "--notes", "5")
 	if code != exitUsage {
 		t.Errorf("default key off loopback: exit %d", code)
 	}
-	oneLine(t, stderr, "is public")
+	clitest.OneLine(t, stderr, "is public")
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 // probe ramp against a target whose replies carry hostile values (issue
@@ -31,11 +33,11 @@ func TestRampWithHostileValues(t *testing.T) {
 	}))
 	defer srv.Close()
 	list := `{"name": "list", "path": "/list", "extract": {"link": {"json": "link"}, "token": {"json": "token"}, "id": {"json": "id"}}}`
-	file := writeFile(t, "probe.json", `{"scenarios": [
+	file := clitest.WriteFile(t, "probe.json", `{"scenarios": [
 		{"name": "url", "steps": [`+list+`, {"name": "open", "path": "{{link}}"}]},
 		{"name": "split", "steps": [`+list+`, {"name": "login", "path": "/login", "headers": {"X-Token": "{{token}}"}}]},
 		{"name": "climb", "steps": [`+list+`, {"name": "item", "path": "/items/{{id}}", "headers": {"Authorization": "Bearer s"}}]}]}`)
-	code, stdout, stderr := runProbe(t, context.Background(), "ramp", "--target", srv.URL, "--file", file,
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "ramp", "--target", srv.URL, "--file", file,
 		"--steps", "3,6/1s", "--stop-when", "never", "--json", "--out", t.TempDir())
 	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
 		t.Fatalf("a stack trace: %s", stderr)

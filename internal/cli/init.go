@@ -8,42 +8,46 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/mcp"
+	"github.com/probehq/probe/probes/web"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/target"
 )
 
 // initCommand is `probe init --target URL`: discovery, written down as a
 // target file for the user to edit and run (probe all --file).
-func initCommand(fs *flag.FlagSet) runner {
-	var target targetFlags
-	fs.StringVar(&target.target, "target", "", "URL of the server to describe")
-	fs.StringVar(&target.key, "key", "", "send Authorization: Bearer KEY while discovering")
+func initCommand(fs *flag.FlagSet) shared.Runner {
+	var target shared.TargetFlags
+	fs.StringVar(&target.Target, "target", "", "URL of the server to describe")
+	fs.StringVar(&target.Key, "key", "", "send Authorization: Bearer KEY while discovering")
 	out := fs.String("out", "probe.jsonnet", "the target file to write")
 	force := fs.Bool("force", false, "overwrite --out when it exists")
 	timeout := fs.Duration("timeout", 30*time.Second, "longest wait for one reply")
-	return func(ctx context.Context, s streams, words []string) error {
-		if err := noWords("init", words); err != nil {
+	return func(ctx context.Context, s shared.Streams, words []string) error {
+		if err := shared.NoWords("init", words); err != nil {
 			return err
 		}
-		if target.target == "" {
-			return usageError{"init: --target URL is required: the server to describe"}
+		if target.Target == "" {
+			return shared.UsageError{Msg: "init: --target URL is required: the server to describe"}
 		}
-		u, err := parseTarget(target.target)
+		u, err := shared.ParseTarget(target.Target)
 		if err != nil {
 			return err
 		}
 		if _, err := os.Stat(*out); err == nil && !*force {
-			return usageError{fmt.Sprintf("init: %s exists; --force overwrites it, --out names another file", *out)}
+			return shared.UsageError{Msg: fmt.Sprintf("init: %s exists; --force overwrites it, --out names another file", *out)}
 		}
-		t := &probes.Target{URL: u, Header: target.header()}
+		t := &probes.Target{URL: u, Header: target.Header()}
 		src, found := describe(ctx, t, *timeout)
 		if found == 0 {
-			fmt.Fprintf(s.stderr, "probe: %s announces nothing probe knows; %s holds commented examples to fill in\n", u, *out)
+			fmt.Fprintf(s.Stderr, "probe: %s announces nothing probe knows; %s holds commented examples to fill in\n", u, *out)
 		}
 		if err := report.WriteFileAtomic(*out, []byte(src)); err != nil {
 			return err
 		}
-		fmt.Fprintf(s.stdout, "%s: %d microloads found on %s; run them with: probe all --file %s\n", *out, found, u, *out)
+		fmt.Fprintf(s.Stdout, "%s: %d microloads found on %s; run them with: probe all --file %s\n", *out, found, u, *out)
 		return nil
 	}
 }
@@ -57,10 +61,12 @@ func describe(ctx context.Context, t *probes.Target, timeout time.Duration) (str
 	b.WriteString("// Edit freely: `probe all --file FILE` runs every one, `probe NAME --file FILE`\n")
 	b.WriteString("// one of them. The format is in probe's docs/DESIGN.md (\"The target file\").\n{\n")
 	fmt.Fprintf(&b, "  target: %s,\n", quote(t.URL.String()))
-	if probes.CheckPprof(ctx, t.URL.JoinPath("/debug/pprof/")) == nil {
+	// Only the profiles' check: the process Open looks for is not written down.
+	if target.Open(ctx, target.Spec{URL: t.URL, Pprof: t.URL.JoinPath("/debug/pprof/")}).Pprof != nil {
 		fmt.Fprintf(&b, "  pprof: %s,  // the profiles --profile reads\n", quote(t.URL.JoinPath("/debug/pprof/").String()))
 	} else {
-		b.WriteString("  // pprof: 'http://127.0.0.1:6060/debug/pprof/',  // no /debug/pprof/ on the target: say where it is for --profile\n")
+		b.WriteString("  // pprof: 'http://127.0.0.1:6060/debug/pprof/',  // no /debug/pprof/ on the target: say where " +
+			"it is for --profile\n")
 	}
 	b.WriteString("  // headers: { Authorization: 'Bearer …' },  // sent with every request\n  microloads: [\n")
 	entry := func(comment, line string, ok bool) {
@@ -72,33 +78,35 @@ func describe(ctx context.Context, t *probes.Target, timeout time.Duration) (str
 			fmt.Fprintf(&b, "    // %s,\n", line)
 		}
 	}
-	sm := &probes.Sitemap{}
+	sm := &web.Sitemap{}
 	err := probes.Prepare(ctx, sm, t, timeout)
 	if err == nil {
-		entry(fmt.Sprintf("the sitemap (%s)", strings.Join(sm.Sitemaps(), ", ")), fmt.Sprintf("{ name: 'sitemap', use: 'sitemap', path: %s }", quote(sm.Sitemaps()[0])), true)
+		entry(fmt.Sprintf("the sitemap (%s)", strings.Join(sm.Sitemaps(), ", ")), fmt.Sprintf("{ name: 'sitemap', use: "+
+			"'sitemap', path: %s }", quote(sm.Sitemaps()[0])), true)
 	} else {
 		entry(err.Error(), "{ name: 'sitemap', use: 'sitemap', path: '/sitemap.xml' }", false)
 	}
-	pg := &probes.Page{}
+	pg := &web.Page{}
 	if err := probes.Prepare(ctx, pg, t, timeout); err == nil {
 		entry(fmt.Sprintf("the %d pages the sitemap lists", len(pg.Pages())), "{ name: 'page', use: 'page' }", true)
 	} else {
 		entry("page: "+err.Error(), "{ name: 'page', use: 'page', path: '/' }", false)
 	}
-	fd := &probes.Feed{}
+	fd := &web.Feed{}
 	if err := probes.Prepare(ctx, fd, t, timeout); err == nil {
 		entry("the feeds the pages announce", fmt.Sprintf("{ name: 'feed', use: 'feed', feeds: [%s] }", quoteAll(fd.Paths())), true)
 	} else {
 		entry(err.Error(), "{ name: 'feed', use: 'feed', feeds: ['/feed.xml'] }", false)
 	}
-	se := &probes.Search{}
+	se := &web.Search{}
 	if err := probes.Prepare(ctx, se, t, timeout); err == nil {
 		path, param := se.Endpoint()
-		entry("the search the pages announce", fmt.Sprintf("{ name: 'search', use: 'search', path: %s, queryParam: %s }", quote(path), quote(param)), true)
+		entry("the search the pages announce",
+			fmt.Sprintf("{ name: 'search', use: 'search', path: %s, queryParam: %s }", quote(path), quote(param)), true)
 	} else {
 		entry(err.Error(), "{ name: 'search', use: 'search', path: '/search', queryParam: 'q' }", false)
 	}
-	tl := &probes.ToolsList{}
+	tl := &mcp.ToolsList{}
 	if err := probes.Prepare(ctx, tl, t, timeout); err == nil {
 		entry("MCP tools/list", fmt.Sprintf("{ name: 'toolslist', use: 'toolslist', path: %s }", quote(tl.Endpoint())), true)
 	} else {

@@ -8,9 +8,11 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -23,8 +25,10 @@ import (
 // package may import the packages of lower layers, and in its own layer
 // only those of its own group. A line "forbid PKG P1 P2 …" takes back
 // what the layers allow: PKG imports none of P1, P2, … (the command line
-// does no analysis; it hands the run to the pipeline). These tests hold
-// the code to it.
+// does no analysis; it hands the run to the pipeline). A line "only PKG
+// P1 P2 …" names all the packages of the module PKG may import (the run's
+// data imports no load stage, nor anything but a few leaves). These tests
+// hold the code to it.
 
 const module = "github.com/probehq/probe"
 
@@ -34,11 +38,12 @@ type layering struct {
 	group  map[string]string   // package → its group within the layer
 	names  []string            // layer names, top first
 	forbid map[string][]string // package → packages it must not import
+	only   map[string][]string // package → the only packages of the module it may import
 }
 
 // readLayering parses the ```layers block of a design document.
 func readLayering(r io.Reader) (*layering, error) {
-	l := &layering{layer: map[string]int{}, group: map[string]string{}, forbid: map[string][]string{}}
+	l := &layering{layer: map[string]int{}, group: map[string]string{}, forbid: map[string][]string{}, only: map[string][]string{}}
 	sc := bufio.NewScanner(r)
 	in := false
 	for sc.Scan() {
@@ -64,6 +69,14 @@ func readLayering(r io.Reader) (*layering, error) {
 				return nil, fmt.Errorf("%q: want forbid PACKAGE IMPORT…", line)
 			}
 			l.forbid[f[0]] = append(l.forbid[f[0]], f[1:]...)
+			continue
+		}
+		if name == "only" {
+			f := strings.Fields(rest)
+			if len(f) < 1 {
+				return nil, fmt.Errorf("%q: want only PACKAGE IMPORT…", line)
+			}
+			l.only[f[0]] = append(slices.Clip(l.only[f[0]]), f[1:]...) // an empty list stays a list: nothing
 			continue
 		}
 		n := len(l.names)
@@ -108,6 +121,8 @@ func (l *layering) violations(graph map[string][]string) []string {
 				out = append(out, fmt.Sprintf("%s imports %s: both are %s, and neither may import the other", p, imp, l.names[lp]))
 			case slices.Contains(l.forbid[p], imp):
 				out = append(out, fmt.Sprintf("%s imports %s, which a forbid line of docs/DESIGN.md keeps from it", p, imp))
+			case hasOnly(l, p) && !slices.Contains(l.only[p], imp):
+				out = append(out, fmt.Sprintf("%s imports %s, not on its only line of docs/DESIGN.md", p, imp))
 			}
 		}
 	}
@@ -210,6 +225,8 @@ func withPending(l *layering, graph, files map[string][]string, pending map[stri
 	return out, stale
 }
 
+func hasOnly(l *layering, p string) bool { _, ok := l.only[p]; return ok }
+
 func skipPackage(path string) bool {
 	return strings.Contains(path, "/testdata/") || strings.HasPrefix(path, module+"/bench/")
 }
@@ -240,8 +257,12 @@ func TestImportsFollowTheLayering(t *testing.T) {
 	}
 	for file, imps := range files { // which file, for a forbidden import
 		for _, imp := range imps {
-			if slices.Contains(l.forbid[filepath.Dir(file)], imp) && !slices.Contains(pendingImports[file], imp) {
+			switch {
+			case !slices.Contains(l.forbid[filepath.Dir(file)], imp) || slices.Contains(pendingImports[file], imp):
+			case filepath.Dir(file) == "internal/cli":
 				t.Errorf("%s imports %s: let the pipeline package do that work", file, imp)
+			default:
+				t.Errorf("%s imports %s: a load stage; it takes the run's data from package result", file, imp)
 			}
 		}
 	}
@@ -254,19 +275,21 @@ func TestLayeringKeepsAnalysisOutOfTheCommandLine(t *testing.T) {
 	legal := map[string][]string{
 		"internal/cli": {"pipeline", "probes", "report"},
 		"pipeline":     {"analyzers", "flamegraphs", "lib/crash", "lib/frames", "probes", "report"},
-		"report":       {"probes"},
-		"probes":       nil, "analyzers": nil, "flamegraphs": nil, "lib/crash": nil, "lib/frames": nil,
+		"report":       {"result"},
+		"probes":       {"result"}, "result": nil, "analyzers": nil, "flamegraphs": nil, "lib/crash": nil, "lib/frames": nil,
 	}
 	if v := l.violations(legal); len(v) > 0 {
 		t.Errorf("a legal graph was refused:\n%s", strings.Join(v, "\n"))
 	}
-	for _, imp := range []string{"analyzers", "flamegraphs", "lib/crash", "lib/frames", "lib/stats"} {
+	for _, imp := range []string{"analyzers", "analyzers/verdict", "analyzers/compare", "analyzers/fanout", "analyzers/contention",
+		"flamegraphs", "lib/crash", "lib/frames", "lib/stats"} {
 		graph := map[string][]string{"internal/cli": {"pipeline", imp}, "pipeline": nil, imp: nil}
 		if got := strings.Join(l.violations(graph), "\n"); !strings.Contains(got, "internal/cli imports "+imp+",") {
 			t.Errorf("internal/cli → %s went through: %q", imp, got)
 		}
 	}
-	if got := strings.Join(l.violations(map[string][]string{"pipeline": {"internal/cli"}, "internal/cli": nil}), "\n"); !strings.Contains(got, "a layer above it") {
+	if got := strings.Join(l.violations(map[string][]string{"pipeline": {"internal/cli"}, "internal/cli": nil}),
+		"\n"); !strings.Contains(got, "a layer above it") {
 		t.Errorf("pipeline → internal/cli went through: %q", got)
 	}
 	// A pending file's import is let through, the same import from
@@ -310,5 +333,81 @@ func TestLayeringCatchesBackEdges(t *testing.T) {
 	}
 	if v := l.violations(map[string][]string{"nowhere": nil}); len(v) != 1 || !strings.Contains(v[0], "in no layer") {
 		t.Errorf("an unplaced package: %v", v)
+	}
+}
+
+// The writer and the thresholds take the run's data from package result,
+// never from a load stage; result imports nothing of probe's but its
+// leaves.
+func TestLayeringKeepsTheWriterOffTheLoadStages(t *testing.T) {
+	l := designLayering(t)
+	stages := []string{"probes", "probes/fuzz", "probes/agents", "probes/ws", "probes/production", "target", "pipeline", "plan"}
+	writers := []string{"thresholds"}
+	for pkg := range l.layer {
+		if pkg == "report" || strings.HasPrefix(pkg, "report/") {
+			writers = append(writers, pkg) // the writer and every document kind beside it
+		}
+	}
+	if len(writers) < 3 {
+		t.Fatalf("the layers name too few writer packages: %v", writers)
+	}
+	for _, pkg := range writers {
+		for _, stage := range stages {
+			graph := map[string][]string{pkg: {"result", stage}, "result": nil, stage: nil}
+			refused := regexp.MustCompile(`(?m)^` + pkg + `( \(\w+\))? imports ` + stage + `[ ,]`)
+			if got := strings.Join(l.violations(graph), "\n"); !refused.MatchString(got) {
+				t.Errorf("%s → %s went through: %q", pkg, stage, got)
+			}
+		}
+	}
+	legal := map[string][]string{"report": {"result", "analyzers"}, "result": {"lib/textline"}, "analyzers": nil, "lib/textline": nil}
+	if v := l.violations(legal); len(v) > 0 {
+		t.Errorf("a legal graph was refused:\n%s", strings.Join(v, "\n"))
+	}
+	for _, imp := range []string{"lib/stats", "lib/h1", "lib/pprofio"} {
+		graph := map[string][]string{"result": {imp}, imp: nil}
+		if got := strings.Join(l.violations(graph), "\n"); !strings.Contains(got, "result imports "+imp+", not on its only line") {
+			t.Errorf("result → %s went through: %q", imp, got)
+		}
+	}
+}
+
+// The server under load has a room of its own below the engine (issue
+// 36): target takes the run's data and the leaf libraries, nothing of the
+// engine, the pipeline, the writer or the command line; the engine and
+// the commands take the target from it.
+func TestLayeringGivesTheTargetItsRoom(t *testing.T) {
+	l := designLayering(t)
+	for _, up := range []string{"probes", "probes/ws", "pipeline", "report", "internal/cli", "internal/cli/shared", "plan", "analyzers"} {
+		graph := map[string][]string{"target": {up}, up: nil}
+		if v := l.violations(graph); len(v) == 0 {
+			t.Errorf("target → %s went through", up)
+		}
+	}
+	legal := map[string][]string{"target": {"result", "lib/h1", "lib/pprofio", "lib/tick"}, "probes": {"target"},
+		"pipeline": {"target"}, "internal/cli/sessions": {"target"}, "result": nil, "lib/h1": nil, "lib/pprofio": nil, "lib/tick": nil}
+	if v := l.violations(legal); len(v) > 0 {
+		t.Errorf("a legal graph was refused:\n%s", strings.Join(v, "\n"))
+	}
+}
+
+// writerModules bounds the modules the writer compiles against, probe's
+// own counted (issue 36: 29 when the run's data lived beside the gRPC
+// client, 11 after): a report is written from data, not with the load
+// engine's dependencies. Every package under report/ counts together.
+const writerModules = 12
+
+func TestTheWriterDependsOnFewModules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", "../../report/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	mods := map[string]bool{}
+	for _, m := range strings.Fields(string(out)) {
+		mods[m] = true
+	}
+	if len(mods) > writerModules {
+		names := slices.Sorted(maps.Keys(mods))
+		t.Errorf("report depends on %d modules, more than %d: %s", len(mods), writerModules, strings.Join(names, " "))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/report"
 )
 
 func TestLoadBadInput(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	dead, _ := shared.FreeLoopbackAddr()
+	closed := "http://" + dead
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -48,13 +48,13 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"sitemap", "--fixture-mode", "lazy"}, exitUsage, "--fixture-mode"},
 		{[]string{"sitemap", "--target", closed, "--duration", "1s"}, exitError, "connection refused"},
 	} {
-		badInput(t, tc.args, tc.code, tc.want)
+		probeCmd.BadInput(t, tc.args, tc.code, tc.want)
 	}
-	code, _, stderr := runProbe(t, context.Background(), "analyze", "--max-profile", "5", "x.pb.gz")
+	code, _, stderr := probeCmd.Run(t, context.Background(), "analyze", "--max-profile", "5", "x.pb.gz")
 	if code != exitUsage {
 		t.Errorf("analyze --max-profile 5: exit %d", code)
 	}
-	oneLine(t, stderr, "--max-profile 5 B: want at least 1 KiB")
+	clitest.OneLine(t, stderr, "--max-profile 5 B: want at least 1 KiB")
 }
 
 func TestHTTPJSONKeepsStdoutClean(t *testing.T) {
@@ -63,12 +63,13 @@ func TestHTTPJSONKeepsStdoutClean(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "http", "--target", srv.URL, "--path", "/items?x=1",
-		"--param", "id=1,2,3", "--header", "X-Probe: yes", "--duration", "500ms", "--warmup", "100ms", "--concurrency", "2", "--json", "--out", out)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "http", "--target", srv.URL, "--path", "/items?x=1",
+		"--param", "id=1,2,3", "--header", "X-Probe: yes", "--duration", "500ms", "--warmup", "100ms", "--concurrency", "2", "--json",
+		"--out", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep report.RunReport
+	var rep report.Run
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not report.json alone: %v\n%s", err, stdout)
 	}
@@ -88,11 +89,12 @@ func TestHTTPJSONKeepsStdoutClean(t *testing.T) {
 func TestFailedChecksExitNonZero(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer srv.Close()
-	code, _, stderr := runProbe(t, context.Background(), "http", "--target", srv.URL, "--path", "/", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
+	code, _, stderr := probeCmd.Run(t, context.Background(), "http", "--target", srv.URL, "--path", "/", "--duration", "300ms", "--warmup",
+		"0s", "--out", t.TempDir())
 	if code != exitError {
 		t.Errorf("exit %d", code)
 	}
-	oneLine(t, stderr, "failed their checks")
+	clitest.OneLine(t, stderr, "failed their checks")
 }
 
 func TestCtrlCWritesWhatWasMeasured(t *testing.T) {
@@ -106,16 +108,16 @@ func TestCtrlCWritesWhatWasMeasured(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, ctx, "http", "--target", srv.URL, "--path", "/", "--duration", "1m", "--warmup", "200ms", "--out", out)
+	code, _, stderr := probeCmd.Run(t, ctx, "http", "--target", srv.URL, "--path", "/", "--duration", "1m", "--warmup", "200ms", "--out", out)
 	if code != exitInterrupted {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	oneLine(t, stderr, "interrupted: what was measured is in")
+	clitest.OneLine(t, stderr, "interrupted: what was measured is in")
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep report.RunReport
+	var rep report.Run
 	json.Unmarshal(b, &rep)
 	if rep.Ended != "interrupted" || rep.Latency.Requests == 0 {
 		t.Errorf("report after Ctrl-C: %s", b)
@@ -143,11 +145,11 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{[]string{"sitemap", "--rules", rules}, exitUsage, "rules.json:2:"},
 		{[]string{"sitemap", "--profile", "--pprof", "::"}, exitUsage, "--pprof"},
 	} {
-		code, _, stderr := runProbe(t, context.Background(), tc.args...)
+		code, _, stderr := probeCmd.Run(t, context.Background(), tc.args...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, stderr)
 		}
-		oneLine(t, stderr, tc.want)
+		clitest.OneLine(t, stderr, tc.want)
 	}
 }
 
@@ -175,18 +177,18 @@ func TestFlameCommand(t *testing.T) {
 		{[]string{"flame", prof, "--sample-index", "alloc_space", "-o", filepath.Join(dir, "x.html")}, exitError, "valid: samples, cpu"},
 		{[]string{"flame", prof, "--focus", "(", "-o", filepath.Join(dir, "x.html")}, exitUsage, "--focus"},
 	} {
-		code, _, stderr := runProbe(t, context.Background(), tc.args...)
+		code, _, stderr := probeCmd.Run(t, context.Background(), tc.args...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, stderr)
 		}
-		oneLine(t, stderr, tc.want)
+		clitest.OneLine(t, stderr, tc.want)
 	}
 	for _, out := range []string{"flame.html", "flame.svg", "diff.html"} {
 		args := []string{"flame", prof, "-o", filepath.Join(dir, out)}
 		if out == "diff.html" {
 			args = append(args, "--base", prof)
 		}
-		if code, _, stderr := runProbe(t, context.Background(), args...); code != exitOK {
+		if code, _, stderr := probeCmd.Run(t, context.Background(), args...); code != exitOK {
 			t.Errorf("%s: exit %d: %s", out, code, stderr)
 		}
 		if st, err := os.Stat(filepath.Join(dir, out)); err != nil || st.Size() < 1000 {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/lib/textline"
 )
 
@@ -26,18 +27,6 @@ const (
 	exitUsage       = 2   // bad command line
 	exitInterrupted = 130 // Ctrl-C; what was measured is written
 )
-
-// usageError is a bad command line: exit status 2, one line.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// interruptedError: Ctrl-C ended the run; what was measured is written.
-type interruptedError struct{ dir string }
-
-func (e interruptedError) Error() string {
-	return "interrupted: what was measured is in " + e.dir
-}
 
 // Main runs the command line args (without the program's name) with
 // Ctrl-C and SIGTERM ending the run, and returns the exit status.
@@ -82,23 +71,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // run executes one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == jsonnetCommand {
-		return runJsonnetChild(args[1:], stdout, stderr)
+	if len(args) > 0 && args[0] == shared.JsonnetCommand {
+		return shared.RunJsonnetChild(args[1:], stdout, stderr)
 	}
 	err := dispatch(ctx, args, stdout, stderr)
-	var ue usageError
-	var ie interruptedError
+	var ue shared.UsageError
+	var ie shared.InterruptedError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ie):
-		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(err.Error(), maxErrorLine))
+		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(err.Error(), shared.MaxErrorLine))
 		return exitInterrupted
 	case ctx.Err() != nil: // Ctrl-C before anything was measured (a build, a start)
-		fmt.Fprintf(stderr, "probe: interrupted (%s)\n", textline.Of(err.Error(), maxErrorLine))
+		fmt.Fprintf(stderr, "probe: interrupted (%s)\n", textline.Of(err.Error(), shared.MaxErrorLine))
 		return exitInterrupted
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(ue.msg, maxErrorLine))
+		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(ue.Msg, shared.MaxErrorLine))
 		return exitUsage
 	default:
 		printFailure(stderr, err)
@@ -111,19 +100,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func printFailure(stderr io.Writer, err error) {
 	lines := strings.Split(err.Error(), "\n")
 	for i, line := range lines {
-		if i == maxErrorLines {
+		if i == shared.MaxErrorLines {
 			fmt.Fprintf(stderr, "probe: … and %d more lines\n", len(lines)-i)
 			return
 		}
-		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(line, maxErrorLine))
+		fmt.Fprintf(stderr, "probe: %s\n", textline.Of(line, shared.MaxErrorLine))
 	}
 }
-
-// The last words of a failed run are its error's lines, each made one
-// printable line (whatever a server's text in it holds), at most
-// maxErrorLine bytes, and at most maxErrorLines of them (a failed build's
-// tail, a line per failed check).
-const (
-	maxErrorLine  = 4000
-	maxErrorLines = 100
-)

@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/probehq/probe/fixtures/site"
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/cli/shared"
+	"github.com/probehq/probe/internal/lockedbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +27,7 @@ func TestMain(m *testing.M) {
 		serveArgv() // a server that logs its arguments: start_test
 		return
 	}
-	if len(os.Args) > 1 && (os.Args[1] == "fixture" || os.Args[1] == jsonnetCommand) {
+	if len(os.Args) > 1 && (os.Args[1] == "fixture" || os.Args[1] == shared.JsonnetCommand) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -33,36 +35,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func runProbe(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(ctx, args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-// oneLine: a bad command line gets one clear line, never a stack trace.
-func oneLine(t *testing.T, stderr, want string) {
-	t.Helper()
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "probe: ") || !strings.Contains(last, want) || strings.Contains(stderr, "goroutine ") {
-		t.Errorf("stderr %q: want one line 'probe: …%s…'", stderr, want)
-	}
-}
-
-// badInput runs a command line that must fail with code and one line
-// holding want, and nothing on stdout.
-func badInput(t *testing.T, args []string, code int, want string) {
-	t.Helper()
-	got, stdout, stderr := runProbe(t, context.Background(), append(args, "--out", t.TempDir())...)
-	if got != code {
-		t.Errorf("%v: exit %d, want %d (stderr %q)", args, got, code, stderr)
-	}
-	oneLine(t, stderr, want)
-	if stdout != "" {
-		t.Errorf("%v: stdout %q", args, stdout)
-	}
-}
+// probeCmd is probe's command line, called in the test's process.
+var probeCmd = clitest.Probe(run)
 
 func TestBadCommandLines(t *testing.T) {
 	for _, tc := range []struct {
@@ -78,11 +52,11 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"fixture", "serve", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"fixture", "serve", "--addr", "127.0.0.1:0", "--vault", "/no/such/vault"}, exitError, "/no/such/vault"},
 	} {
-		code, _, stderr := runProbe(t, context.Background(), tc.args...)
+		code, _, stderr := probeCmd.Run(t, context.Background(), tc.args...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d", tc.args, code, tc.code)
 		}
-		oneLine(t, stderr, tc.want)
+		clitest.OneLine(t, stderr, tc.want)
 	}
 }
 
@@ -92,31 +66,18 @@ func TestPortInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	code, _, stderr := runProbe(t, context.Background(), "fixture", "serve", "--addr", ln.Addr().String(), "--notes", "5")
+	code, _, stderr := probeCmd.Run(t, context.Background(), "fixture", "serve", "--addr", ln.Addr().String(), "--notes", "5")
 	if code != exitError {
 		t.Errorf("exit %d", code)
 	}
-	oneLine(t, stderr, "address already in use")
+	clitest.OneLine(t, stderr, "address already in use")
 }
-
-// syncBuffer lets the test read what the serving goroutine writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestFixtureServePrintsURLAndServes(t *testing.T) {
 	for _, mode := range []string{"per-request", "load-time"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			var out, errb syncBuffer
+			var out, errb lockedbuf.Buffer
 			done := make(chan int)
 			go func() {
 				done <- run(ctx, []string{"fixture", "serve", "--addr", "127.0.0.1:0", "--notes", "30", "--mode", mode}, &out, &errb)

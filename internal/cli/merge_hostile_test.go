@@ -9,13 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/google/pprof/profile"
-
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/shardreport/shardtest"
 )
 
 // probe merge of crafted shard folders (issue 34, items 8 and 9): each is
@@ -26,52 +23,7 @@ import (
 // GET /x, its files (profiles) beside it.
 func craftedShard(t *testing.T, index, count int, calls int64, files map[string][]byte) string {
 	t.Helper()
-	newH := func() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(5*time.Minute/time.Microsecond), 3) }
-	op := &probes.OpStats{Name: "GET /x", Latency: newH(), Service: newH(), Calls: calls}
-	op.Latency.RecordValues(1000, calls)
-	op.Service.RecordValues(1000, calls)
-	run := &probes.Run{Microload: "http", Target: "http://127.0.0.1:1", Mode: "closed", Concurrency: 1, Clients: 1,
-		Start: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Duration: time.Second, Errors: map[string]int64{},
-		Ops: []*probes.OpStats{op}}
-	r := report.FromRun(run, report.Analysis{Files: files})
-	s := report.Shard{Index: index, Count: count, RunID: "r", Config: map[string]string{"target": run.Target}, Clients: 1,
-		Profiled: files != nil}
-	if err := r.AttachShard(run, s); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), fmt.Sprint(index))
-	if err := report.WriteFolder(dir, r); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// rewriteReport edits dir's report.json (numbers as written), its
-// configuration's hash made again as a crafter would.
-func rewriteReport(t *testing.T, dir string, edit func(r map[string]any)) {
-	t.Helper()
-	path := filepath.Join(dir, "report.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var r map[string]any
-	if err := d.Decode(&r); err != nil {
-		t.Fatal(err)
-	}
-	edit(r)
-	sh := r["shard"].(map[string]any)
-	cfg := map[string]string{}
-	for k, v := range sh["config"].(map[string]any) {
-		cfg[k] = v.(string)
-	}
-	sh["config_hash"] = report.ConfigHash(cfg)
-	b, _ = json.Marshal(r)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return shardtest.Write(t, shardtest.Run(shardtest.Op("GET /x", calls, 1000)), index, count, files)
 }
 
 // mergeRefused runs probe merge of dirs and wants exit 2, one line holding
@@ -85,11 +37,11 @@ func mergeRefused(t *testing.T, what string, dirs []string, want string) {
 			os.Mkdir(out, 0o755)
 			os.WriteFile(filepath.Join(out, "kept"), []byte("mine"), 0o644)
 		}
-		code, stdout, stderr := runProbe(t, context.Background(), append([]string{"merge", "--out", out}, dirs...)...)
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), append([]string{"merge", "--out", out}, dirs...)...)
 		if code != exitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q: want exit %d and one line", what, code, stdout, stderr, exitUsage)
 		}
-		oneLine(t, stderr, want)
+		clitest.OneLine(t, stderr, want)
 		entries, err := os.ReadDir(out)
 		switch {
 		case !existing && !os.IsNotExist(err):
@@ -102,14 +54,14 @@ func mergeRefused(t *testing.T, what string, dirs []string, want string) {
 
 func TestMergeRefusesCraftedShards(t *testing.T) {
 	fine := func() []string { return []string{craftedShard(t, 0, 2, 100, nil), craftedShard(t, 1, 2, 100, nil)} }
-	if code, _, stderr := runProbe(t, context.Background(), append([]string{"merge", "--out", filepath.Join(t.TempDir(), "m"),
+	if code, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"merge", "--out", filepath.Join(t.TempDir(), "m"),
 		"--fail-on", "p99_ms>1000"}, fine()...)...); code != 0 {
 		t.Fatalf("two genuine shards: exit %d, %s", code, stderr)
 	}
 
 	// shard.count 10^15: every missing index was listed.
 	dirs := fine()
-	rewriteReport(t, dirs[1], func(r map[string]any) {
+	shardtest.EditReport(t, dirs[1], func(r map[string]any) {
 		sh := r["shard"].(map[string]any)
 		sh["count"] = json.Number("1000000000000000")
 		sh["config"].(map[string]any)["shards"] = "1000000000000000"
@@ -146,7 +98,7 @@ func TestMergeRefusesCraftedShards(t *testing.T) {
 	// A duration of no run.
 	for _, d := range []string{"0", "1e300"} {
 		dirs = fine()
-		rewriteReport(t, dirs[1], func(r map[string]any) { r["duration_s"] = json.Number(d) })
+		shardtest.EditReport(t, dirs[1], func(r map[string]any) { r["duration_s"] = json.Number(d) })
 		mergeRefused(t, "duration_s "+d, dirs, "is not a run's duration (more than 0, at most 48h0m0s)")
 	}
 }
@@ -159,23 +111,17 @@ func TestMergeRefusesLinkedProfiles(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("SECRET-SERVICE-ACCOUNT-TOKEN"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fn := &profile.Function{ID: 1, Name: "main.handle"}
-	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
-	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}},
-		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{10}}}, Location: []*profile.Location{loc},
-		Function: []*profile.Function{fn}, PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1}
-	var prof bytes.Buffer
-	p.Write(&prof)
+	prof := shardtest.Profile(t)
 	profiled := func() []string {
-		return []string{craftedShard(t, 0, 2, 100, map[string][]byte{"cpu.pb.gz": prof.Bytes()}), craftedShard(t, 1, 2, 100, nil)}
+		return []string{craftedShard(t, 0, 2, 100, map[string][]byte{"cpu.pb.gz": prof}), craftedShard(t, 1, 2, 100, nil)}
 	}
 
 	out := filepath.Join(t.TempDir(), "m")
-	code, _, stderr := runProbe(t, context.Background(), append([]string{"merge", "--out", out}, profiled()...)...)
+	code, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"merge", "--out", out}, profiled()...)...)
 	if code != 0 {
 		t.Fatalf("genuine shards: exit %d, %s", code, stderr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(out, "cpu.pb.gz")); !bytes.Equal(b, prof.Bytes()) {
+	if b, _ := os.ReadFile(filepath.Join(out, "cpu.pb.gz")); !bytes.Equal(b, prof) {
 		t.Fatal("a genuine profile was not copied")
 	}
 
@@ -186,7 +132,7 @@ func TestMergeRefusesLinkedProfiles(t *testing.T) {
 
 	for _, name := range []string{"../../token", secret} {
 		dirs = profiled()
-		rewriteReport(t, dirs[0], func(r map[string]any) { r["profile_files"] = []any{name} })
+		shardtest.EditReport(t, dirs[0], func(r map[string]any) { r["profile_files"] = []any{name} })
 		mergeRefused(t, "profile file "+name, dirs, "not a file of the folder")
 	}
 }

@@ -88,7 +88,7 @@ func TestShardsThenMerge(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		wg.Go(func() {
-			_, _, stderr := runProbe(t, context.Background(), append(append(base, r.extra...), "--out", filepath.Join(root, r.name))...)
+			_, _, stderr := probeCmd.Run(t, context.Background(), append(append(base, r.extra...), "--out", filepath.Join(root, r.name))...)
 			mu.Lock()
 			stderrs[r.name] = stderr
 			mu.Unlock()
@@ -98,7 +98,8 @@ func TestShardsThenMerge(t *testing.T) {
 	// Indexed Job (set for this process: it runs alone, after the others).
 	wg.Wait()
 	t.Setenv("JOB_COMPLETION_INDEX", "3")
-	_, _, stderrs["3"] = runProbe(t, context.Background(), append(append(base, "--shards", "4", "--run-id", "t1"), "--out", filepath.Join(root, "3"))...)
+	_, _, stderrs["3"] = probeCmd.Run(t, context.Background(),
+		append(append(base, "--shards", "4", "--run-id", "t1"), "--out", filepath.Join(root, "3"))...)
 	var requests, errs int64
 	var dirs []string
 	for i := range 4 {
@@ -122,7 +123,7 @@ func TestShardsThenMerge(t *testing.T) {
 	}
 
 	out := filepath.Join(root, "merged")
-	code, _, stderr := runProbe(t, context.Background(), append([]string{"merge", "--out", out}, dirs...)...)
+	code, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"merge", "--out", out}, dirs...)...)
 	if code != exitError || !strings.Contains(stderr, "requests failed their checks") {
 		t.Errorf("merge of shards with failed requests: exit %d, stderr %q", code, stderr)
 	}
@@ -150,7 +151,7 @@ func TestShardsThenMerge(t *testing.T) {
 	}{{m.Latency.P99 - 0.001, true}, {m.Latency.P99, false}} {
 		expr := fmt.Sprintf("p99_ms>%g", tc.limit)
 		dir := filepath.Join(t.TempDir(), "gate")
-		_, _, stderr := runProbe(t, context.Background(), append([]string{"merge", "--out", dir, "--fail-on", expr}, dirs...)...)
+		_, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"merge", "--out", dir, "--fail-on", expr}, dirs...)...)
 		g := readShardReport(t, dir)
 		if len(g.Thresholds) != 1 || g.Thresholds[0].Broken != tc.broken || strings.Contains(stderr, expr) != tc.broken {
 			t.Errorf("--fail-on %s on a merged p99 of %v ms: %+v, stderr %q", expr, m.Latency.P99, g.Thresholds, stderr)
@@ -159,7 +160,7 @@ func TestShardsThenMerge(t *testing.T) {
 
 	// A missing shard is merged, with a warning naming it.
 	missing := filepath.Join(t.TempDir(), "three")
-	_, _, stderr = runProbe(t, context.Background(), "merge", "--out", missing, dirs[0], dirs[1], dirs[2])
+	_, _, stderr = probeCmd.Run(t, context.Background(), "merge", "--out", missing, dirs[0], dirs[1], dirs[2])
 	if !strings.Contains(stderr, "probe: warning: shard 3/4 is missing") {
 		t.Errorf("three of four shards: stderr %q", stderr)
 	}
@@ -189,7 +190,7 @@ func TestShardsThenMerge(t *testing.T) {
 		{[]string{dirs[0], filepath.Join(root, "plain")}, "plain: not a shard's report (run with --shard I/N)"},
 		{nil, "usage: probe merge SHARD_DIR"},
 	} {
-		badInput(t, append([]string{"merge"}, tc.dirs...), exitUsage, tc.want)
+		probeCmd.BadInput(t, append([]string{"merge"}, tc.dirs...), exitUsage, tc.want)
 	}
 }
 
@@ -212,6 +213,6 @@ func TestShardBadCommandLines(t *testing.T) {
 		{[]string{"http", "--path", "/x", "--shard", "0/2"}, "--shard: give --target"},
 		{append(http, "--shard", "0/2", "--during-writes", "1"), "--during-writes"},
 	} {
-		badInput(t, tc.args, exitUsage, tc.want)
+		probeCmd.BadInput(t, tc.args, exitUsage, tc.want)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/report"
 )
 
@@ -69,12 +71,12 @@ func TestForceRefusesAFolderProbeDidNotWrite(t *testing.T) {
 	})
 	before := listTree(t, out)
 	srv := okServer(t)
-	code, _, stderr := runProbe(t, context.Background(), "http", "--target", srv.URL, "--path", "/",
+	code, _, stderr := probeCmd.Run(t, context.Background(), "http", "--target", srv.URL, "--path", "/",
 		"--duration", "100ms", "--warmup", "0", "--concurrency", "1", "--out", out, "--force")
 	if code != exitUsage {
 		t.Errorf("exit %d, want %d", code, exitUsage)
 	}
-	oneLine(t, stderr, report.ManifestName)
+	clitest.OneLine(t, stderr, report.ManifestName)
 	after := listTree(t, out)
 	for p, body := range before {
 		if after[p] != body {
@@ -92,7 +94,7 @@ func TestForceClearsOnlyTheEarlierRunsFiles(t *testing.T) {
 	out := t.TempDir()
 	srv := okServer(t)
 	args := []string{"http", "--target", srv.URL, "--path", "/", "--duration", "100ms", "--warmup", "0", "--concurrency", "1", "--out", out}
-	if code, _, stderr := runProbe(t, context.Background(), args...); code != exitOK {
+	if code, _, stderr := probeCmd.Run(t, context.Background(), args...); code != exitOK {
 		t.Fatalf("first run: exit %d: %s", code, stderr)
 	}
 	m, err := report.ReadManifest(out)
@@ -104,7 +106,7 @@ func TestForceClearsOnlyTheEarlierRunsFiles(t *testing.T) {
 	}
 	mine := map[string]string{"notes.txt": "mine", "flame-mine.html": "mine", "ab.go": "package ab", "old/report.json": "{}"}
 	writeFiles(t, out, mine)
-	if err := claimOut(out, true); err != nil {
+	if err := shared.ClaimOut(out, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range m.Files {
@@ -121,7 +123,7 @@ func TestForceClearsOnlyTheEarlierRunsFiles(t *testing.T) {
 		}
 	}
 	// The run goes on into the folder, and lists what it writes.
-	if code, _, stderr := runProbe(t, context.Background(), append(args, "--force")...); code != exitOK {
+	if code, _, stderr := probeCmd.Run(t, context.Background(), append(args, "--force")...); code != exitOK {
 		t.Fatalf("--force run: exit %d: %s", code, stderr)
 	}
 	if m, err := report.ReadManifest(out); err != nil || len(m.Files) == 0 {
@@ -139,7 +141,8 @@ func TestForceClearsOnlyTheEarlierRunsFiles(t *testing.T) {
 func TestForceRefusesABadManifest(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "precious.txt")
 	writeFiles(t, filepath.Dir(outside), map[string]string{"precious.txt": "keep"})
-	for name, entry := range map[string]string{"absolute": outside, "dotdot": "../precious.txt", "symlink": "link.txt", "through a symlinked folder": "d/precious.txt"} {
+	for name, entry := range map[string]string{"absolute": outside, "dotdot": "../precious.txt", "symlink": "link.txt",
+		"through a symlinked folder": "d/precious.txt"} {
 		t.Run(name, func(t *testing.T) {
 			out := t.TempDir()
 			writeFiles(t, out, map[string]string{"report.json": "{}"})
@@ -147,8 +150,8 @@ func TestForceRefusesABadManifest(t *testing.T) {
 			os.Symlink(filepath.Dir(outside), filepath.Join(out, "d"))
 			manifest := `{"format": "probe-manifest/1", "files": ["report.json", "` + entry + `"]}`
 			writeFiles(t, out, map[string]string{report.ManifestName: manifest})
-			err := claimOut(out, true)
-			if _, ok := err.(usageError); !ok {
+			err := shared.ClaimOut(out, true)
+			if _, ok := err.(shared.UsageError); !ok {
 				t.Fatalf("claimOut: %v, want a usage error", err)
 			}
 			if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
@@ -167,10 +170,10 @@ func TestOutHoldingOnlyTheManifestIsEmpty(t *testing.T) {
 	out := t.TempDir()
 	writeFiles(t, out, map[string]string{"report.json": "{}",
 		report.ManifestName: `{"format": "probe-manifest/1", "files": ["report.json"]}`})
-	if err := claimOut(out, true); err != nil {
+	if err := shared.ClaimOut(out, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := claimOut(out, false); err != nil {
+	if err := shared.ClaimOut(out, false); err != nil {
 		t.Errorf("a folder holding only its manifest: %v", err)
 	}
 }

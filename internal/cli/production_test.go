@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/internal/enginetest"
 )
 
@@ -22,9 +23,7 @@ import (
 // before any call; an engine that fails is one line and exit 1, and the
 // report folder is not claimed.
 func TestProductionFlagsBadInput(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := ln.Addr().String()
-	ln.Close()
+	dead, _ := shared.FreeLoopbackAddr()
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -34,29 +33,33 @@ func TestProductionFlagsBadInput(t *testing.T) {
 		{[]string{"analyze", "--from", "grafana://" + dead, "--service", "a"}, exitUsage, `unknown engine "grafana"`},
 		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a", "x.pb.gz"}, exitUsage, "name no profile file"},
 		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a", "--type", "heap"}, exitUsage, `unknown profile type "heap"`},
-		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a", "--start", "yesterday"}, exitUsage, "--start \"yesterday\": want RFC 3339"},
+		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a", "--start", "yesterday"}, exitUsage,
+			"--start \"yesterday\": want RFC 3339"},
 		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a", "--start", "1h", "--end", "2h"}, exitUsage, "empty time range"},
 		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a", "--since", "0s"}, exitUsage, "--since 0s"},
 		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a", "--header", ": v"}, exitUsage, "want Name:value"},
 		{[]string{"analyze", "--from", "pyroscope://" + dead, "--service", "a"}, exitError, "cannot be reached"},
-		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--before", "{v=\"1\"}", "--after", "{v=\"2\"}", "--windows", "1"}, exitUsage, "--windows 1"},
+		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--before", "{v=\"1\"}", "--after", "{v=\"2\"}", "--windows",
+			"1"}, exitUsage, "--windows 1"},
 		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--before-range", "2h"}, exitUsage, "want START/END"},
-		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--before-range", "1h/2h", "--after-range", "1h/0s"}, exitUsage, "empty time range"},
+		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--before-range", "1h/2h", "--after-range", "1h/0s"},
+			exitUsage, "empty time range"},
 		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--type", "alloc", "--before", "{v=\"1\"}"}, exitUsage, "--type cpu"},
 		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--before", "{v=\"1\"}"}, exitError, "cannot be reached"},
 		{[]string{"compare", "--from", "parca://" + dead, "--service", "a", "--before", "{v=\"1\"}", "x", "y"}, exitUsage, "name no folder"},
 		{[]string{"analyze", "--out", "d", "x.pb.gz"}, exitUsage, "--out is for --from"},
 		{[]string{"sitemap", "--production", "pyroscope://" + dead}, exitUsage, "flag provided but not defined"},
 		{[]string{"all", "--service", "a"}, exitUsage, "give --production"},
-		{[]string{"all", "--profile", "--production", "pyroscope://" + dead, "--service", "a", "--production-type", "alloc"}, exitUsage, "--production-type cpu"},
+		{[]string{"all", "--profile", "--production", "pyroscope://" + dead, "--service", "a", "--production-type", "alloc"}, exitUsage,
+			"--production-type cpu"},
 		{[]string{"all", "--profile", "--production", "pyroscope://" + dead, "--service", "a"}, exitError, "cannot be reached"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
-		code, stdout, stderr := runProbe(t, context.Background(), append(tc.args, "--out", out)...)
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), append(tc.args, "--out", out)...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr)
 		}
-		oneLine(t, stderr, tc.want)
+		clitest.OneLine(t, stderr, tc.want)
 		if stdout != "" {
 			t.Errorf("%v: stdout %q", tc.args, stdout)
 		}
@@ -81,17 +84,18 @@ func TestAnalyzeFromSendsHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &enginetest.Store{Tenant: "team-a"}
-	st.Add(enginetest.Entry{Name: "process_cpu", Time: time.Now().Add(-time.Minute), Profile: p, Labels: map[string]string{"service_name": "shop"}})
+	st.Add(enginetest.Entry{Name: "process_cpu", Time: time.Now().Add(-time.Minute), Profile: p,
+		Labels: map[string]string{"service_name": "shop"}})
 	srv := httptest.NewServer(st.Pyroscope())
 	defer srv.Close()
 	from := "pyroscope://" + strings.TrimPrefix(srv.URL, "http://")
-	code, _, stderr := runProbe(t, context.Background(), "analyze", "--from", from, "--service", "shop", "--out", t.TempDir())
+	code, _, stderr := probeCmd.Run(t, context.Background(), "analyze", "--from", from, "--service", "shop", "--out", t.TempDir())
 	if code != exitError {
 		t.Errorf("no tenant: exit %d", code)
 	}
-	oneLine(t, stderr, "unauthenticated")
+	clitest.OneLine(t, stderr, "unauthenticated")
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "analyze", "--from", from, "--service", "shop", "--tenant", "team-a",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "analyze", "--from", from, "--service", "shop", "--tenant", "team-a",
 		"--header", "Authorization: Bearer t0k", "--json", "--out", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

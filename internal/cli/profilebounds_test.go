@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/internal/enginetest"
 )
 
@@ -67,7 +68,7 @@ func TestAnalyzeDeepStack(t *testing.T) {
 	// A generous bound, not a timing: it took hours; it takes a second.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	code, stdout, stderr := runProbe(t, ctx, "analyze", writeProfile(t, p))
+	code, stdout, stderr := probeCmd.Run(t, ctx, "analyze", writeProfile(t, p))
 	if code != exitOK || ctx.Err() != nil {
 		t.Fatalf("analyze: exit %d, %v: %s", code, ctx.Err(), stderr)
 	}
@@ -79,7 +80,8 @@ func TestAnalyzeDeepStack(t *testing.T) {
 	srv := httptest.NewServer(st.Parca())
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "out")
-	code, _, stderr = runProbe(t, ctx, "analyze", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"), "--service", "shop", "--out", out)
+	code, _, stderr = probeCmd.Run(t, ctx, "analyze", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"), "--service", "shop",
+		"--out", out)
 	if code != exitOK || ctx.Err() != nil {
 		t.Fatalf("analyze --from: exit %d, %v: %s", code, ctx.Err(), stderr)
 	}
@@ -104,11 +106,11 @@ func TestAnalyzeInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	path := writeProfile(t, ownCPUProfile(10, 3_000_000_000))
-	code, stdout, stderr := runProbe(t, ctx, "analyze", path)
+	code, stdout, stderr := probeCmd.Run(t, ctx, "analyze", path)
 	if code != exitInterrupted || !strings.Contains(stdout, "warning [analysis-interrupted]") {
 		t.Errorf("exit %d: %s\n%s", code, stdout, stderr)
 	}
-	oneLine(t, stderr, "the analysis was interrupted")
+	clitest.OneLine(t, stderr, "the analysis was interrupted")
 }
 
 // hostilePprof is a target whose /debug/pprof/ serves cpu as its CPU
@@ -147,7 +149,7 @@ func hostilePprof(t *testing.T, cpu *profile.Profile) *httptest.Server {
 func TestLiveRunNegativeCPUValue(t *testing.T) {
 	srv := hostilePprof(t, ownCPUProfile(3, 3_000_000_000, -1_000_000_000))
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := runProbe(t, context.Background(), "http", "--target", srv.URL, "--path", "/", "--profile",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "http", "--target", srv.URL, "--path", "/", "--profile",
 		"--duration", "2s", "--warmup", "0s", "--concurrency", "2", "--json", "--out", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -173,9 +175,10 @@ func TestLiveRunNegativeCPUValue(t *testing.T) {
 // share of 150 %).
 func TestAnalyzeNegativeCPUValue(t *testing.T) {
 	p := ownCPUProfile(3, 3_000_000_000, -1_000_000_000)
-	code, stdout, stderr := runProbe(t, context.Background(), "analyze", writeProfile(t, p))
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "analyze", writeProfile(t, p))
 	if code != exitOK || !strings.Contains(stdout, "warning [profile-invalid]") ||
-		!strings.Contains(stdout, "dropped 1 sample of negative samples and cpu values") || !strings.Contains(stdout, "100% of the CPU under") {
+		!strings.Contains(stdout, "dropped 1 sample of negative samples and cpu values") || !strings.Contains(stdout,
+		"100% of the target's CPU under") {
 		t.Errorf("analyze: exit %d: %s%s", code, stdout, stderr)
 	}
 	st := &enginetest.Store{}
@@ -183,7 +186,7 @@ func TestAnalyzeNegativeCPUValue(t *testing.T) {
 	srv := httptest.NewServer(st.Parca())
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr = runProbe(t, context.Background(), "analyze", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"),
+	code, stdout, stderr = probeCmd.Run(t, context.Background(), "analyze", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"),
 		"--service", "shop", "--json", "--out", out)
 	if code != exitOK {
 		t.Fatalf("analyze --from: exit %d: %s", code, stderr)
@@ -218,11 +221,31 @@ func TestCompareFromTooManySamples(t *testing.T) {
 	}
 	srv := httptest.NewServer(st.Parca())
 	defer srv.Close()
-	code, _, stderr := runProbe(t, context.Background(), "compare", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"),
+	code, _, stderr := probeCmd.Run(t, context.Background(), "compare", "--from", "parca://"+strings.TrimPrefix(srv.URL, "http://"),
 		"--service", "shop", "--before", `{v="0"}`, "--after", `{v="1"}`, "--since", "10m", "--windows", "2",
 		"--max-profile", "64KiB", "--out", filepath.Join(t.TempDir(), "out"))
 	if code != exitError {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	oneLine(t, stderr, "profile holds over 2,048 samples (one per 32 bytes of --max-profile 64 KiB: raise it)")
+	clitest.OneLine(t, stderr, "profile holds over 2,048 samples (one per 32 bytes of --max-profile 64 KiB: raise it)")
+}
+
+// A profile names its functions and files as the server that wrote it
+// chose: names with escapes, a carriage return and a line posing as
+// probe's verdict, and a name of a megabyte, reach probe analyze's output
+// as printable text of bounded length.
+func TestAnalyzeHostileFunctionNames(t *testing.T) {
+	p := ownCPUProfile(3, 3_000_000_000, 2_000_000_000)
+	p.Function[0].Name = "main." + evil
+	p.Function[0].Filename = "/app/" + evil + ".go"
+	p.Function[1].Name = "main." + strings.Repeat("x", 1<<20)
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "analyze", writeProfile(t, p))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "main.") || !strings.Contains(stdout, "xxx…") {
+		t.Fatalf("the functions are not named, or the long one not cut:\n%.2000s", stdout)
+	}
+	printable(t, stdout, 200, 1200)
+	printable(t, stderr, 5, 300)
 }

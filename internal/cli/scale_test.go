@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 func TestScaleBadInput(t *testing.T) {
@@ -20,7 +22,7 @@ func TestScaleBadInput(t *testing.T) {
 		{[]string{"scale", "--fixture-mode", "lazy"}, `--fixture-mode "lazy": want per-request or load-time`},
 		{[]string{"scale", "--cmd", "server '{vault}", "--vault-gen"}, "not a command"},
 	} {
-		badInput(t, tc.args, exitUsage, tc.want)
+		probeCmd.BadInput(t, tc.args, exitUsage, tc.want)
 	}
 }
 
@@ -29,11 +31,11 @@ func TestScaleBadInput(t *testing.T) {
 func TestScaleInterruptedBeforeTheFirstSize(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	code, stdout, stderr := runProbe(t, ctx, "scale", "page", "--notes", "10,20", "--out", filepath.Join(t.TempDir(), "r"))
+	code, stdout, stderr := probeCmd.Run(t, ctx, "scale", "page", "--notes", "10,20", "--out", filepath.Join(t.TempDir(), "r"))
 	if code != exitInterrupted || stdout != "" {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
-	oneLine(t, stderr, "interrupted before anything was measured")
+	clitest.OneLine(t, stderr, "interrupted before anything was measured")
 }
 
 // A server that never shows a change: each change times out with a clear

@@ -15,6 +15,8 @@ import (
 
 	"google.golang.org/grpc"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+
+	"github.com/probehq/probe/internal/cli/shared"
 )
 
 // evil is what a hostile server puts in every text it sends: an escape
@@ -93,7 +95,7 @@ func TestGRPCReflectionTextIsOneLine(t *testing.T) {
 		srv := grpc.NewServer(grpc.MaxSendMsgSize(64 << 20))
 		rpb.RegisterServerReflectionServer(srv, &hostileReflection{failList: failList})
 		go srv.Serve(l)
-		code, stdout, stderr := runProbe(t, context.Background(), "grpc", "--target", "http://"+l.Addr().String(),
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), "grpc", "--target", "http://"+l.Addr().String(),
 			"--call", "no.Such/Call", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
 		srv.Stop()
 		if code != exitError || stdout != "" {
@@ -153,7 +155,7 @@ func TestProfilerTextIsOneLine(t *testing.T) {
 			srv := httptest.NewServer(c.serve)
 			defer srv.Close()
 			from := c.engine + "://" + strings.TrimPrefix(srv.URL, "http://")
-			code, stdout, stderr := runProbe(t, context.Background(), "analyze", "--from", from, "--service", "shop",
+			code, stdout, stderr := probeCmd.Run(t, context.Background(), "analyze", "--from", from, "--service", "shop",
 				"--out", t.TempDir())
 			if code != exitError || stdout != "" {
 				t.Errorf("exit %d, stdout %.200q", code, stdout)
@@ -174,7 +176,7 @@ func TestProfilerTextIsOneLine(t *testing.T) {
 func TestFailureLinesArePrintable(t *testing.T) {
 	var b strings.Builder
 	printFailure(&b, errors.New("target x: "+strings.Repeat("\x1b[2J\r"+strings.Repeat("y", 5000)+"\n", 200_000)+"end"))
-	printable(t, b.String(), maxErrorLines+1, len("probe: ")+maxErrorLine+len("…"))
+	printable(t, b.String(), shared.MaxErrorLines+1, len("probe: ")+shared.MaxErrorLine+len("…"))
 	if !strings.HasSuffix(b.String(), "probe: … and 199901 more lines\n") ||
 		!strings.HasPrefix(b.String(), "probe: target x: [2J y") {
 		t.Errorf("stderr %.300q … %q", b.String(), b.String()[max(0, b.Len()-100):])
@@ -194,7 +196,7 @@ func TestWSRefusalIsOneLine(t *testing.T) {
 		io.WriteString(w, strings.Repeat(evil+"\n", 2001))
 	}))
 	defer srv.Close()
-	code, stdout, stderr := runProbe(t, context.Background(), "ws", "--target", srv.URL, "--connections", "2",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "ws", "--target", srv.URL, "--connections", "2",
 		"--rooms", "1", "--events", "1", "--auth", "none", "--out", t.TempDir())
 	if code != exitError || stdout != "" {
 		t.Errorf("exit %d, stdout %.200q", code, stdout)
@@ -224,7 +226,7 @@ func TestMCPDiscoveryTriedIsOneLine(t *testing.T) {
 		http.Error(w, evil, http.StatusTeapot)
 	}))
 	defer srv.Close()
-	code, stdout, stderr := runProbe(t, context.Background(), "toolslist", "--target", srv.URL, "--duration", "300ms",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "toolslist", "--target", srv.URL, "--duration", "300ms",
 		"--warmup", "0s", "--out", t.TempDir())
 	if code != exitError || stdout != "" {
 		t.Errorf("exit %d, stdout %.200q", code, stdout)
@@ -281,7 +283,7 @@ func mcpNamesServer(w http.ResponseWriter, r *http.Request) {
 func TestMCPToolNamesAreOneLine(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(mcpNamesServer))
 	defer srv.Close()
-	code, stdout, stderr := runProbe(t, context.Background(), "agents", "--target", srv.URL, "--path", "/",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "agents", "--target", srv.URL, "--path", "/",
 		"--agents", "2", "--duration", "300ms", "--warmup", "0s", "--out", t.TempDir())
 	if code != exitUsage || stdout != "" {
 		t.Errorf("exit %d, stdout %.200q", code, stdout)

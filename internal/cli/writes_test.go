@@ -15,9 +15,9 @@ import (
 )
 
 func TestDuringWritesBadInput(t *testing.T) {
-	badInput(t, []string{"page", "--during-writes", "2/s"}, exitUsage, "--during-writes needs --rate")
-	badInput(t, []string{"page", "--during-writes", "fast", "--rate", "10"}, exitUsage, "want a rate of writes")
-	badInput(t, []string{"page", "--during-writes", "1/s", "--rate", "10", "--write-permalink", "/x"}, exitUsage, "want {path} in it")
+	probeCmd.BadInput(t, []string{"page", "--during-writes", "2/s"}, exitUsage, "--during-writes needs --rate")
+	probeCmd.BadInput(t, []string{"page", "--during-writes", "fast", "--rate", "10"}, exitUsage, "want a rate of writes")
+	probeCmd.BadInput(t, []string{"page", "--during-writes", "1/s", "--rate", "10", "--write-permalink", "/x"}, exitUsage, "want {path} in it")
 }
 
 // A server that answers a write and never shows it: the reads go on, the
@@ -52,12 +52,12 @@ func TestReadsDuringWritesLostWrite(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	code, stdout, stderr := runProbe(t, context.Background(), "page", "--target", srv.URL, "--rate", "20", "--during-writes", "2/s",
+	code, stdout, stderr := probeCmd.Run(t, context.Background(), "page", "--target", srv.URL, "--rate", "20", "--during-writes", "2/s",
 		"--freshness-timeout", "1s", "--duration", "3s", "--warmup", "0", "--json", "--out", out, "--fail-on", "lost_writes>0")
 	if code != exitError || !strings.Contains(stderr, "lost_writes") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	var rep report.RunReport
+	var rep report.Run
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Writes == nil {
 		t.Fatalf("%v %.300s", err, stdout)
 	}

@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/coder/websocket"
-
-	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/testservers/pushhub"
+	"github.com/probehq/probe/report/wsreport"
 )
 
 // stingyHub lets the first `open` upgrades in and refuses every other
@@ -34,31 +34,14 @@ func (h *stingyHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "server full", http.StatusServiceUnavailable)
 			return
 		}
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
 		room, ch := r.URL.Query().Get("room"), make(chan []byte, 256)
 		h.mu.Lock()
 		h.rooms[room] = append(h.rooms[room], ch)
 		h.mu.Unlock()
-		ctx := c.CloseRead(r.Context())
-		c.Write(ctx, websocket.MessageText, []byte(`{"type":"ready"}`))
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m := <-ch:
-				if c.Write(ctx, websocket.MessageText, m) != nil {
-					return
-				}
-			}
-		}
+		pushhub.Deliver(w, r, ch, pushhub.Text)
 	case "/publish":
-		var ev struct{ Room, Data string }
-		if json.NewDecoder(r.Body).Decode(&ev) != nil {
-			http.Error(w, "bad event", http.StatusBadRequest)
+		ev, ok := pushhub.ReadPublished(w, r)
+		if !ok {
 			return
 		}
 		msg, _ := json.Marshal(ev)
@@ -80,14 +63,14 @@ func TestWSRefusedUpgradesFail(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	out := t.TempDir()
-	code, _, stderr := runProbe(t, context.Background(), "ws", "--target", srv.URL, "--token", "t0k", "--connections", "50",
+	code, _, stderr := probeCmd.Run(t, context.Background(), "ws", "--target", srv.URL, "--token", "t0k", "--connections", "50",
 		"--rooms", "1", "--events", "5", "--rounds", "1", "--pause", "10ms", "--publish-path", "/publish",
 		"--source-addrs", "1", "--out", out)
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	if err != nil {
 		t.Fatalf("exit %d, no report: %v\n%s", code, err, stderr)
 	}
-	var d report.WS
+	var d wsreport.WS
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -100,5 +83,5 @@ func TestWSRefusedUpgradesFail(t *testing.T) {
 	if d.Totals.Expected != 5 || d.Totals.Delivered != 5 {
 		t.Errorf("totals %+v", d.Totals)
 	}
-	oneLine(t, stderr, want)
+	clitest.OneLine(t, stderr, want)
 }

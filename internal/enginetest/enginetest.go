@@ -221,7 +221,8 @@ func (p *pyroscope) tenant(h http.Header, selector string) error {
 	return nil
 }
 
-func (p *pyroscope) SelectMergeProfile(_ context.Context, req *connect.Request[querierv1.SelectMergeProfileRequest]) (*connect.Response[googlev1.Profile], error) {
+func (p *pyroscope) SelectMergeProfile(_ context.Context,
+	req *connect.Request[querierv1.SelectMergeProfileRequest]) (*connect.Response[googlev1.Profile], error) {
 	m := req.Msg
 	if err := p.tenant(req.Header(), m.LabelSelector); err != nil {
 		return nil, err
@@ -246,12 +247,14 @@ func (p *pyroscope) SelectMergeProfile(_ context.Context, req *connect.Request[q
 	return connect.NewResponse(out), nil
 }
 
-func (p *pyroscope) LabelValues(_ context.Context, req *connect.Request[typesv1.LabelValuesRequest]) (*connect.Response[typesv1.LabelValuesResponse], error) {
+func (p *pyroscope) LabelValues(_ context.Context,
+	req *connect.Request[typesv1.LabelValuesRequest]) (*connect.Response[typesv1.LabelValuesResponse], error) {
 	if err := p.tenant(req.Header(), ""); err != nil {
 		return nil, err
 	}
 	m := req.Msg
-	return connect.NewResponse(&typesv1.LabelValuesResponse{Names: p.store.Values(m.Name, time.UnixMilli(m.Start), time.UnixMilli(m.End))}), nil
+	return connect.NewResponse(&typesv1.LabelValuesResponse{Names: p.store.Values(m.Name, time.UnixMilli(m.Start),
+		time.UnixMilli(m.End))}), nil
 }
 
 // Parca is the store behind Parca's QueryService (Query, Values), in

@@ -121,7 +121,8 @@ func CrashFrames(stderr string, n int) []string {
 		if i := strings.LastIndex(fn, "("); i > 0 {
 			fn = fn[:i]
 		}
-		if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") || fn == "panic" || strings.HasPrefix(fn, "net/http.(*conn).serve.func") {
+		if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") || fn == "panic" || strings.HasPrefix(fn,
+			"net/http.(*conn).serve.func") {
 			continue
 		}
 		frames = append(frames, fn)

@@ -70,6 +70,11 @@ func (c Code) Kind(fn, file string) string {
 	switch {
 	case pkg == "runtime" || strings.HasPrefix(pkg, "runtime/") || strings.HasPrefix(pkg, "internal/runtime/"):
 		return Runtime
+	case strings.HasPrefix(fn, "type:.") || strings.HasPrefix(fn, "type.."):
+		// The compiler's equality and hash functions of a type (a map
+		// key's hash, a struct's ==), which maps and interfaces call: no
+		// one's code, whatever the type's package.
+		return Runtime
 	case strings.HasSuffix(file, ".s") && !strings.Contains(fn, "."):
 		return Std // a toolchain assembly helper with no package in its name (indexbytebody)
 	case foreign(fn, file):

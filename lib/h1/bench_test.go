@@ -3,26 +3,16 @@ package h1
 import (
 	"bufio"
 	"bytes"
-	"net"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/lib/h1/h1test"
 )
 
 // fastServer answers every request with a 2-byte reply as soon as its
 // header block ends: the cost measured is the client's.
 func fastServer(b *testing.B) string {
-	return serveConns(b, func(c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			if len(bytes.TrimSpace(line)) == 0 {
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-			}
-		}
-	})
+	return h1test.Canned(b, []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 }
 
 var benchHeader = []Field{{"User-Agent", "probe/1 (load test)"}, {"Accept-Encoding", "gzip"}, {"Authorization", "Bearer 0123456789abcdef"}}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/lib/h1/h1test"
 )
 
 // recordingServer keeps every byte it receives and answers each header
@@ -21,7 +23,7 @@ type recordingServer struct {
 
 func newRecordingServer(t *testing.T) *recordingServer {
 	s := &recordingServer{}
-	s.addr = serveConns(t, func(c net.Conn) {
+	s.addr = h1test.ServeConns(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			line, err := br.ReadSlice('\n')

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/lib/h1/h1test"
 )
 
 // cannedServer answers each request on a connection with the next reply.
@@ -129,7 +131,7 @@ func TestRequestBytesAndKeepAlive(t *testing.T) {
 // endlessServer writes head, then body bytes from fill until the client
 // goes away: an endless reply.
 func endlessServer(t *testing.T, head string, fill []byte) string {
-	return serveConns(t, func(c net.Conn) {
+	return h1test.ServeConns(t, func(c net.Conn) {
 		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 			return
 		}
@@ -178,7 +180,7 @@ func TestRepliesAreBounded(t *testing.T) {
 // the next one and hangs up without a reply; it counts the requests read.
 func onceServer(t *testing.T) (string, *atomic.Int64) {
 	var n atomic.Int64
-	addr := serveConns(t, func(c net.Conn) {
+	addr := h1test.ServeConns(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for i := 0; ; i++ {
 			req, err := http.ReadRequest(br)
@@ -267,7 +269,8 @@ func TestConnectionsShareAReplyBudget(t *testing.T) {
 			t.Fatalf("a: %v, %d bytes", err, len(ra.Body))
 		}
 		var be *BudgetError
-		if err := e.do(b, NewRequest("GET", "/big", nil), &rb); !errors.As(err, &be) || !strings.Contains(err.Error(), "2.5 MiB all clients may hold") {
+		if err := e.do(b, NewRequest("GET", "/big", nil), &rb); !errors.As(err, &be) || !strings.Contains(err.Error(),
+			"2.5 MiB all clients may hold") {
 			t.Errorf("b while a holds its reply: %v", err)
 		}
 		if err := e.do(a, NewRequest("GET", "/small", nil), &ra); err != nil {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/lib/h1/h1test"
 	"golang.org/x/net/dns/dnsmessage"
 )
 
@@ -73,7 +74,7 @@ func TestLoopClientsGetTheirOwnReplies(t *testing.T) {
 
 // silentServer accepts and reads, and never replies.
 func silentServer(t *testing.T) string {
-	return serveConns(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	return h1test.ServeConns(t, func(c net.Conn) { io.Copy(io.Discard, c) })
 }
 
 func isTimeoutErr(err error) bool {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/lib/h1/h1test"
 )
 
 // pair is a connected loopback TCP pair: the client end read and written
@@ -134,7 +136,7 @@ func isTimeout(err error) bool {
 // close says, half-closes it and lingers (reading what comes, as a
 // lingering close does) or closes it outright, without announcing either.
 func closingServer(t *testing.T, halfClose bool) string {
-	return serveConns(t, func(c net.Conn) {
+	return h1test.ServeConns(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			l, err := br.ReadString('\n')

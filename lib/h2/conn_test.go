@@ -14,27 +14,15 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/h2/h2ctest"
 )
 
 // h2cServer serves handler over h2c with prior knowledge only, counting
 // the connections it accepts.
 func h2cServer(t *testing.T, handler http.HandlerFunc) (addr string, conns *atomic.Int64) {
 	t.Helper()
-	conns = &atomic.Int64{}
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: handler, Protocols: &protos, ConnState: func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return l.Addr().String(), conns
+	s := h2ctest.Serve(t, handler, false)
+	return s.Addr, &s.Conns
 }
 
 // Eight clients with four streams a connection share two connections;

@@ -15,12 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/dustin/go-humanize"
 	"github.com/google/pprof/profile"
+
+	"github.com/probehq/probe/lib/textline"
 )
 
 // DefaultLimit bounds a profile's bytes as read and as decompressed. A
@@ -131,7 +134,32 @@ func Parse(raw []byte, limit int64) (p *profile.Profile, invalid string, err err
 	if err != nil {
 		return nil, "", fmt.Errorf("not a pprof profile: %v", err)
 	}
+	Printable(p)
 	return p, DropInvalid(p), nil
+}
+
+// MaxName is the length a function or file name in a profile is cut to:
+// a terminal line's (a generic instantiation's shapes, longer, are shown
+// as […] anyway).
+const MaxName = textline.Max
+
+// Printable makes each function's and mapping's names in p printable
+// text of at most MaxName bytes: a profile comes from a server, and its
+// names reach the terminal and the reports as findings, stacks and paths.
+func Printable(p *profile.Profile) {
+	clean := func(s *string) {
+		if out := textline.Of(*s, MaxName); out != *s {
+			*s = out
+		}
+	}
+	for _, f := range p.Function {
+		clean(&f.Name)
+		clean(&f.SystemName)
+		clean(&f.Filename)
+	}
+	for _, m := range p.Mapping {
+		clean(&m.File)
+	}
 }
 
 // Read reads a profile from r within limit bytes as read and as
@@ -186,10 +214,10 @@ func DropInvalid(p *profile.Profile) string {
 	clear(p.Sample[len(kept):])
 	p.Sample = kept
 	var parts []string
-	for _, typ := range sortedKeys(negative) {
+	for _, typ := range slices.Sorted(maps.Keys(negative)) {
 		parts = append(parts, fmt.Sprintf("%s of %s", samples(negative[typ]), typ))
 	}
-	for _, typ := range sortedKeys(over) {
+	for _, typ := range slices.Sorted(maps.Keys(over)) {
 		parts = append(parts, fmt.Sprintf("%s whose %s carries the total past 2^63", samples(over[typ]), typ))
 	}
 	if len(parts) == 0 {
@@ -219,15 +247,6 @@ func samples(n int) string {
 		return "1 sample"
 	}
 	return humanize.Comma(int64(n)) + " samples"
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // checkCounts counts the samples (field 2 of a Profile), locations (4)

@@ -52,12 +52,14 @@ func TestReadsARealProfile(t *testing.T) {
 func TestBoundsSayWhichWasHit(t *testing.T) {
 	var tooLarge *TooLargeError
 	// An endless reply: read no more than the limit and one byte.
-	if _, _, _, err := Read(zeros{}, 1<<20); !errors.As(err, &tooLarge) || tooLarge.What != "read" || !strings.Contains(err.Error(), "over 1.0 MiB as sent") {
+	if _, _, _, err := Read(zeros{}, 1<<20); !errors.As(err, &tooLarge) || tooLarge.What != "read" || !strings.Contains(err.Error(),
+		"over 1.0 MiB as sent") {
 		t.Errorf("endless: %v", err)
 	}
 	// A gzip bomb: 16 MiB of zeros in some 16 KiB.
 	bomb := gzipOf(t, make([]byte, 16<<20))
-	if _, _, _, err := Read(bytes.NewReader(bomb), 1<<20); !errors.As(err, &tooLarge) || tooLarge.What != "decompressed" || !strings.Contains(err.Error(), "gzip bomb") {
+	if _, _, _, err := Read(bytes.NewReader(bomb), 1<<20); !errors.As(err,
+		&tooLarge) || tooLarge.What != "decompressed" || !strings.Contains(err.Error(), "gzip bomb") {
 		t.Errorf("bomb (%d bytes): %v", len(bomb), err)
 	}
 	// Gzip inside gzip would be decompressed by profile.ParseData unbounded.
@@ -131,7 +133,8 @@ func TestInvalidValuesAreDropped(t *testing.T) {
 	if got := sampleValues(p); !slices.Equal(got, []int64{1, 3e9, 1, 2e9, 1, big, 1, big}) {
 		t.Errorf("kept %v", got)
 	}
-	want := "dropped 2 samples of a negative cpu value, 1 sample whose cpu value carries the total past 2^63 (no profiler writes such values)"
+	want := "dropped 2 samples of a negative cpu value, 1 sample whose cpu value carries the total past 2^63 (no profiler " +
+		"writes such values)"
 	if invalid != want {
 		t.Errorf("said %q, want %q", invalid, want)
 	}

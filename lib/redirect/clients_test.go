@@ -151,7 +151,7 @@ func TestEveryClientTakesThePolicy(t *testing.T) {
 	}
 	// The clients of issue 34 were read (the test cannot pass on nothing).
 	for _, file := range []string{"probes/agents/agents.go", "probes/ws/ws.go", "probes/ws/publish.go",
-		"probes/ws/sample.go", "probes/production/production.go", "probes/capture.go", "probes/settle.go",
+		"probes/ws/sample.go", "probes/production/production.go", "target/capture.go", "target/reply.go",
 		"probes/fuzz/search.go", "probes/fuzz/supervisor.go", "pipeline/experiment.go"} {
 		if keptIn[file] == 0 {
 			t.Errorf("%s: no http.Client with lib/redirect's CheckRedirect found", file)

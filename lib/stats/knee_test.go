@@ -7,7 +7,8 @@ import (
 )
 
 func step(rate, achieved, growth, mean, p99, errs float64) LoadStep {
-	return LoadStep{Rate: rate, Achieved: achieved, Seconds: 10, InFlightMean: mean, InFlightGrowth: growth, P99: p99, Errors: errs, Sessions: int64(rate * 10)}
+	return LoadStep{Rate: rate, Achieved: achieved, Seconds: 10, InFlightMean: mean, InFlightGrowth: growth, P99: p99, Errors: errs,
+		Sessions: int64(rate * 10)}
 }
 
 func TestFindKnee(t *testing.T) {
@@ -20,7 +21,8 @@ func TestFindKnee(t *testing.T) {
 		rate  float64
 		why   string
 	}{
-		{"grows", []LoadStep{held, step(200, 200, 0.1, 8, 60, 0), step(300, 250, 50, 250, 900, 0), step(400, 250, 150, 1000, 3000, 0)}, true, 200, "grow by 50"},
+		{"grows", []LoadStep{held, step(200, 200, 0.1, 8, 60, 0), step(300, 250, 50, 250, 900, 0), step(400, 250, 150, 1000, 3000, 0)},
+			true, 200, "grow by 50"},
 		{"slo", []LoadStep{held, step(200, 200, 0, 8, 700, 0), step(300, 300, 0, 12, 800, 0)}, true, 100, "passes the SLO"},
 		{"errors", []LoadStep{held, step(200, 190, 0, 8, 60, 0.05), step(300, 280, 0, 12, 60, 0.08)}, true, 100, "fail"},
 		{"blip", []LoadStep{held, step(200, 200, 0, 8, 600, 0), step(300, 300, 0, 12, 60, 0), step(400, 400, 0, 16, 70, 0)}, false, 400, ""},

@@ -53,7 +53,8 @@ func Compare(before, after []float64) Comparison {
 		return c
 	}
 	t := benchmath.DefaultThresholds
-	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64{}, before...), &t), benchmath.NewSample(append([]float64{}, after...), &t))
+	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64{}, before...), &t),
+		benchmath.NewSample(append([]float64{}, after...), &t))
 	c.P = cmp.P
 	c.Significant = cmp.P <= Alpha
 	if len(cmp.Warnings) > 0 {

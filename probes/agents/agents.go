@@ -15,13 +15,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Options say how many agents, how hard and how long.
@@ -82,157 +84,21 @@ const (
 // Outcomes are the failed-call kinds in the report's order.
 var Outcomes = []string{JSONRPCError, ToolError, Transport, Timeout, BadResult}
 
-// Op is one table row: the connect of every agent, or one tool's calls.
-type Op struct {
-	Name    string // "connect" or the tool's name
-	Role    string // "" for connect
-	Calls   int64  // measured calls, failed ones included
-	Errors  map[string]int64
-	Latency *hdrhistogram.Histogram // microseconds, failed calls included
-}
-
-// Failed is how many of the calls failed.
-func (op *Op) Failed() int64 {
-	var n int64
-	for _, v := range op.Errors {
-		n += v
-	}
-	return n
-}
-
-func newOp(name, role string, timeout time.Duration) *Op {
-	return &Op{Name: name, Role: role, Errors: map[string]int64{},
+func newOp(name, role string, timeout time.Duration) *result.AgentOp {
+	return &result.AgentOp{Name: name, Role: role, Errors: map[string]int64{},
 		Latency: hdrhistogram.New(1, max(timeout.Microseconds(), 1)*2+1_000_000, 3)}
 }
 
-func (op *Op) merge(o *Op) {
+// mergeOp adds o's calls to op's.
+func mergeOp(op, o *result.AgentOp) {
 	op.Calls += o.Calls
+	if op.Redirect == "" {
+		op.Redirect = o.Redirect
+	}
 	for k, v := range o.Errors {
 		op.Errors[k] += v
 	}
 	op.Latency.Merge(o.Latency)
-}
-
-// Project is one project's rows.
-type Project struct {
-	Name string
-	Ops  []*Op // connect, then the tools in role order
-}
-
-// Result is what the load measured and what the checks found.
-type Result struct {
-	Endpoint string
-	Agents   int
-	Keys     int // distinct keys the agents used
-	Weights  Weights
-	Start    time.Time     // the measured window's opening
-	Duration time.Duration // the measured window
-	Projects []*Project
-	All      []*Op // the projects' rows merged
-	Checks   Checks
-	Ended    string // empty when the run completed; else why it ended early
-}
-
-// Checks are the findings after the run.
-type Checks struct {
-	Versions    int           // acknowledged writes checked (their versions)
-	Items       int           // contended items
-	FailedCalls int64         // measured calls that failed, every outcome
-	Failures    []string      // each failed call kind, one line: "search: 3 timeout"
-	Lost        []Lost        // items whose versions do not add up
-	Stale       []Stale       // items whose last word the search does not find
-	Fresh       time.Duration // the longest an item took to be found
-	FreshWithin time.Duration
-}
-
-// Lost is an item whose acknowledged writes and versions do not add up.
-type Lost struct {
-	Project, Item string
-	Base          int64   // its version before the run (probe's first write)
-	Acked         int     // writes acknowledged after it
-	Unanswered    int     // writes that failed: each may have landed or not
-	Final         int64   // its version after the run; -1: it could not be read
-	Twice         []int64 // versions acknowledged to two or more writes
-	ReadErr       string  `json:",omitempty"`
-}
-
-// Missing is how many acknowledged writes the final version lacks.
-func (l Lost) Missing() int64 {
-	if l.Final < 0 {
-		return 0
-	}
-	return max(0, l.Base+int64(l.Acked)-l.Final)
-}
-
-// Extra is how far the final version is above every write sent, the
-// unanswered ones included: versions no write made.
-func (l Lost) Extra() int64 {
-	if l.Final < 0 {
-		return 0
-	}
-	return max(0, l.Final-l.Base-int64(l.Acked+l.Unanswered))
-}
-
-func (l Lost) String() string {
-	at := l.Project + "/" + l.Item
-	var parts []string
-	if len(l.Twice) > 0 {
-		vs := make([]string, len(l.Twice))
-		for i, v := range l.Twice {
-			vs[i] = fmt.Sprint(v)
-		}
-		parts = append(parts, "version "+strings.Join(vs, ", ")+" acknowledged to two writes")
-	}
-	switch {
-	case l.Final < 0:
-		parts = append(parts, "its version could not be read ("+l.ReadErr+")")
-	case l.Missing() > 0:
-		parts = append(parts, fmt.Sprintf("%d writes acknowledged after version %d, final version %d (%d missing)", l.Acked, l.Base, l.Final, l.Missing()))
-	case l.Extra() > 0:
-		parts = append(parts, fmt.Sprintf("final version %d is above version %d and the %d writes sent after it (%d unanswered)", l.Final, l.Base, l.Acked+l.Unanswered, l.Unanswered))
-	}
-	return at + ": " + strings.Join(parts, "; ")
-}
-
-// Stale is an item the search did not find by its last acknowledged word.
-type Stale struct {
-	Project, Item, Word string
-	Version             int64
-	Err                 string `json:",omitempty"` // the last search's failure, if it failed
-}
-
-func (s Stale) String() string {
-	msg := fmt.Sprintf("%s/%s: the word %q of version %d", s.Project, s.Item, s.Word, s.Version)
-	if s.Err != "" {
-		return msg + " could not be searched: " + s.Err
-	}
-	return msg + " does not find it"
-}
-
-// Failed says whether a check failed.
-func (c Checks) Failed() bool { return c.FailedCalls > 0 || len(c.Lost) > 0 || len(c.Stale) > 0 }
-
-// Lines are the failed checks, one line per kind (the exit error's).
-func (c Checks) Lines() []string {
-	var out []string
-	if c.FailedCalls > 0 {
-		out = append(out, fmt.Sprintf("%d calls failed (%s)", c.FailedCalls, strings.Join(c.Failures, "; ")))
-	}
-	if n := len(c.Lost); n > 0 {
-		names := make([]string, n)
-		for i, l := range c.Lost {
-			names[i] = l.String()
-		}
-		out = append(out, fmt.Sprintf("lost writes on %d of %d items: %s", n, c.Items, strings.Join(names, "; ")))
-	}
-	if n := len(c.Stale); n > 0 {
-		names := make([]string, n)
-		for i, s := range c.Stale {
-			names[i] = s.String()
-		}
-		out = append(out, fmt.Sprintf("search index stale on %d of %d items after %v: %s", n, c.Items, c.FreshWithin, strings.Join(names, "; ")))
-	}
-	return out
 }
 
 // item is one contended item of a project and the writes acknowledged to it.
@@ -244,9 +110,9 @@ type item struct {
 }
 
 type ack struct {
-	version int64
-	word    string
-	at      time.Time
+	version  int64 // -1: the write's result has none (read-back)
+	word     string
+	sent, at time.Time // the call sent, its reply received
 }
 
 func (it *item) add(a ack) {
@@ -270,6 +136,7 @@ type Load struct {
 	client   *http.Client
 	runID    string
 	words    atomic.Int64
+	keeps    string // read-back: what a read showed after two writes (EveryWrite, LastWrite)
 }
 
 // ErrTool is a spec that names what the server does not have.
@@ -278,8 +145,9 @@ type ErrTool struct{ msg string }
 func (e *ErrTool) Error() string { return e.msg }
 
 // Prepare connects once, checks that the server lists the spec's tools,
-// and writes and reads every contended item once (unmeasured): a version
-// path the results lack is an error here, before the load.
+// and creates (the create tool, if any), writes and reads every contended
+// item (unmeasured; see prepare): a version path the results lack, or a
+// read that shows no written word, is an error here, before the load.
 func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 	o.defaults()
 	if err := spec.Check(); err != nil {
@@ -311,8 +179,8 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, err)
 	}
-	for _, r := range Roles {
-		if t := spec.Tool(r); !slices.Contains(listed, t.Name) {
+	for _, r := range append([]string{Create}, Roles...) {
+		if t := spec.Tool(r); t != nil && !slices.Contains(listed, t.Name) {
 			slices.Sort(listed)
 			return nil, &ErrTool{fmt.Sprintf("the server lists no tool %q (the %s tool); it has: %s",
 				textline.Of(t.Name, maxShownName), r, textline.Names(listed, maxShownName))}
@@ -330,24 +198,8 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 		for i := range o.Contended {
 			it := &item{project: p, name: fmt.Sprintf("%02d", i+1)}
 			l.items = append(l.items, it)
-			word := l.word()
-			res, err := l.call(ctx, pcs, spec.Tool(Write), it, word, "")
-			if err != nil {
-				return nil, fmt.Errorf("the first write of item %s/%s: %s", p, it.name, textline.Of(redirected(err).Error(), textline.Max))
-			}
-			v, err := version(res, spec.Tool(Write))
-			if err != nil {
+			if err := l.prepare(ctx, pcs, it); err != nil {
 				return nil, err
-			}
-			it.acks = []ack{{version: v, word: word, at: time.Now()}}
-			if spec.Tool(Read).Version != "" {
-				res, err := l.call(ctx, pcs, spec.Tool(Read), it, "", "")
-				if err != nil {
-					return nil, fmt.Errorf("reading item %s/%s: %s", p, it.name, textline.Of(redirected(err).Error(), textline.Max))
-				}
-				if _, err := version(res, spec.Tool(Read)); err != nil {
-					return nil, err
-				}
 			}
 		}
 	}
@@ -426,16 +278,25 @@ func runID() string {
 	return string(b)
 }
 
+// wordCount is the letters of a word's count: every word of a run is as
+// long as every other, so that none is part of another (a search that
+// matches a substring, a read-back that looks for it in a reply).
+const wordCount = 7
+
 // word is a new unique word: letters only, so that any analyzer keeps it
-// one token ("zq" and the run's id, then a count in letters).
+// one token ("zq" and the run's id, then a count in seven letters).
 func (l *Load) word() string {
 	n := l.words.Add(1)
-	var b []byte
-	for ; n > 0; n /= 26 {
-		b = append(b, byte('a'+n%26))
+	b := make([]byte, wordCount)
+	for i := range b {
+		b[i] = byte('a' + n%26)
+		n /= 26
 	}
-	return "zq" + l.runID + string(b)
+	return l.prefix() + string(b)
 }
+
+// prefix is what every word of the run begins with.
+func (l *Load) prefix() string { return "zq" + l.runID }
 
 // keyed adds an agent's key and the standing header to every request, and
 // bounds the replies it reads.
@@ -493,7 +354,8 @@ func (l *Load) connect(ctx context.Context, id int) (*mcp.ClientSession, error) 
 	client := mcp.NewClient(&mcp.Implementation{Name: "probe-agent", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 	defer cancel()
-	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: l.o.Endpoint, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: l.o.Endpoint, HTTPClient: hc, MaxRetries: -1,
+		DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("MCP initialize at %s: %v", l.o.Endpoint, textline.Of(redirected(err).Error(), textline.Max))
 	}
@@ -522,7 +384,9 @@ func outcome(err error) string {
 	// error of its own.
 	msg := err.Error()
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || probes.IsTimeout(err) ||
+	case redirect.As(err) != nil:
+		return Transport // the SDK may call it a JSON-RPC error
+	case errors.Is(err, context.DeadlineExceeded) || target.IsTimeout(err) ||
 		strings.Contains(msg, "Client.Timeout exceeded") || strings.Contains(msg, "context deadline exceeded"):
 		return Timeout
 	case errors.As(err, &rpc):

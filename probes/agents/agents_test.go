@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,42 +39,46 @@ func (m *memory) serve(t *testing.T, tools ...string) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "memory", Version: "1"}, nil)
 	has := func(n string) bool { return len(tools) == 0 || strings.Contains(strings.Join(tools, " "), n) }
 	if has("write_note") {
-		mcp.AddTool(srv, &mcp.Tool{Name: "write_note"}, func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, map[string]any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: "write_note"},
+			func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, map[string]any, error) {
+				m.mu.Lock()
+				defer m.mu.Unlock()
+				m.writes++
+				link := a.Project + "/" + strings.TrimSuffix(a.Path, ".md")
+				v := m.versions[link] + 1
+				if m.writes != m.dropAt {
+					m.versions[link] = v
+					for _, w := range strings.Fields(a.Markdown) {
+						m.words[strings.Trim(w, ".:")] = "/" + strings.TrimSuffix(a.Path, ".md")
+					}
+				}
+				if m.writes == m.failAt {
+					return nil, nil, fmt.Errorf("the disk is slow today")
+				}
+				if m.version != nil {
+					return nil, map[string]any{"version": m.version}, nil
+				}
+				return nil, map[string]any{"version": v}, nil
+			})
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "search"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, map[string]any, error) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			m.writes++
-			link := a.Project + "/" + strings.TrimSuffix(a.Path, ".md")
-			v := m.versions[link] + 1
-			if m.writes != m.dropAt {
-				m.versions[link] = v
-				for _, w := range strings.Fields(a.Markdown) {
-					m.words[strings.Trim(w, ".:")] = "/" + strings.TrimSuffix(a.Path, ".md")
-				}
+			hits := []any{}
+			if p, ok := m.words[a.Query]; ok {
+				hits = append(hits, map[string]any{"path": p})
 			}
-			if m.writes == m.failAt {
-				return nil, nil, fmt.Errorf("the disk is slow today")
-			}
-			if m.version != nil {
-				return nil, map[string]any{"version": m.version}, nil
-			}
-			return nil, map[string]any{"version": v}, nil
+			return nil, map[string]any{"hits": hits}, nil
 		})
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "search"}, func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, map[string]any, error) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		hits := []any{}
-		if p, ok := m.words[a.Query]; ok {
-			hits = append(hits, map[string]any{"path": p})
-		}
-		return nil, map[string]any{"hits": hits}, nil
-	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "read_note"}, func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, map[string]any, error) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return nil, map[string]any{"version": m.versions[a.Project+a.Path]}, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_note"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, map[string]any, error) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return nil, map[string]any{"version": m.versions[a.Project+a.Path]}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL
@@ -87,7 +93,7 @@ func options(url string) Options {
 		FreshWithin: 300 * time.Millisecond}
 }
 
-func run(t *testing.T, m *memory, o Options) *Result {
+func run(t *testing.T, m *memory, o Options) *result.Agents {
 	t.Helper()
 	l, err := Prepare(context.Background(), FixtureSpec(), o)
 	if err != nil {
@@ -139,7 +145,7 @@ func TestDroppedWriteIsNamed(t *testing.T) {
 	if l.Missing() != 1 || len(l.Twice) != 1 || !strings.Contains(l.String(), "(1 missing)") {
 		t.Errorf("lost %+v: %s", l, l)
 	}
-	if !strings.Contains(strings.Join(c.Lines(), "\n"), "lost writes on 1 of 8 items: "+l.Project+"/"+l.Item) {
+	if !strings.Contains(strings.Join(c.Lines(), "\n"), "lost writes on 1 of 8 items (by version): "+l.Project+"/"+l.Item) {
 		t.Errorf("lines %q", c.Lines())
 	}
 }
@@ -147,7 +153,8 @@ func TestDroppedWriteIsNamed(t *testing.T) {
 func TestToolTheServerLacks(t *testing.T) {
 	m := newMemory()
 	_, err := Prepare(context.Background(), FixtureSpec(), options(m.serve(t, "search", "read_note")))
-	if _, ok := err.(*ErrTool); !ok || !strings.Contains(err.Error(), `lists no tool "write_note" (the write tool); it has: read_note, search`) {
+	if _, ok := err.(*ErrTool); !ok || !strings.Contains(err.Error(), `lists no tool "write_note" (the write tool); it `+
+		`has: read_note, search`) {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -3,17 +3,19 @@ package agents
 import (
 	"runtime"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/lib/machine"
+	"github.com/probehq/probe/result"
 )
 
-// AsRun is the result as the load engine's run, for the analyzers, the
+// AsRun is r as the load engine's run, for the analyzers, the
 // run report's figures and --fail-on: connect is a set-up row, each tool
 // an operation; the failed calls by tool and outcome are its errors.
-func (r *Result) AsRun() *probes.Run {
-	run := &probes.Run{Microload: "agents", Target: r.Endpoint, Mode: "closed", Concurrency: r.Agents, Clients: r.Agents,
-		Start: r.Start, Duration: r.Duration, Errors: map[string]int64{}, Ended: r.Ended, CPUs: runtime.GOMAXPROCS(0), MachineCPUs: probes.MachineCPUs()}
+func AsRun(r *result.Agents) *result.Run {
+	run := &result.Run{Microload: "agents", Target: r.Endpoint, Mode: "closed", Concurrency: r.Agents, Clients: r.Agents,
+		Start: r.Start, Duration: r.Duration, Errors: map[string]int64{}, Ended: r.Ended, CPUs: runtime.GOMAXPROCS(0),
+		MachineCPUs: machine.CPUs()}
 	for _, op := range r.All {
-		run.Ops = append(run.Ops, &probes.OpStats{Name: op.Name, Setup: op.Role == "", Calls: op.Calls, Errors: op.Failed(),
+		run.Ops = append(run.Ops, &result.OpStats{Name: op.Name, Setup: op.Role == "", Calls: op.Calls, Errors: op.Failed(),
 			Latency: op.Latency, Service: op.Latency})
 		for kind, n := range op.Errors {
 			if n > 0 {

@@ -5,27 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/lib/textline"
 )
 
 // recorder is one agent's rows, merged after the run.
 type recorder struct {
-	connect *Op
-	tools   map[string]*Op // by role
+	connect *result.AgentOp
+	tools   map[string]*result.AgentOp // by role
 }
 
 // Run runs the agents for the warm-up and the window, then checks. The
 // error is for a load that could not run at all; a session that could not
 // be set up, or calls that failed, are in the result.
-func (l *Load) Run(ctx context.Context) (*Result, error) {
+func (l *Load) Run(ctx context.Context) (*result.Agents, error) {
 	o := l.o
 	start := time.Now()
 	measureFrom := start.Add(o.Warmup)
@@ -36,7 +38,7 @@ func (l *Load) Run(ctx context.Context) (*Result, error) {
 	var errOnce sync.Once
 	total := o.Weights[Write] + o.Weights[Search] + o.Weights[Read]
 	for id := range o.Agents {
-		rec := &recorder{connect: newOp("connect", "", o.Timeout), tools: map[string]*Op{}}
+		rec := &recorder{connect: newOp("connect", "", o.Timeout), tools: map[string]*result.AgentOp{}}
 		for _, r := range Roles {
 			rec.tools[r] = newOp(l.spec.Tool(r).Name, r, o.Timeout)
 		}
@@ -64,25 +66,22 @@ func (l *Load) Run(ctx context.Context) (*Result, error) {
 					role = Search
 				}
 				it := items[rng.IntN(len(items))]
-				word, term := "", l.spec.Terms[rng.IntN(len(l.spec.Terms))]
-				if role == Write {
-					word = l.word()
-				}
-				t := l.spec.Tool(role)
+				term := l.spec.Terms[rng.IntN(len(l.spec.Terms))]
 				sent := time.Now()
 				// A call in flight when the window closes finishes: its
 				// write may be acknowledged, and the checks count it.
-				res, err := l.call(context.WithoutCancel(ctx), cs, t, it, word, term)
-				took := time.Since(sent)
-				if err == nil && role == Write {
-					var v int64
-					if v, err = version(res, t); err == nil {
-						it.add(ack{version: v, word: word, at: time.Now()})
+				var err error
+				if role == Write {
+					var a ack
+					if a, err = l.write(context.WithoutCancel(ctx), cs, it); err == nil {
+						it.add(a)
+					} else {
+						it.failed(a.word)
 					}
+				} else {
+					_, err = l.call(context.WithoutCancel(ctx), cs, l.spec.Tool(role), it, "", term)
 				}
-				if err != nil && role == Write {
-					it.failed(word)
-				}
+				took := time.Since(sent)
 				if sent.Before(measureFrom) || ctx.Err() != nil {
 					continue
 				}
@@ -95,6 +94,11 @@ func (l *Load) Run(ctx context.Context) (*Result, error) {
 						kind = BadResult
 					}
 					op.Errors[kind]++
+					if op.Redirect == "" && kind == Transport {
+						if r := redirect.As(err); r != nil {
+							op.Redirect = textline.Of(r.Error(), textline.Max)
+						}
+					}
 				}
 			}
 		})
@@ -117,7 +121,7 @@ func (l *Load) Run(ctx context.Context) (*Result, error) {
 	wg.Wait()
 	stopped := time.Now()
 	<-windowDone
-	res := &Result{Endpoint: o.Endpoint, Agents: o.Agents, Keys: min(max(len(o.Keys), 1), o.Agents), Weights: o.Weights,
+	res := &result.Agents{Endpoint: o.Endpoint, Agents: o.Agents, Keys: min(max(len(o.Keys), 1), o.Agents), Calls: o.Weights.String(),
 		Start: measureFrom, Duration: stopped.Sub(measureFrom)}
 	if stopped.After(end) {
 		res.Duration = o.Duration
@@ -138,7 +142,7 @@ func (l *Load) Run(ctx context.Context) (*Result, error) {
 				mine = append(mine, r)
 			}
 		}
-		res.Projects = append(res.Projects, &Project{Name: name, Ops: rows(o.Timeout, l.spec, mine)})
+		res.Projects = append(res.Projects, &result.AgentProject{Name: name, Ops: rows(o.Timeout, l.spec, mine)})
 	}
 	if ctx.Err() == nil {
 		res.Checks = l.check(ctx, res.All)
@@ -147,28 +151,32 @@ func (l *Load) Run(ctx context.Context) (*Result, error) {
 }
 
 // rows merge recorders into connect and the tools' rows.
-func rows(timeout time.Duration, spec Spec, recs []*recorder) []*Op {
-	out := []*Op{newOp("connect", "", timeout)}
+func rows(timeout time.Duration, spec Spec, recs []*recorder) []*result.AgentOp {
+	out := []*result.AgentOp{newOp("connect", "", timeout)}
 	for _, r := range Roles {
 		out = append(out, newOp(spec.Tool(r).Name, r, timeout))
 	}
 	for _, rec := range recs {
-		out[0].merge(rec.connect)
+		mergeOp(out[0], rec.connect)
 		for i, r := range Roles {
-			out[i+1].merge(rec.tools[r])
+			mergeOp(out[i+1], rec.tools[r])
 		}
 	}
 	return out
 }
 
 // check is the checks after the run: failed calls, lost writes, freshness.
-func (l *Load) check(ctx context.Context, all []*Op) Checks {
-	c := Checks{Items: len(l.items), FreshWithin: l.o.FreshWithin}
+func (l *Load) check(ctx context.Context, all []*result.AgentOp) result.AgentChecks {
+	c := result.AgentChecks{Mode: l.spec.Mode(), Keeps: l.keeps, Items: len(l.items), FreshWithin: l.o.FreshWithin}
 	for _, op := range all {
 		for _, kind := range Outcomes {
 			if n := op.Errors[kind]; n > 0 {
 				c.FailedCalls += n
-				c.Failures = append(c.Failures, fmt.Sprintf("%s: %d %s", op.Name, n, kind))
+				f := fmt.Sprintf("%s: %d %s", op.Name, n, kind)
+				if kind == Transport && op.Redirect != "" {
+					f += " (" + op.Redirect + ")"
+				}
+				c.Failures = append(c.Failures, f)
 			}
 		}
 	}
@@ -185,9 +193,36 @@ func (l *Load) check(ctx context.Context, all []*Op) Checks {
 		defer cs.Close()
 		sessions[p] = cs
 	}
+	// Lost writes first: an item's last word is searched only when probe
+	// knows its write was stored (its version added up, or it was read
+	// back), so that a lost write is never counted as stale as well.
+	searched := make([][]string, len(l.items))
+	versions := make([]int64, len(l.items))
 	for i, it := range l.items {
-		c.Versions += len(it.acks)
-		if lost, ok := l.lost(ctx, sessions[i/l.o.Contended], it); !ok {
+		c.Writes += len(it.acks)
+		cs := sessions[i/l.o.Contended]
+		var lost result.AgentLost
+		ok := false
+		if c.Mode == result.AgentByVersion {
+			c.Versions += len(it.acks)
+			lost, ok = l.byVersion(ctx, cs, it)
+			if ok {
+				last := lastAck(it.acks)
+				// A write that failed may have landed after it: its
+				// word finds the item as well (the last few tried).
+				searched[i] = append([]string{last.word}, it.unanswered[max(0, len(it.unanswered)-4):]...)
+				versions[i] = last.version
+			}
+		} else {
+			var word string
+			var n int
+			lost, ok, word, n = l.readBack(ctx, cs, it)
+			c.ReadBack += n
+			if word != "" {
+				searched[i], versions[i] = []string{word}, -1
+			}
+		}
+		if !ok {
 			c.Lost = append(c.Lost, lost)
 		}
 	}
@@ -196,10 +231,15 @@ func (l *Load) check(ctx context.Context, all []*Op) Checks {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	for i, it := range l.items {
+		if searched[i] == nil {
+			continue
+		}
+		c.Searched++
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			stale, took, ok := l.fresh(ctx, sessions[i/l.o.Contended], it)
+			stale := result.AgentStale{Project: it.project, Item: it.name, Word: searched[i][0], Version: versions[i]}
+			took, ok := l.fresh(ctx, sessions[i/l.o.Contended], it, searched[i], &stale)
 			mu.Lock()
 			defer mu.Unlock()
 			if !ok {
@@ -216,64 +256,55 @@ func (l *Load) check(ctx context.Context, all []*Op) Checks {
 	return c
 }
 
-// lost checks an item's versions: distinct, and the final one its base
-// plus the writes acknowledged after it.
-func (l *Load) lost(ctx context.Context, cs *mcp.ClientSession, it *item) (Lost, bool) {
+// byVersion checks an item's versions: distinct, and the one read back
+// its first plus the writes acknowledged after it.
+func (l *Load) byVersion(ctx context.Context, cs *mcp.ClientSession, it *item) (result.AgentLost, bool) {
 	base := it.acks[0].version
-	rep := Lost{Project: it.project, Item: it.name, Base: base, Acked: len(it.acks) - 1, Unanswered: len(it.unanswered), Final: -1}
-	seen := map[int64]int{}
-	for _, a := range it.acks {
-		seen[a.version]++
+	rep := result.AgentLost{Project: it.project, Item: it.name, Base: base, Acked: len(it.acks) - 1, Unanswered: len(it.unanswered),
+		Final: -1, Twice: twice(it.acks)}
+	t := l.spec.Tool(Read)
+	res, err := l.call(ctx, cs, t, it, "", "")
+	if err == nil {
+		rep.Final, err = version(res, t)
 	}
-	for v, n := range seen {
-		if n > 1 {
-			rep.Twice = append(rep.Twice, v)
-		}
-	}
-	slices.Sort(rep.Twice)
-	if t := l.spec.Tool(Read); t.Version != "" {
-		res, err := l.call(ctx, cs, t, it, "", "")
-		if err == nil {
-			rep.Final, err = version(res, t)
-		}
-		if err != nil {
-			rep.Final, rep.ReadErr = -1, textline.Of(err.Error(), 160)
-		}
-	} else {
-		rep.Final = slices.MaxFunc(it.acks, func(a, b ack) int { return int(a.version - b.version) }).version
+	if err != nil {
+		rep.Final, rep.ReadErr = -1, textline.Of(err.Error(), 160)
 	}
 	return rep, len(rep.Twice) == 0 && rep.Final >= 0 && rep.Missing() == 0 && rep.Extra() == 0
 }
 
-// fresh searches the word of the item's last acknowledged write (the
-// highest version; the later acknowledgement of two) until the item is
-// among the hits or FreshWithin has passed. A write that failed may have
-// landed after it: its word finds the item as well (the last few tried).
-func (l *Load) fresh(ctx context.Context, cs *mcp.ClientSession, it *item) (Stale, time.Duration, bool) {
-	last := it.acks[0]
-	for _, a := range it.acks[1:] {
+// lastAck is the item's last acknowledged write: the highest version, the
+// later acknowledgement of two.
+func lastAck(acks []ack) ack {
+	last := acks[0]
+	for _, a := range acks[1:] {
 		if a.version > last.version || a.version == last.version && a.at.After(last.at) {
 			last = a
 		}
 	}
+	return last
+}
+
+// fresh searches words (the first is the item's last; see check) until
+// the item is among the hits or FreshWithin has passed; stale gets the
+// last search's failure.
+func (l *Load) fresh(ctx context.Context, cs *mcp.ClientSession, it *item, words []string, stale *result.AgentStale) (time.Duration, bool) {
 	t := l.spec.Tool(Search)
 	match := holes(it.name, "", "", it.project).Replace(t.Match)
-	stale := Stale{Project: it.project, Item: it.name, Word: last.word, Version: last.version}
-	words := append([]string{last.word}, it.unanswered[max(0, len(it.unanswered)-4):]...)
 	start := time.Now()
 	for {
 		stale.Err = ""
 		for _, w := range words {
 			res, err := l.call(ctx, cs, t, it, "", w)
 			if err == nil && strings.Contains(text(res), match) {
-				return stale, time.Since(start), true
+				return time.Since(start), true
 			}
 			if err != nil {
 				stale.Err = textline.Of(err.Error(), 160)
 			}
 		}
 		if time.Since(start) >= l.o.FreshWithin || ctx.Err() != nil {
-			return stale, time.Since(start), false
+			return time.Since(start), false
 		}
 		time.Sleep(min(50*time.Millisecond, l.o.FreshWithin-time.Since(start)))
 	}

@@ -3,7 +3,9 @@
 // its own key, calling a server's write, search and read tools by weight,
 // and then the checks the seed's load test made: no call failed, no write
 // was lost (the versions of the contended items add up to the
-// acknowledged writes) and the search index knows every item's last state.
+// acknowledged writes, or, on a server whose writes carry no version,
+// every acknowledged write's word is read back) and the search finds
+// every item's last word.
 // The sessions are the official MCP Go SDK's client.
 package agents
 
@@ -13,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // The roles a tool plays in the load.
@@ -24,6 +27,11 @@ const (
 
 // Roles are the roles, in the report's order.
 var Roles = []string{Write, Search, Read}
+
+// Create is the role of an optional tool called once per item before the
+// load, unmeasured: a server whose write only adds to an item that exists
+// (a knowledge graph's add_observations after create_entities).
+const Create = "create"
 
 // Tool is how the load calls one of the server's tools. Its arguments'
 // strings may hold holes: {{item}} (one of the contended items of a
@@ -51,6 +59,15 @@ type Spec struct {
 	Projects []string // nil: p1, p2, … for --projects
 }
 
+// Mode is how the checks tell a lost write: by the versions of the
+// writes and of the read (both given), else by reading the words back.
+func (s Spec) Mode() string {
+	if s.Tool(Write).Version != "" && s.Tool(Read).Version != "" {
+		return result.AgentByVersion
+	}
+	return result.AgentReadBack
+}
+
 // Tool is the spec's tool of role, or nil.
 func (s Spec) Tool(role string) *Tool {
 	for i := range s.Tools {
@@ -69,7 +86,8 @@ func FixtureSpec() Spec {
 		Tools: []Tool{
 			{Role: Write, Name: "write_note", Version: "version", Args: map[string]any{
 				"project": "{{project}}", "path": "agents/item-{{item}}.md",
-				"markdown": "---\ntitle: Agent item {{item}}\ntags: [agents]\n---\nContended item {{item}} of {{project}}, written by an agent: {{word}}.\n"}},
+				"markdown": "---\ntitle: Agent item {{item}}\ntags: [agents]\n---\nContended item {{item}} of {{project}}, " +
+					"written by an agent: {{word}}.\n"}},
 			{Role: Search, Name: "search", Match: `"/agents/item-{{item}}"`, Args: map[string]any{
 				"project": "{{project}}", "query": "{{term}}"}},
 			{Role: Read, Name: "read_note", Version: "version", Args: map[string]any{
@@ -93,14 +111,16 @@ func (s Spec) Check() error {
 			return fmt.Errorf("the %s tool's version: %v", r, err)
 		}
 	}
-	if s.Tool(Write).Version == "" {
-		return fmt.Errorf("the write tool (%s) needs a version: the JSON path of the version in its result", s.Tool(Write).Name)
+	if c := s.Tool(Create); c != nil && (c.Name == "" || !holds(c.Args, "{{item}}")) {
+		return fmt.Errorf("the create tool (%q) needs a name and {{item}} in its arguments", c.Name)
 	}
 	if s.Tool(Search).Match == "" {
-		return fmt.Errorf("the search tool (%s) needs a match: what its result holds when the item is a hit, e.g. \"/notes/{{item}}\"", s.Tool(Search).Name)
+		return fmt.Errorf("the search tool (%s) needs a match: what its result holds when the item is a hit, e.g. \"/notes/{{item}}\"",
+			s.Tool(Search).Name)
 	}
 	if !holds(s.Tool(Write).Args, "{{word}}") {
-		return fmt.Errorf("the write tool's arguments (%s) hold no {{word}}: a write must carry its unique word for the freshness check", s.Tool(Write).Name)
+		return fmt.Errorf("the write tool's arguments (%s) hold no {{word}}: a write must carry its unique word for the freshness check",
+			s.Tool(Write).Name)
 	}
 	if !holds(s.Tool(Search).Args, "{{term}}") {
 		return fmt.Errorf("the search tool's arguments (%s) hold no {{term}}", s.Tool(Search).Name)

@@ -15,7 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/lib/tick"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // Options configure a fuzz run. Start is the one part that knows the
@@ -24,7 +26,7 @@ import (
 type Options struct {
 	Templates   []*Template
 	Header      http.Header // sent with every request
-	Start       func(ctx context.Context, stderr io.Writer) (*probes.Child, error)
+	Start       func(ctx context.Context, stderr io.Writer) (*target.Child, error)
 	Corpus      []Seed // Jsonnet seeds added to JsonnetCorpus
 	Concurrency int
 	Duration    time.Duration // the search; shrinking comes after
@@ -46,12 +48,6 @@ type Progress struct {
 	Restarts int
 }
 
-// Input is one filled template: a value per hole.
-type Input struct {
-	Template int
-	Values   []string
-}
-
 // Outcome is what one input did to the target.
 type Outcome struct {
 	Class    string // a crash class; empty when the target answered and lived
@@ -62,54 +58,6 @@ type Outcome struct {
 	Reason   string // first line of an error reply, or the transport error
 }
 
-// Crash is one distinct way the target died (or panicked), with the
-// smallest input found that does it.
-type Crash struct {
-	Class      string
-	Evidence   string
-	Frames     []string
-	Stderr     string
-	Input      Input // the shrunk input
-	Original   Input // the input as the search found it
-	Method     string
-	Path       string
-	Header     []Field // the template's headers, filled
-	Body       []byte
-	Hole       string // the hole the crash was narrowed to, when one alone crashes
-	Endpoint   string
-	FoundAfter time.Duration
-	Seen       int  // times the search saw this crash
-	Confirmed  bool // reproduced alone (or, when Concurrent, under concurrent copies)
-	Concurrent bool // it needs concurrent requests to show
-	Trials     int  // requests spent confirming and shrinking
-	Shrink     string
-	Also       []Input // other inputs that crash the same way (merged in)
-	signature  string
-}
-
-// Result is a fuzz run's outcome.
-type Result struct {
-	Target    string
-	Templates []*Template // what was fuzzed; an Input's Template indexes it
-	Start     time.Time
-	Search    time.Duration
-	Shrinking time.Duration
-	Inputs    int64
-	Statuses  map[int]int64
-	Failures  map[string]int64 // error replies and transport errors by reason
-	Restarts  int
-	Crashes   []*Crash
-	Ended     string // why the run stopped early, if it did
-	Hostile   int64  // inputs the target answered with an error reply (4xx) and lived
-	Extremes  int    // extreme inputs tried before the random ones
-	Unsent    int64  // drawn inputs the wire cannot carry, skipped without a request
-}
-
-// Render is an input as the request it is.
-func (r *Result) Render(in Input) Request {
-	return r.Templates[in.Template].Request(in.Values)
-}
-
 // fuzzer is one run: the options, the supervised target and what the
 // search has seen so far, each under its own lock.
 type fuzzer struct {
@@ -118,14 +66,14 @@ type fuzzer struct {
 	sup   *supervisor
 	seen  *tally
 	// extremes are tried first, in order, by whichever client is free.
-	extremes    []Input
+	extremes    []result.FuzzInput
 	nextExtreme atomic.Int64
 }
 
 // Run fuzzes until o.Duration has passed or ctx ends, then confirms and
 // shrinks what it found for up to o.ShrinkTime. A ctx that ends keeps what
 // was found so far.
-func Run(ctx context.Context, o Options) (*Result, error) {
+func Run(ctx context.Context, o Options) (*result.Fuzz, error) {
 	if len(o.Templates) == 0 {
 		return nil, errors.New("no request template to fuzz")
 	}
@@ -139,7 +87,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if !o.randomOnly {
 		f.extremes = extremeInputs(o.Templates)
 	}
-	res := &Result{Start: f.start, Templates: o.Templates}
+	res := &result.Fuzz{Start: f.start}
+	for _, t := range o.Templates {
+		res.Templates = append(res.Templates, t)
+	}
 	// The first start is a check of the command: its error is the run's.
 	child, _, _, err := f.sup.ensure(ctx)
 	if err != nil {
@@ -193,14 +144,14 @@ func (f *fuzzer) progress(phase string) (stop func()) {
 	if f.o.Progress == nil {
 		return func() {}
 	}
-	return probes.Every(time.Second, func(time.Time) {
+	return tick.Every(time.Second, func(time.Time) {
 		f.o.Progress(Progress{Phase: phase, Elapsed: time.Since(f.start), Inputs: f.seen.inputs.Load(), Crashes: f.seen.distinct(),
 			Restarts: f.sup.restartCount()})
 	})
 }
 
 // request is an input as the request it is.
-func (f *fuzzer) request(in Input) Request {
+func (f *fuzzer) request(in result.FuzzInput) result.FuzzRequest {
 	return f.o.Templates[in.Template].Request(in.Values)
 }
 
@@ -221,8 +172,8 @@ func plainValue(t *Template, h hole) string {
 	return "1"
 }
 
-func plainInput(ti int, t *Template) Input {
-	in := Input{Template: ti, Values: make([]string, len(t.holes))}
+func plainInput(ti int, t *Template) result.FuzzInput {
+	in := result.FuzzInput{Template: ti, Values: make([]string, len(t.holes))}
 	for i, h := range t.holes {
 		in.Values[i] = plainValue(t, h)
 	}
@@ -233,8 +184,8 @@ func plainInput(ti int, t *Template) Input {
 // extremes, the other holes plain, the first extreme of every hole of
 // every template, then the second, and so on, so that a short budget still
 // covers every hole's first extremes.
-func extremeInputs(ts []*Template) []Input {
-	var out []Input
+func extremeInputs(ts []*Template) []result.FuzzInput {
+	var out []result.FuzzInput
 	for j := 0; ; j++ {
 		added := false
 		for ti, t := range ts {
@@ -254,10 +205,10 @@ func extremeInputs(ts []*Template) []Input {
 }
 
 // extreme hands out the next extreme input, until there are none left.
-func (f *fuzzer) extreme() (Input, bool) {
+func (f *fuzzer) extreme() (result.FuzzInput, bool) {
 	i := f.nextExtreme.Add(1) - 1
 	if i >= int64(len(f.extremes)) {
-		return Input{}, false
+		return result.FuzzInput{}, false
 	}
 	return f.extremes[i], true
 }

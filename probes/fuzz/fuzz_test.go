@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 func TestTemplateEscapesEachHoleForWhereItIs(t *testing.T) {
@@ -37,7 +38,8 @@ func TestTemplateEscapesEachHoleForWhereItIs(t *testing.T) {
 }
 
 func TestHolesInHeadersMethodCookieAndJSONFields(t *testing.T) {
-	tmpl, err := NewTemplate("{method}", "/x?d={int}", []Field{{"X-Region", "eu-{str}"}, {"Cookie", "a={str}; b=1"}},
+	tmpl, err := NewTemplate("{method}", "/x?d={int}", []result.FuzzField{{Name: "X-Region", Value: "eu-{str}"},
+		{Name: "Cookie", Value: "a={str}; b=1"}},
 		`{"n": {int}, "s": {str}, "q": "{str}", "v": {json}}`)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +69,7 @@ func TestHolesInHeadersMethodCookieAndJSONFields(t *testing.T) {
 			in := plainInput(0, tmpl)
 			in.Values[i] = e
 			r := tmpl.Request(in.Values)
-			if why := r.sendable(); why != "" {
+			if why := sendable(r); why != "" {
 				t.Errorf("%s: extreme %.30q: %s", tmpl.HoleName(i), e, why)
 			}
 			if nesting(string(r.Body)) < 10000 && !json.Valid(r.Body) { // deeper, encoding/json gives up
@@ -81,9 +83,9 @@ func TestHolesInHeadersMethodCookieAndJSONFields(t *testing.T) {
 		{"GE T", "/x?d={int}", "", "not an HTTP token"},
 		{"GET", "/x", "X-{str}", "not names"},
 	} {
-		var hs []Field
+		var hs []result.FuzzField
 		if bad.header != "" {
-			hs = []Field{{bad.header, "1"}}
+			hs = []result.FuzzField{{Name: bad.header, Value: "1"}}
 		}
 		if _, err := NewTemplate(bad.method, bad.path, hs, ""); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s %s %s: err %v, want %q", bad.method, bad.path, bad.header, err, bad.want)
@@ -92,7 +94,7 @@ func TestHolesInHeadersMethodCookieAndJSONFields(t *testing.T) {
 }
 
 func TestGeneratedValuesFitTheirPlace(t *testing.T) {
-	tmpl, err := NewTemplate("{method}", "/x", []Field{{"X-A", "{str}"}, {"X-B", "{jsonnet}"}}, "")
+	tmpl, err := NewTemplate("{method}", "/x", []result.FuzzField{{Name: "X-A", Value: "{str}"}, {Name: "X-B", Value: "{jsonnet}"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestGeneratedValuesFitTheirPlace(t *testing.T) {
 }
 
 func TestExtremesComeFirstAndCoverEveryHole(t *testing.T) {
-	a, _ := NewTemplate("GET", "/a?n={int}", []Field{{"X-Region", "{str}"}}, "")
+	a, _ := NewTemplate("GET", "/a?n={int}", []result.FuzzField{{Name: "X-Region", Value: "{str}"}}, "")
 	b, _ := NewTemplate("{method}", "/b", nil, "")
 	ins := extremeInputs([]*Template{a, b})
 	// The first round holds each hole's first extreme, the others plain.
@@ -118,7 +120,8 @@ func TestExtremesComeFirstAndCoverEveryHole(t *testing.T) {
 	for _, in := range ins {
 		seen[fmt.Sprint(in.Template, in.Values)] = true
 	}
-	for _, want := range []string{"0 [-9223372036854775808 a]", "0 [9223372036854775808 a]", "1 [CONNECT]", "0 [1 " + strings.Repeat("A", hugeValue) + "]"} {
+	for _, want := range []string{"0 [-9223372036854775808 a]", "0 [9223372036854775808 a]", "1 [CONNECT]",
+		"0 [1 " + strings.Repeat("A", hugeValue) + "]"} {
 		if !seen[want] {
 			t.Errorf("no extreme input %.60s", want)
 		}
@@ -221,7 +224,9 @@ func TestBoundaryValues(t *testing.T) {
 
 func TestCrashFramesOfARecoveredPanic(t *testing.T) {
 	w := newPanicWatch()
-	w.Write([]byte("2026/11/30 07:00:00 http: panic serving 127.0.0.1:5555: runtime error: index out of range [-1]\ngoroutine 7 [running]:\nnet/http.(*conn).serve.func1()\n\t/x.go:1 +0x1\npanic({0x1, 0x2})\n\t/y.go:2\nmain.main.func4({0x0, 0x0}, 0x0)\n\t/m.go:80 +0x2\nnet/http.HandlerFunc.ServeHTTP(0x1)\n\n"))
+	w.Write([]byte("2026/11/30 07:00:00 http: panic serving 127.0.0.1:5555: runtime error: index out of range [-1]\ngoroutine 7 " +
+		"[running]:\nnet/http.(*conn).serve.func1()\n\t/x.go:1 +0x1\npanic({0x1, 0x2})\n\t/y.go:2\nmain.main.func4({0x0, 0x0}, " +
+		"0x0)\n\t/m.go:80 +0x2\nnet/http.HandlerFunc.ServeHTTP(0x1)\n\n"))
 	trace, ok := w.take("127.0.0.1:5555")
 	if !ok {
 		t.Fatal("panic not attributed to the client address")
@@ -258,13 +263,14 @@ func TestClientSendsTheRequestAsRendered(t *testing.T) {
 		seen <- got{r.Method, r.RequestURI, r.Header, string(b)}
 	}))
 	defer srv.Close()
-	tmpl, err := NewTemplate("{method}", "/x/{str}?d={int}", []Field{{"X-Region", "{str}"}, {"Cookie", "a={str}"}}, `{"s": {str}}`)
+	tmpl, err := NewTemplate("{method}", "/x/{str}?d={int}", []result.FuzzField{{Name: "X-Region", Value: "{str}"},
+		{Name: "Cookie", Value: "a={str}"}}, `{"s": {str}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fuzzer{o: Options{Templates: []*Template{tmpl}, Timeout: 5 * time.Second}}
-	in := Input{Values: []string{"M-SEARCH", "../a b", "-9223372036854775809", "é\t\xffx", "x;y z", "\x00\"\n"}}
-	if _, _, _, err := f.send(context.Background(), newHTTPClient(1), &probes.Child{URL: srv.URL}, in); err != nil {
+	in := result.FuzzInput{Values: []string{"M-SEARCH", "../a b", "-9223372036854775809", "é\t\xffx", "x;y z", "\x00\"\n"}}
+	if _, _, _, err := f.send(context.Background(), newHTTPClient(1), &target.Child{URL: srv.URL}, in); err != nil {
 		t.Fatal(err)
 	}
 	r, want := <-seen, tmpl.Request(in.Values)

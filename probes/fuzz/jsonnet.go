@@ -28,7 +28,8 @@ type Seed struct {
 var JsonnetCorpus = []Seed{
 	{"plain-recursion", `local f(n) = if n <= 0 then 0 else 1 + f(n - 1); f(%d)`},
 	{"tailstrict-recursion", `local f(n, acc) = if n <= 0 then acc else f(n - 1, acc + 1) tailstrict; f(%d, 0)`},
-	{"mutual-recursion", `local even(n) = if n <= 0 then true else odd(n - 1) tailstrict, odd(n) = if n <= 0 then false else even(n - 1) tailstrict; even(%d)`},
+	{"mutual-recursion", `local even(n) = if n <= 0 then true else odd(n - 1) tailstrict, odd(n) = if n <= 0 then false else ` +
+		`even(n - 1) tailstrict; even(%d)`},
 	{"foldl-sum", `std.foldl(function(acc, x) acc + x, std.range(1, %d), 0)`},
 	{"foldl-nest", `std.length(std.manifestJson(std.foldl(function(acc, x) [acc], std.range(1, %d), [])))`},
 	{"deep-array", "\x00array:%d"},

@@ -3,12 +3,13 @@ package fuzz
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
+
+	"github.com/probehq/probe/lib/redirect/redirecttest"
 )
 
 // A target that answers 307 to another address (another port of
@@ -16,21 +17,16 @@ import (
 // reply, the start-up check takes it as an answer, and the other address
 // gets no request (no header of the user's, no input).
 func TestFuzzerFollowsNoRedirect(t *testing.T) {
-	var got atomic.Int64
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
-	defer other.Close()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
-	}))
-	defer srv.Close()
+	other, got := redirecttest.Elsewhere(t)
+	srv := redirecttest.Mover(t, other)
 	tmpl, err := NewTemplate("POST", "/x/{str}", nil, `{"s": {str}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fuzzer{o: Options{Templates: []*Template{tmpl}, Timeout: 5 * time.Second,
 		Header: http.Header{"Authorization": {"Bearer token"}, "X-Api-Key": {"key"}}}}
-	child := &probes.Child{URL: srv.URL}
-	status, _, _, err := f.send(context.Background(), newHTTPClient(1), child, Input{Values: []string{"a", "b"}})
+	child := &target.Child{URL: srv.String()}
+	status, _, _, err := f.send(context.Background(), newHTTPClient(1), child, result.FuzzInput{Values: []string{"a", "b"}})
 	if err != nil || status != http.StatusTemporaryRedirect {
 		t.Fatalf("status %d, err %v: want the 307 as the input's reply", status, err)
 	}

@@ -16,7 +16,8 @@ import (
 
 	"github.com/probehq/probe/lib/crash"
 	"github.com/probehq/probe/lib/redirect"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // The search: clients draw inputs (fresh boundary values, or mutations of
@@ -60,7 +61,7 @@ func (f *fuzzer) searchClient(ctx context.Context, stop context.CancelFunc, r *r
 }
 
 // burst sends concurrent copies of one input.
-func (f *fuzzer) burst(ctx context.Context, hc *http.Client, in Input) ([]Outcome, []error) {
+func (f *fuzzer) burst(ctx context.Context, hc *http.Client, in result.FuzzInput) ([]Outcome, []error) {
 	outs := make([]Outcome, f.o.Concurrency)
 	errs := make([]error, f.o.Concurrency)
 	var wg sync.WaitGroup
@@ -78,21 +79,21 @@ func (f *fuzzer) burst(ctx context.Context, hc *http.Client, in Input) ([]Outcom
 // next draws an input: fresh values, or a mutation of one that found
 // something new; one the wire cannot carry (a literal around a hole can
 // make it so) is counted and drawn again.
-func (f *fuzzer) next(r *rand.Rand, g *generators) Input {
+func (f *fuzzer) next(r *rand.Rand, g *generators) result.FuzzInput {
 	for {
 		in := f.draw(r, g)
-		if f.request(in).sendable() == "" {
+		if sendable(f.request(in)) == "" {
 			return in
 		}
 		f.seen.unsent.Add(1)
 	}
 }
 
-func (f *fuzzer) draw(r *rand.Rand, g *generators) Input {
+func (f *fuzzer) draw(r *rand.Rand, g *generators) result.FuzzInput {
 	ti := r.IntN(len(f.o.Templates))
 	holes := f.o.Templates[ti].holes
 	base := f.seen.pick(ti, r)
-	in := Input{Template: ti, Values: make([]string, len(holes))}
+	in := result.FuzzInput{Template: ti, Values: make([]string, len(holes))}
 	for i, h := range holes {
 		if base != nil && r.IntN(len(holes)+1) != 0 {
 			in.Values[i] = base.Values[i]
@@ -107,8 +108,8 @@ func (f *fuzzer) draw(r *rand.Rand, g *generators) Input {
 }
 
 // try sends one input to the running target and says what it did.
-func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool) (Outcome, error) {
-	if why := f.request(in).sendable(); why != "" {
+func (f *fuzzer) try(ctx context.Context, hc *http.Client, in result.FuzzInput, record bool) (Outcome, error) {
+	if why := sendable(f.request(in)); why != "" {
 		f.seen.unsent.Add(1)
 		return Outcome{Reason: "not sent: " + why}, nil
 	}
@@ -162,7 +163,7 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool
 		c := crash.ClassifyHang(fmt.Sprintf("no reply within %s while the process lived", f.o.Timeout))
 		out := Outcome{Class: c.Class, Evidence: c.Evidence}
 		if record {
-			f.recordGroup(out, []Input{in})
+			f.recordGroup(out, []result.FuzzInput{in})
 		}
 		return out, nil
 	}
@@ -170,7 +171,8 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in Input, record bool
 }
 
 // send makes one request and reads the reply's start.
-func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *probes.Child, in Input) (status int, body []byte, local string, err error) {
+func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *target.Child, in result.FuzzInput) (status int, body []byte,
+	local string, err error) {
 	r := f.request(in)
 	ctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	defer cancel()
@@ -209,7 +211,7 @@ func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *probes.Child,
 // waitCause waits up to d for the process to exit or for net/http's log of
 // a panic it recovered while serving the client at local; it returns that
 // log. The log is written before the connection closes, so it comes at once.
-func waitCause(child *probes.Child, w *panicWatch, local string, d time.Duration) (string, bool) {
+func waitCause(child *target.Child, w *panicWatch, local string, d time.Duration) (string, bool) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	timeout := time.NewTimer(d)
@@ -246,7 +248,7 @@ func (f *fuzzer) recordDeath(gen int, out Outcome) {
 // of its stack; for a stack overflow the package it recursed in; for out
 // of memory the endpoint, since its stack is wherever the allocation that
 // crossed the cap happened. Empty when nothing tells.
-func (f *fuzzer) signature(out Outcome, in Input) string {
+func (f *fuzzer) signature(out Outcome, in result.FuzzInput) string {
 	frames := out.Frames
 	switch out.Class {
 	case crash.OutOfMemory:
@@ -267,7 +269,7 @@ func (f *fuzzer) signature(out Outcome, in Input) string {
 // groupKey files the search's crashes: by signature and endpoint, so that
 // each endpoint's way in to one bug is confirmed and shrunk on its own
 // (they are merged again after shrinking, the smallest kept).
-func (f *fuzzer) groupKey(out Outcome, in Input) string {
+func (f *fuzzer) groupKey(out Outcome, in result.FuzzInput) string {
 	sig := f.signature(out, in)
 	if sig == "" {
 		sig = out.Class + "|" + normalise(out.Evidence)
@@ -275,7 +277,7 @@ func (f *fuzzer) groupKey(out Outcome, in Input) string {
 	return endpointOf(f.o.Templates[in.Template]) + "|" + sig
 }
 
-func (f *fuzzer) recordGroup(out Outcome, suspects []Input) {
+func (f *fuzzer) recordGroup(out Outcome, suspects []result.FuzzInput) {
 	if len(suspects) > 0 {
 		f.seen.file(f.groupKey(out, suspects[0]), out, suspects, time.Since(f.start))
 	}
@@ -283,11 +285,11 @@ func (f *fuzzer) recordGroup(out Outcome, suspects []Input) {
 
 // note tallies an outcome and keeps inputs that found something new; it
 // says whether the search has found as many crashes as it was asked to.
-func (f *fuzzer) note(in Input, out Outcome) (enough bool) {
+func (f *fuzzer) note(in result.FuzzInput, out Outcome) (enough bool) {
 	// Deaths and hangs were filed by try; a recovered panic belongs to
 	// exactly one input (the server named the client's address).
 	if out.Class == crash.Panic {
-		f.recordGroup(out, []Input{in})
+		f.recordGroup(out, []result.FuzzInput{in})
 	}
 	f.seen.note(in, out)
 	return f.o.StopAfter > 0 && f.seen.distinct() >= f.o.StopAfter

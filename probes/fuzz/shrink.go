@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/probehq/probe/result"
+
 	"net/http"
 	"sort"
 	"strings"
@@ -40,7 +42,7 @@ type trialer struct {
 func (t *trialer) expired() bool { return t.ctx.Err() != nil || time.Now().After(t.deadline) }
 
 // crashes reports whether in crashes the target the way t.want did.
-func (t *trialer) crashes(in Input) bool {
+func (t *trialer) crashes(in result.FuzzInput) bool {
 	if t.expired() {
 		return false
 	}
@@ -95,7 +97,7 @@ func panicMessage(ev string) string {
 
 // tryConcurrent sends copies of in from all clients for up to d or until
 // the target crashes.
-func (f *fuzzer) tryConcurrent(ctx context.Context, in Input, d time.Duration) Outcome {
+func (f *fuzzer) tryConcurrent(ctx context.Context, in result.FuzzInput, d time.Duration) Outcome {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var mu sync.Mutex
@@ -129,7 +131,7 @@ func (f *fuzzer) tryConcurrent(ctx context.Context, in Input, d time.Duration) O
 
 // confirmAndShrink works through the crashes in the order found, sharing
 // the shrink time among them.
-func (f *fuzzer) confirmAndShrink(ctx context.Context) []*Crash {
+func (f *fuzzer) confirmAndShrink(ctx context.Context) []*result.FuzzCrash {
 	order := f.seen.crashGroups()
 	// Fatal deaths first, out-of-memory last: it is the slowest to
 	// reproduce (memory fills to the cap on every trial).
@@ -145,7 +147,7 @@ func (f *fuzzer) confirmAndShrink(ctx context.Context) []*Crash {
 	sort.SliceStable(order, func(i, j int) bool { return rank(order[i]) < rank(order[j]) })
 	end := time.Now().Add(f.o.ShrinkTime)
 	f.sup.restartFresh() // the search's last requests may still be running in it
-	var crashes []*Crash
+	var crashes []*result.FuzzCrash
 	for i, g := range order {
 		share := time.Until(end) / time.Duration(len(order)-i)
 		c := f.shrinkGroup(ctx, g, time.Now().Add(share))
@@ -154,14 +156,14 @@ func (f *fuzzer) confirmAndShrink(ctx context.Context) []*Crash {
 	return crashes
 }
 
-func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) *Crash {
+func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) *result.FuzzCrash {
 	c := f.crashOf(g, g.suspects[0])
 	t := &trialer{f: f, ctx: ctx, deadline: deadline, hc: newHTTPClient(1), want: g.first, cache: map[string]Outcome{}}
 	suspects := g.suspects
 	if len(suspects) > maxSuspects {
 		suspects = suspects[:maxSuspects]
 	}
-	var in *Input
+	var in *result.FuzzInput
 	for _, s := range suspects {
 		if t.crashes(s) {
 			in = &s
@@ -189,7 +191,7 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	c.Confirmed, c.Concurrent = true, t.concurrent
 	shrunk, hole := f.shrinkInput(t, *in)
 	c.Input, c.Trials = shrunk, t.trials
-	c.setRequest(f.request(shrunk))
+	setRequest(c, f.request(shrunk))
 	what := "of values"
 	if hole >= 0 {
 		c.Hole = f.o.Templates[in.Template].HoleName(hole)
@@ -200,7 +202,7 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	}
 	if t.last.Class != "" {
 		c.Evidence, c.Frames, c.Stderr = t.last.Evidence, t.last.Frames, t.last.Stderr
-		c.signature = f.signature(t.last, shrunk)
+		c.Signature = f.signature(t.last, shrunk)
 	}
 	before, after := inputSize(*in), inputSize(shrunk)
 	if hole >= 0 {
@@ -208,22 +210,24 @@ func (f *fuzzer) shrinkGroup(ctx context.Context, g *group, deadline time.Time) 
 	}
 	switch {
 	case t.expired():
-		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes %s in %d trials; the shrink time ran out before a minimum", before, after, what, t.trials)
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes %s in %d trials; the shrink time ran out before a minimum", before, after,
+			what, t.trials)
 	default:
-		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes %s in %d trials, until bisection and delta debugging found nothing smaller that crashes the same way", before, after, what, t.trials)
+		c.Shrink = fmt.Sprintf("shrunk from %d to %d bytes %s in %d trials, until bisection and delta debugging found nothing "+
+			"smaller that crashes the same way", before, after, what, t.trials)
 	}
 	return c
 }
 
 // smaller: fewer bytes, then (numbers of one length) the lesser.
-func smaller(a, b Input) bool {
+func smaller(a, b result.FuzzInput) bool {
 	if sa, sb := inputSize(a), inputSize(b); sa != sb {
 		return sa < sb
 	}
 	return strings.Join(a.Values, "\x00") < strings.Join(b.Values, "\x00")
 }
 
-func inputSize(in Input) int {
+func inputSize(in result.FuzzInput) int {
 	n := 0
 	for _, v := range in.Values {
 		n += len(v)
@@ -231,26 +235,21 @@ func inputSize(in Input) int {
 	return n
 }
 
-func (f *fuzzer) crashOf(g *group, in Input) *Crash {
-	c := &Crash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
+func (f *fuzzer) crashOf(g *group, in result.FuzzInput) *result.FuzzCrash {
+	c := &result.FuzzCrash{Class: g.first.Class, Evidence: g.first.Evidence, Frames: g.first.Frames, Stderr: g.first.Stderr,
 		Input: in, Original: in, Endpoint: endpointOf(f.o.Templates[in.Template]), FoundAfter: g.found, Seen: g.seen,
-		signature: f.signature(g.first, in)}
-	c.setRequest(f.request(in))
+		Signature: f.signature(g.first, in)}
+	setRequest(c, f.request(in))
 	return c
 }
 
-func (c *Crash) setRequest(r Request) {
+func setRequest(c *result.FuzzCrash, r result.FuzzRequest) {
 	c.Method, c.Path, c.Header, c.Body = r.Method, r.Path, r.Header, r.Body
 }
 
-// Request is the crash's request as sent.
-func (c *Crash) Request() Request {
-	return Request{Method: c.Method, Path: c.Path, Header: c.Header, Body: c.Body}
-}
-
 // unshrunk lists what the search found when there was no time to shrink.
-func (f *fuzzer) unshrunk() []*Crash {
-	var out []*Crash
+func (f *fuzzer) unshrunk() []*result.FuzzCrash {
+	var out []*result.FuzzCrash
 	for _, g := range f.seen.crashGroups() {
 		c := f.crashOf(g, g.suspects[0])
 		c.Shrink = "not shrunk: the run ended first"
@@ -262,10 +261,10 @@ func (f *fuzzer) unshrunk() []*Crash {
 // mergeCrash adds c unless a crash with the same signature (class and
 // frames) is there already; then the smaller input stays and the other's
 // request is kept in Also.
-func mergeCrash(cs []*Crash, c *Crash) []*Crash {
+func mergeCrash(cs []*result.FuzzCrash, c *result.FuzzCrash) []*result.FuzzCrash {
 	for i, o := range cs {
 		sameInput := fmt.Sprintf("%q", o.Request()) == fmt.Sprintf("%q", c.Request())
-		if o.Class == c.Class && (c.signature != "" && c.signature == o.signature || sameInput) {
+		if o.Class == c.Class && (c.Signature != "" && c.Signature == o.Signature || sameInput) {
 			keep, drop := o, c
 			if c.Confirmed && (!o.Confirmed || smaller(c.Input, o.Input)) {
 				keep, drop = c, o
@@ -285,9 +284,9 @@ func mergeCrash(cs []*Crash, c *Crash) []*Crash {
 // First it looks for the one hole that crashes alone, the others plain;
 // then it shrinks that hole's value only, and says which hole it was
 // (-1 when the crash needs several holes' values: each is shrunk in turn).
-func (f *fuzzer) shrinkInput(t *trialer, in Input) (Input, int) {
+func (f *fuzzer) shrinkInput(t *trialer, in result.FuzzInput) (result.FuzzInput, int) {
 	tmpl := f.o.Templates[in.Template]
-	valid := func(in Input) bool { return tmpl.Request(in.Values).sendable() == "" }
+	valid := func(in result.FuzzInput) bool { return sendable(tmpl.Request(in.Values)) == "" }
 	if len(tmpl.holes) > 1 {
 		for i := range tmpl.holes {
 			alone := plainInput(in.Template, tmpl)
@@ -307,10 +306,10 @@ func (f *fuzzer) shrinkInput(t *trialer, in Input) (Input, int) {
 }
 
 // shrinkHole makes hole i's value smaller, the other values as they are.
-func (f *fuzzer) shrinkHole(t *trialer, in Input, i int, validInput func(Input) bool) Input {
+func (f *fuzzer) shrinkHole(t *trialer, in result.FuzzInput, i int, validInput func(result.FuzzInput) bool) result.FuzzInput {
 	h := f.o.Templates[in.Template].holes[i]
-	with := func(v string) Input {
-		out := Input{Template: in.Template, Values: append([]string{}, in.Values...)}
+	with := func(v string) result.FuzzInput {
+		out := result.FuzzInput{Template: in.Template, Values: append([]string{}, in.Values...)}
 		out.Values[i] = v
 		return out
 	}

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/redirect"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 // startAttempts is how often a restart is tried before the target counts
@@ -26,27 +27,28 @@ var errStop = errors.New("stop")
 // inputs were in flight in each generation (a process's life), so that a
 // death can be laid at their door. It knows nothing of the search.
 type supervisor struct {
-	start func(ctx context.Context, stderr io.Writer) (*probes.Child, error)
+	start func(ctx context.Context, stderr io.Writer) (*target.Child, error)
 
 	mu       sync.Mutex
-	child    *probes.Child
+	child    *target.Child
 	watch    *panicWatch
 	gen      int
 	restarts int
 	startErr error
-	inflight map[uint64]Input
+	inflight map[uint64]result.FuzzInput
 	nextID   uint64
 	reported map[int]bool // generations whose death was recorded
 	killed   map[int]bool // generations probe killed itself (after a hang, or to start afresh)
 	fresh    map[int]bool // killed to start afresh: not a restart the input caused
 }
 
-func newSupervisor(start func(context.Context, io.Writer) (*probes.Child, error)) *supervisor {
-	return &supervisor{start: start, inflight: map[uint64]Input{}, reported: map[int]bool{}, killed: map[int]bool{}, fresh: map[int]bool{}}
+func newSupervisor(start func(context.Context, io.Writer) (*target.Child, error)) *supervisor {
+	return &supervisor{start: start, inflight: map[uint64]result.FuzzInput{}, reported: map[int]bool{}, killed: map[int]bool{},
+		fresh: map[int]bool{}}
 }
 
 // ensure returns the running target, starting a fresh one after a death.
-func (s *supervisor) ensure(ctx context.Context) (*probes.Child, int, *panicWatch, error) {
+func (s *supervisor) ensure(ctx context.Context) (*target.Child, int, *panicWatch, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.startErr != nil {
@@ -79,7 +81,7 @@ func (s *supervisor) ensure(ctx context.Context) (*probes.Child, int, *panicWatc
 	}
 	s.child, s.watch = child, w
 	s.gen++
-	s.inflight = map[uint64]Input{}
+	s.inflight = map[uint64]result.FuzzInput{}
 	return child, s.gen, w, nil
 }
 
@@ -112,7 +114,7 @@ func (s *supervisor) wasKilled(gen int) bool {
 	return s.killed[gen]
 }
 
-func (s *supervisor) track(gen int, in Input) uint64 {
+func (s *supervisor) track(gen int, in result.FuzzInput) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
@@ -131,7 +133,7 @@ func (s *supervisor) untrack(id uint64) {
 // suspects are the inputs in flight when generation gen died, oldest
 // first (a stack overflow or a runaway allocation takes time), and whether
 // this caller is the first to report the death.
-func (s *supervisor) suspects(gen int) ([]Input, bool) {
+func (s *supervisor) suspects(gen int) ([]result.FuzzInput, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.reported[gen] || s.gen != gen {
@@ -143,7 +145,7 @@ func (s *supervisor) suspects(gen int) ([]Input, bool) {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	out := make([]Input, len(ids))
+	out := make([]result.FuzzInput, len(ids))
 	for i, id := range ids {
 		out[i] = s.inflight[id]
 	}
@@ -176,7 +178,7 @@ func (s *supervisor) stop() {
 
 // answers checks that a freshly started target answers HTTP at all: a
 // target that never answers would otherwise look like a hang on every input.
-func answers(ctx context.Context, child *probes.Child, timeout time.Duration) error {
+func answers(ctx context.Context, child *target.Child, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", child.URL+"/", nil)

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/probehq/probe/probes"
 )
 
@@ -24,28 +26,28 @@ type tally struct {
 
 	mu       sync.Mutex
 	statuses map[int]int64
-	failures *probes.Reasons // folded, at most probes.MaxReasons
+	failures *probes.Reasons // folded, at most result.MaxReasons
 	groups   map[string]*group
 	order    []string
-	kinds    map[string]bool // outcome signatures seen
-	pool     [][]Input       // per template: inputs worth mutating
+	kinds    map[string]bool      // outcome signatures seen
+	pool     [][]result.FuzzInput // per template: inputs worth mutating
 }
 
 // group is one crash as the search saw it, before confirming and shrinking.
 type group struct {
 	first    Outcome
-	suspects []Input
+	suspects []result.FuzzInput
 	found    time.Duration
 	seen     int
 }
 
 func newTally(templates int) *tally {
 	return &tally{statuses: map[int]int64{}, failures: probes.NewReasons(nil), groups: map[string]*group{},
-		kinds: map[string]bool{}, pool: make([][]Input, templates)}
+		kinds: map[string]bool{}, pool: make([][]result.FuzzInput, templates)}
 }
 
 // file adds a crash under key, or counts it again.
-func (t *tally) file(key string, out Outcome, suspects []Input, found time.Duration) {
+func (t *tally) file(key string, out Outcome, suspects []result.FuzzInput, found time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.groups[key]
@@ -58,7 +60,7 @@ func (t *tally) file(key string, out Outcome, suspects []Input, found time.Durat
 }
 
 // note counts a reply and keeps the input when its kind of reply is new.
-func (t *tally) note(in Input, out Outcome) {
+func (t *tally) note(in result.FuzzInput, out Outcome) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
@@ -84,7 +86,7 @@ func (t *tally) note(in Input, out Outcome) {
 
 // pick draws, one time in two, a kept input of template ti to mutate;
 // nil otherwise.
-func (t *tally) pick(ti int, r *rand.Rand) *Input {
+func (t *tally) pick(ti int, r *rand.Rand) *result.FuzzInput {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pool := t.pool[ti]

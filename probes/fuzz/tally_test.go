@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // An error reply that carries the request's id (and one worded anew every
 // time) is tallied folded and bounded: one reason for the ids, at most
-// probes.MaxReasons for the rest, every reply counted, and a bounded pool
+// result.MaxReasons for the rest, every reply counted, and a bounded pool
 // of inputs kept for new kinds of reply.
 func TestTallyFoldsAndBoundsReasons(t *testing.T) {
 	tl := newTally(1)
@@ -26,14 +26,14 @@ func TestTallyFoldsAndBoundsReasons(t *testing.T) {
 		if i%2 == 0 {
 			reason = "shard " + letters(i) + " is read-only"
 		}
-		tl.note(Input{Template: 0}, Outcome{Status: 500, Reason: reason})
+		tl.note(result.FuzzInput{Template: 0}, Outcome{Status: 500, Reason: reason})
 	}
 	var total int64
 	for _, n := range tl.failures.M {
 		total += n
 	}
-	if total != 10_000 || len(tl.failures.M) > probes.MaxReasons+1 || tl.failures.M["500 request <id> failed"] != 5000 ||
-		tl.failures.M[probes.OtherReasons("")] == 0 {
+	if total != 10_000 || len(tl.failures.M) > result.MaxReasons+1 || tl.failures.M["500 request <id> failed"] != 5000 ||
+		tl.failures.M[result.OtherReasons("")] == 0 {
 		t.Errorf("%d reasons, %d replies, ids %d", len(tl.failures.M), total, tl.failures.M["500 request <id> failed"])
 	}
 	if len(tl.pool[0]) > maxKinds {

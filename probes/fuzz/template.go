@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/probehq/probe/result"
 )
 
 // Kind is what a placeholder stands for.
@@ -39,17 +41,6 @@ const (
 	InBody       Place = "body"        // a body that is not JSON: the value as is
 )
 
-// Field is one request header.
-type Field struct{ Name, Value string }
-
-// Request is a template filled with values: what goes on the wire.
-type Request struct {
-	Method string
-	Path   string
-	Header []Field
-	Body   []byte
-}
-
 // Template is one request with holes: in the path and query
 // (`/x?depth={int}&q={str}`), in header values (`X-Region: {str}`, a cookie
 // `Cookie: a={str}`), as the method (`{method}`) or in the body
@@ -62,7 +53,7 @@ type Request struct {
 type Template struct {
 	Method string
 	Path   string
-	Header []Field
+	Header []result.FuzzField
 	Body   string
 	holes  []hole
 }
@@ -87,7 +78,7 @@ func ParseTemplate(method, path, body string) (*Template, error) {
 
 // NewTemplate finds the holes of a request; a template without any is an
 // error: there would be nothing to vary.
-func NewTemplate(method, path string, header []Field, body string) (*Template, error) {
+func NewTemplate(method, path string, header []result.FuzzField, body string) (*Template, error) {
 	if method == "" {
 		method = "GET"
 		if body != "" {
@@ -273,8 +264,8 @@ func (t *Template) String() string {
 }
 
 // Request is the template filled with values, one per hole.
-func (t *Template) Request(values []string) Request {
-	r := Request{Method: t.Method}
+func (t *Template) Request(values []string) result.FuzzRequest {
+	r := result.FuzzRequest{Method: t.Method}
 	var path, body strings.Builder
 	headers := make([]strings.Builder, len(t.Header))
 	pi, bi := 0, 0
@@ -310,7 +301,7 @@ func (t *Template) Request(values []string) Request {
 	r.Path = path.String()
 	for i, f := range t.Header {
 		headers[i].WriteString(f.Value[hi[i]:])
-		r.Header = append(r.Header, Field{Name: f.Name, Value: headers[i].String()})
+		r.Header = append(r.Header, result.FuzzField{Name: f.Name, Value: headers[i].String()})
 	}
 	if t.Body != "" {
 		body.WriteString(t.Body[bi:])
@@ -392,7 +383,7 @@ func Sendable(p Place, v string) bool {
 }
 
 // sendable checks a whole request.
-func (r Request) sendable() string {
+func sendable(r result.FuzzRequest) string {
 	if !isToken(r.Method) {
 		return fmt.Sprintf("method %.40q is not a token", r.Method)
 	}

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/crash"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
 )
 
 var (
@@ -44,13 +45,13 @@ func victim(t *testing.T) string {
 	return victimBin
 }
 
-func startVictim(bin string, memLimit uint64, args ...string) func(context.Context, io.Writer) (*probes.Child, error) {
-	return func(ctx context.Context, w io.Writer) (*probes.Child, error) {
+func startVictim(bin string, memLimit uint64, args ...string) func(context.Context, io.Writer) (*target.Child, error) {
+	return func(ctx context.Context, w io.Writer) (*target.Child, error) {
 		l, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		return probes.Start(ctx, probes.ChildSpec{Argv: append([]string{bin}, args...), Env: []string{"PORT=" + l},
+		return target.Start(ctx, target.ChildSpec{Argv: append([]string{bin}, args...), Env: []string{"PORT=" + l},
 			Addr: "127.0.0.1:" + l, Wait: 20 * time.Second, MemLimit: memLimit, Stderr: w})
 	}
 }
@@ -58,7 +59,7 @@ func startVictim(bin string, memLimit uint64, args ...string) func(context.Conte
 // fuzzVictim searches path until it finds a crash (stop > 0) or for a
 // few seconds (stop == 0, for targets that must show none); the bound
 // on the search is generous so that a busy machine only makes it slower.
-func fuzzVictim(t *testing.T, path string, memLimit uint64, timeout time.Duration, stop int) *Result {
+func fuzzVictim(t *testing.T, path string, memLimit uint64, timeout time.Duration, stop int) *result.Fuzz {
 	t.Helper()
 	tmpl, err := ParseTemplate("GET", path, "")
 	if err != nil {
@@ -77,9 +78,9 @@ func fuzzVictim(t *testing.T, path string, memLimit uint64, timeout time.Duratio
 }
 
 // onlyCrash returns the run's one crash, failing on any other count.
-func onlyCrash(t *testing.T, res *Result, class string) *Crash {
+func onlyCrash(t *testing.T, res *result.Fuzz, class string) *result.FuzzCrash {
 	t.Helper()
-	var found []*Crash
+	var found []*result.FuzzCrash
 	for _, c := range res.Crashes {
 		if c.Class == class {
 			found = append(found, c)
@@ -98,7 +99,7 @@ func onlyCrash(t *testing.T, res *Result, class string) *Crash {
 	return c
 }
 
-func shrunkInt(t *testing.T, c *Crash) int64 {
+func shrunkInt(t *testing.T, c *result.FuzzCrash) int64 {
 	t.Helper()
 	v, err := strconv.ParseInt(c.Input.Values[0], 10, 64)
 	if err != nil {
@@ -209,9 +210,10 @@ func TestTargetThatNeverAnswers(t *testing.T) {
 
 // flakyStart wraps start so that the starts numbered in fail (1 is the
 // first) return an error instead of a process; starts counts them.
-func flakyStart(start func(context.Context, io.Writer) (*probes.Child, error), fail func(n int) bool, starts *int) func(context.Context, io.Writer) (*probes.Child, error) {
+func flakyStart(start func(context.Context, io.Writer) (*target.Child, error), fail func(n int) bool,
+	starts *int) func(context.Context, io.Writer) (*target.Child, error) {
 	var mu sync.Mutex
-	return func(ctx context.Context, w io.Writer) (*probes.Child, error) {
+	return func(ctx context.Context, w io.Writer) (*target.Child, error) {
 		mu.Lock()
 		*starts++
 		failed := fail(*starts)
@@ -262,7 +264,7 @@ func TestTargetThatWillNotStartAgainEndsTheSearch(t *testing.T) {
 
 // fuzzTemplate runs one template against the victim until it finds a
 // crash or the search time ends.
-func fuzzTemplate(t *testing.T, tmpl *Template, search time.Duration, seed uint64, randomOnly bool) *Result {
+func fuzzTemplate(t *testing.T, tmpl *Template, search time.Duration, seed uint64, randomOnly bool) *result.Fuzz {
 	t.Helper()
 	res, err := Run(context.Background(), Options{Templates: []*Template{tmpl}, Start: startVictim(victim(t), 0),
 		Concurrency: 2, Duration: search, StopAfter: 1, Timeout: 5 * time.Second, ShrinkTime: 20 * time.Second, Seed: seed,
@@ -274,7 +276,7 @@ func fuzzTemplate(t *testing.T, tmpl *Template, search time.Duration, seed uint6
 }
 
 func TestHeaderHoleCrashIsFoundAndShrunkWithinTheHole(t *testing.T) {
-	tmpl, err := NewTemplate("GET", "/region?n={int}", []Field{{"X-Region", "{str}"}}, "")
+	tmpl, err := NewTemplate("GET", "/region?n={int}", []result.FuzzField{{Name: "X-Region", Value: "{str}"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +314,7 @@ func TestMethodHoleCrashIsFoundAndShrunk(t *testing.T) {
 // first among the extremes, it is found by every seed, and by none
 // without them.
 func TestOneExtremeValueIsFoundInEveryRun(t *testing.T) {
-	tmpl, err := NewTemplate("GET", "/limit", []Field{{"X-Limit", "{str}"}}, "")
+	tmpl, err := NewTemplate("GET", "/limit", []result.FuzzField{{Name: "X-Limit", Value: "{str}"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,8 @@ func (s *Source) parcaMerge(ctx context.Context, typeID string, q Query) ([]byte
 // parcaServices calls QueryService/Values for the job label.
 func (s *Source) parcaServices(ctx context.Context, start, end time.Time) ([]string, error) {
 	var res parcaValuesResponse
-	err := s.parcaCall(ctx, "Values", parcaValuesRequest{LabelName: ServiceLabel[Parca], Match: []string{}, Start: rfc3339(start), End: rfc3339(end)}, &res)
+	err := s.parcaCall(ctx, "Values", parcaValuesRequest{LabelName: ServiceLabel[Parca], Match: []string{}, Start: rfc3339(start),
+		End: rfc3339(end)}, &res)
 	return res.LabelValues, err
 }
 

@@ -140,7 +140,8 @@ func TestFetchHonoursSelectorAndRange(t *testing.T) {
 		if !errors.As(err, &unknown) || !strings.Contains(err.Error(), "services it has: cart, shop") {
 			t.Errorf("%s: unknown service: %v", engine, err)
 		}
-		if _, err := src.Fetch(ctx, Query{Service: "shop", Start: now, End: now}); err == nil || !strings.Contains(err.Error(), "empty time range") {
+		if _, err := src.Fetch(ctx, Query{Service: "shop", Start: now, End: now}); err == nil || !strings.Contains(err.Error(),
+			"empty time range") {
 			t.Errorf("%s: start = end: %v", engine, err)
 		}
 	}

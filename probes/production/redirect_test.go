@@ -5,9 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/lib/redirect/redirecttest"
 )
 
 // A Pyroscope or a Parca that answers its query 307 to another address
@@ -16,11 +17,9 @@ import (
 // Location, and the other address gets nothing — no X-API-Key, no
 // tenant, no Authorization, no query.
 func TestRedirectedProfilerQueryIsRefused(t *testing.T) {
-	var got atomic.Int64
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
-	t.Cleanup(other.Close)
+	other, got := redirecttest.Elsewhere(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+		http.Redirect(w, r, other.String()+"/steal", http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(srv.Close)
 	for _, engine := range []string{Pyroscope, Parca} {
@@ -39,7 +38,7 @@ func TestRedirectedProfilerQueryIsRefused(t *testing.T) {
 			if got.Load() != 0 {
 				t.Fatalf("%s: the other address got %d requests", engine, got.Load())
 			}
-			want := src.String() + ": the profiler query was redirected (307 to " + other.URL + "/steal)"
+			want := src.String() + ": the profiler query was redirected (307 to " + other.String() + "/steal)"
 			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s: err %v, want one line starting %q", engine, err, want)
 			}

@@ -39,6 +39,7 @@ type conn struct {
 	ready    atomic.Bool
 	dead     atomic.Bool // closed by the server or the network
 	dropping atomic.Bool // closed by probe (--drop): not lost
+	sawEmpty atomic.Bool // received an event of the experiment's empty room
 	readyCh  chan struct{}
 	doneCh   chan struct{} // closed when its reader ends
 }
@@ -243,6 +244,7 @@ func (r *run) read(c *conn, w *websocket.Conn, readyCh chan struct{}) {
 			r.other.Add(1)
 		}
 		r.scan(c, msg, now)
+		r.noteExperiment(c, msg)
 		if cap(msg) <= keptBuf {
 			*bp = msg[:0]
 			msgBufs.Put(bp)
@@ -362,7 +364,7 @@ func (r *run) settlePending() {
 func (r *run) record(c *conn, round int, lat time.Duration) {
 	s := c.i % shards
 	r.hdrMu[s].Lock()
-	r.rounds[round].lat[s].RecordValue(max(1, lat.Microseconds()))
+	r.lat[round][s].RecordValue(max(1, lat.Microseconds()))
 	r.hdrMu[s].Unlock()
 }
 

@@ -96,13 +96,7 @@ func benchRun(events, rounds int) (*run, *conn) {
 			r.markAccepted(room, seq)
 		}
 	}
-	for i := range rounds {
-		rd := &Round{Round: i + 1}
-		for s := range rd.lat {
-			rd.lat[s] = newHist()
-		}
-		r.rounds = append(r.rounds, rd)
-	}
+	r.addRounds(rounds)
 	c := &conn{away: -1, seen: make([]uint64, words(r.perRoom)), maxSeq: -1}
 	return r, c
 }

@@ -1,27 +1,28 @@
 package ws_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/coder/websocket"
 
 	"github.com/probehq/probe/analyzers"
+	perdelivery "github.com/probehq/probe/analyzers/fanout"
+	"github.com/probehq/probe/internal/testservers/pushhub"
+	"github.com/probehq/probe/internal/testservers/selfserve"
 	"github.com/probehq/probe/probes/ws"
 )
 
@@ -41,7 +42,10 @@ func TestMain(m *testing.M) {
 // fanout is a small hub: "per-delivery" authorises each event again for
 // every subscriber (a hash of its token, the fixture's per-request
 // mode); "per-event" (the trap) marshals each event once and sorts a
-// constant list once per event, much work, none of it per subscriber.
+// constant list once per event, much work, none of it per subscriber;
+// "backlog" authorises in each subscriber's writer, after the publish
+// has returned, and waits 20 ms a write (a slow socket): the writers fall
+// behind the publishes by as much as their queues of 64 hold.
 type fanout struct {
 	kind  string
 	mu    sync.Mutex
@@ -49,28 +53,32 @@ type fanout struct {
 }
 
 func serveFanout(kind string) {
-	h := &fanout{kind: kind, rooms: map[string]map[chan []byte]string{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/ws", h.serveWS)
-	mux.HandleFunc("POST /publish", h.servePublish)
+	if strings.HasPrefix(kind, "encode-") {
+		mode := pushhub.Once
+		if kind == "encode-per-subscriber" {
+			mode = pushhub.PerSubscriber
+		}
+		pushhub.New(mode).Routes(mux)
+	} else {
+		h := &fanout{kind: kind, rooms: map[string]map[chan []byte]string{}}
+		mux.HandleFunc("/ws", h.serveWS)
+		mux.HandleFunc("POST /publish", h.servePublish)
+	}
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := selfserve.Serve(mux); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("http://%s\n", l.Addr())
-	http.Serve(l, mux)
 }
 
 func (h *fanout) serveWS(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return
+	queue := 4096
+	if h.kind == "backlog" {
+		queue = 64
 	}
-	defer c.CloseNow()
-	room, ch := r.URL.Query().Get("room"), make(chan []byte, 4096)
+	room, ch := r.URL.Query().Get("room"), make(chan []byte, queue)
 	h.mu.Lock()
 	if h.rooms[room] == nil {
 		h.rooms[room] = map[chan []byte]string{}
@@ -78,25 +86,23 @@ func (h *fanout) serveWS(w http.ResponseWriter, r *http.Request) {
 	h.rooms[room][ch] = r.URL.Query().Get("token")
 	h.mu.Unlock()
 	defer func() { h.mu.Lock(); delete(h.rooms[room], ch); h.mu.Unlock() }()
-	ctx := c.CloseRead(r.Context())
-	c.Write(ctx, websocket.MessageText, []byte(`{"type":"ready"}`))
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m := <-ch:
-			if c.Write(ctx, websocket.MessageText, m) != nil {
-				return
+	write := pushhub.Text
+	if h.kind == "backlog" {
+		tok := r.URL.Query().Get("token")
+		write = func(ctx context.Context, c *websocket.Conn, m []byte) error {
+			time.Sleep(20 * time.Millisecond)
+			if !authoriseSlowly(tok) {
+				return nil
 			}
+			return pushhub.Text(ctx, c, m)
 		}
 	}
+	pushhub.Deliver(w, r, ch, write)
 }
 
 func (h *fanout) servePublish(w http.ResponseWriter, r *http.Request) {
-	var ev struct{ Room, Data string }
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	if json.Unmarshal(body, &ev) != nil {
-		http.Error(w, "bad event", http.StatusBadRequest)
+	ev, ok := pushhub.ReadPublished(w, r)
+	if !ok {
 		return
 	}
 	msg, _ := json.Marshal(map[string]string{"room": ev.Room, "data": ev.Data})
@@ -125,6 +131,16 @@ func authorise(tok string) bool {
 	return sum[0] != 0 || tok != ""
 }
 
+// authoriseSlowly is authorise 8 times: enough CPU a delivery for the
+// experiment's samples at the deliveries a slow socket lets through.
+func authoriseSlowly(tok string) bool {
+	ok := true
+	for range 8 {
+		ok = authorise(tok) && ok
+	}
+	return ok
+}
+
 var constantList = func() []string {
 	out := make([]string, 8000)
 	for i := range out {
@@ -143,34 +159,22 @@ func sortConstantList() {
 // startFanout starts a hub of kind in its own process: its URL and PID.
 func startFanout(t *testing.T, kind string) (*url.URL, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serveEnv+"="+kind)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the hub did not start: %v", err)
-	}
-	u, err := url.Parse(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatal(err)
-	}
+	u, cmd, _ := selfserve.Start(t, serveEnv+"="+kind)
 	return u, cmd.Process.Pid
 }
 
 // experiment runs a short fan-out with the experiment against a hub of
 // kind and analyses its slots as the pipeline does.
-func experiment(t *testing.T, kind string) (*ws.Result, []analyzers.Finding, []analyzers.DeliveryWork) {
+func experiment(t *testing.T, kind string) (*result.WS, []analyzers.Finding, []perdelivery.DeliveryWork) {
+	return experimentOf(t, kind, 60)
+}
+
+// experimentOf is experiment with conns connections in 3 rooms.
+func experimentOf(t *testing.T, kind string, conns int) (*result.WS, []analyzers.Finding, []perdelivery.DeliveryWork) {
 	base, pid := startFanout(t, kind)
 	o := ws.Options{Base: base, Path: "/ws?room={room}", Token: "t0k", Auth: "query", Ready: `"ready"`,
-		Connections: 60, Rooms: 3, ConnectRate: 5000, Events: 5, Rounds: 1, Publish: "http", PublishPath: "/publish",
-		PublishBody: `{"room":"{room}","data":"{event}"}`, DeliverTimeout: 5 * time.Second,
+		Connections: conns, Rooms: 3, ConnectRate: 5000, Events: 5, Rounds: 1, Publish: "http", PublishPath: "/publish",
+		PublishBody: `{"room":"{room}","data":"{event}"}`, DeliverTimeout: 5 * time.Second, ReadLimit: 1 << 20,
 		Profile: &ws.Profile{PprofURL: base.JoinPath("/debug/pprof/")}, Experiment: true, PID: pid}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -183,9 +187,9 @@ func experiment(t *testing.T, kind string) (*ws.Result, []analyzers.Finding, []a
 		t.Fatalf("the experiment did not run: %+v", e)
 	}
 	if len(e.Slots) != len(ws.ExperimentSlots) {
-		t.Fatalf("%d slots, want %d", len(e.Slots), len(ws.ExperimentSlots))
+		t.Fatalf("%d slots, want %d (void: %s)", len(e.Slots), len(ws.ExperimentSlots), e.Void)
 	}
-	var slots []analyzers.FanoutSlot
+	var slots []perdelivery.Slot
 	for _, s := range e.Slots {
 		if s.CPU == nil || s.Events == 0 {
 			t.Fatalf("slot %+v: no profile or no events", s)
@@ -193,7 +197,7 @@ func experiment(t *testing.T, kind string) (*ws.Result, []analyzers.Finding, []a
 		if want := s.Kind == "rooms"; want != (s.Deliveries > 0) {
 			t.Errorf("slot %s: %d deliveries for %d events", s.Kind, s.Deliveries, s.Events)
 		}
-		slots = append(slots, analyzers.FanoutSlot{CPU: s.CPU, Subscribed: s.Kind == "rooms", Events: s.Events, Deliveries: s.Deliveries})
+		slots = append(slots, perdelivery.Slot{CPU: s.CPU, Subscribed: s.Kind == "rooms", Events: s.Events, Deliveries: s.Deliveries})
 	}
 	// The experiment's events carry no marker: the rounds' checks stay clean.
 	if res.Failed() || res.Garbage != 0 {
@@ -212,10 +216,10 @@ func experiment(t *testing.T, kind string) (*ws.Result, []analyzers.Finding, []a
 	if rd := res.Rounds[0]; rd.Goroutines < o.Connections || rd.ServerCPU <= 0 && res.ServerCPU <= 0 {
 		t.Errorf("round 1: %d goroutines for %d connections, %v CPU", rd.Goroutines, o.Connections, rd.ServerCPU)
 	}
-	if !slices.ContainsFunc(res.Timeline, func(s ws.Sample) bool { return s.Goroutines >= o.Connections }) {
+	if !slices.ContainsFunc(res.Timeline, func(s result.WSSample) bool { return s.Goroutines >= o.Connections }) {
 		t.Error("the round's goroutine count is not in the timeline")
 	}
-	found, work := analyzers.PerDelivery(slots, analyzers.DefaultRules())
+	found, work := perdelivery.PerDelivery(slots, analyzers.DefaultRules(), res.MainModule)
 	for _, w := range work {
 		t.Logf("%s → %s: %.1f µs/event (halves %.1f, %.1f), %.1f without subscribers, %d/%d samples, %.0f%%: %s",
 			w.Function, w.Calls, w.PerEventUS, w.HalvesUS[0], w.HalvesUS[1], w.EmptyPerEventUS, w.Samples, w.EmptySamples, 100*w.Share, w.Verdict)
@@ -230,8 +234,8 @@ func TestExperimentNamesWorkDoneOncePerSubscriber(t *testing.T) {
 		t.Fatal("no per-delivery finding for a hub that hashes the token for every subscriber of every event")
 	}
 	f := found[0]
-	if f.Rule != analyzers.PerDeliveryRule || !strings.HasSuffix(f.OwnFrame, ".authorise") {
-		t.Errorf("finding %s on %s, want %s on authorise: %s", f.Rule, f.OwnFrame, analyzers.PerDeliveryRule, f.Evidence)
+	if f.Rule != perdelivery.PerDeliveryRule || !strings.HasSuffix(f.OwnFrame, ".authorise") {
+		t.Errorf("finding %s on %s, want %s on authorise: %s", f.Rule, f.OwnFrame, perdelivery.PerDeliveryRule, f.Evidence)
 	}
 	if f.Class != "cacheable" || !strings.Contains(f.Evidence, "runs once for every subscriber of every event (20 deliveries per event)") ||
 		!strings.Contains(f.Suggestion, "once per subscription") {
@@ -252,8 +256,41 @@ func TestExperimentClaimsNothingOfPerEventWork(t *testing.T) {
 	}
 	// The trap's work was measured, and not found per delivery (per
 	// event; a busy machine may leave its halves too far apart: noisy).
-	i := slices.IndexFunc(work, func(w analyzers.DeliveryWork) bool { return strings.HasSuffix(w.Function, ".sortConstantList") })
+	i := slices.IndexFunc(work, func(w perdelivery.DeliveryWork) bool { return strings.HasSuffix(w.Function, ".sortConstantList") })
 	if i < 0 || work[i].Verdict != "per-event" && work[i].Verdict != "noisy" {
 		t.Errorf("sortConstantList: %+v, want measured and per-event", work)
+	}
+}
+
+// A hub whose writers fall behind its publishes: a rooms slot's
+// deliveries would arrive in the next slot's profile, an empty one, and
+// bill it the writers' hashing as work without subscribers. probe waits
+// for each rooms slot's deliveries and runs a late slot again with fewer
+// events: the kept slots are on time, and the writers' hashing is found
+// per delivery, nothing of it without subscribers.
+func TestExperimentWaitsForTheWritersBacklog(t *testing.T) {
+	t.Parallel()
+	res, found, work := experiment(t, "backlog")
+	e := res.Experiment
+	if e.Void != "" {
+		t.Fatalf("void: %s", e.Void)
+	}
+	t.Logf("%d rooms slots run again", e.Retried)
+	if e.Retried == 0 {
+		t.Errorf("no rooms slot was run again on a hub seconds behind its publishes: %+v", e.Slots)
+	}
+	for k, s := range e.Slots {
+		t.Logf("slot %d %s: %d events, %d deliveries, %d arrived, %d late", k+1, s.Kind, s.Events, s.Deliveries, s.Arrived, s.Late)
+		if s.Kind == "rooms" && s.Late*100 > 15*(s.Arrived+s.Late) {
+			t.Errorf("slot %d kept with %d of %d deliveries late", k+1, s.Late, s.Arrived+s.Late)
+		}
+	}
+	for _, w := range work {
+		if strings.HasSuffix(w.Function, "authorise") && w.Calls == "" && w.EmptyPerEventUS > 0.25*w.PerEventUS {
+			t.Errorf("the writers' hashing spilled into the empty slots: %+v", w)
+		}
+	}
+	if len(found) == 0 {
+		t.Errorf("the writers' hashing per delivery was not found: %+v", work)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/coder/websocket"
 
 	"github.com/probehq/probe/lib/redirect"
@@ -23,15 +25,7 @@ func (o *Options) roomName(i int) string {
 	if i < len(o.RoomNames) {
 		return o.RoomNames[i]
 	}
-	return RoomName(i)
-}
-
-// RoomName is room i's name: the file's, or r0, r1, ….
-func (r *Result) RoomName(i int) string {
-	if i < len(r.RoomNames) {
-		return r.RoomNames[i]
-	}
-	return RoomName(i)
+	return result.WSRoomName(i)
 }
 
 // checkPublish checks the publishing options and the room names.
@@ -50,6 +44,16 @@ func (o *Options) checkPublish() error {
 			return fmt.Errorf("room name %q: want a name of 1 to 200 bytes, each once", n)
 		}
 		seen[n] = true
+	}
+	if x := o.ExperimentRoom; x != "" {
+		if len(x) > 200 {
+			return fmt.Errorf("--experiment-room: want a name of 1 to 200 bytes")
+		}
+		for i := range o.Rooms {
+			if o.roomName(i) == x {
+				return fmt.Errorf("--experiment-room %q is room %d of the run: want a room no connection joins", textline.Of(x, 80), i)
+			}
+		}
 	}
 	return nil
 }

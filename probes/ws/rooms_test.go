@@ -27,14 +27,14 @@ type roomsHub struct {
 	cpu       []byte
 }
 
-func newRoomsHub(t *testing.T) *roomsHub {
+func newRoomsHub(t *testing.T, fault string) *roomsHub {
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10_000_000}
 	var b bytes.Buffer
 	if err := p.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	return &roomsHub{hub: newHub(""), published: map[string]int{}, cpu: b.Bytes()}
+	return &roomsHub{hub: newHub(fault), published: map[string]int{}, cpu: b.Bytes()}
 }
 
 func (h *roomsHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -46,7 +46,7 @@ func (h *roomsHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/publish":
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 		var ev struct{ Room, Data string }
-		if json.Unmarshal(body, &ev) == nil && strings.HasPrefix(ev.Data, "pex-") {
+		if json.Unmarshal(body, &ev) == nil && strings.HasPrefix(ev.Data, "pex") {
 			h.mu.Lock()
 			h.published[ev.Room]++
 			h.mu.Unlock()
@@ -64,7 +64,7 @@ func (h *roomsHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // joined, and nothing to r0, r1, … (rooms of no one): the contrast is
 // subscribers against none, not an empty room against another.
 func TestExperimentPublishesToTheNamedRooms(t *testing.T) {
-	h := newRoomsHub(t)
+	h := newRoomsHub(t, "")
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	o := options(t, srv)
@@ -99,6 +99,9 @@ func TestExperimentPublishesToTheNamedRooms(t *testing.T) {
 	}
 	if slices.Contains(o.RoomNames, e.EmptyRoom) || !strings.HasPrefix(e.EmptyRoom, "probe-experiment-") {
 		t.Errorf("empty room %q", e.EmptyRoom)
+	}
+	if e.Void != "" || e.EmptyReceipts != 0 {
+		t.Errorf("a hub that delivers by room voided the experiment: %s (%d receipts)", e.Void, e.EmptyReceipts)
 	}
 	// Each "rooms" slot's deliveries are its events times the room's
 	// subscribers (6 each), as the connections in the named rooms received.

@@ -14,11 +14,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/pprof/profile"
-
+	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/lib/pprofio"
 	"github.com/probehq/probe/lib/redirect"
-	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
+	"github.com/probehq/probe/target"
+
+	"github.com/google/pprof/profile"
 )
 
 // pprofClient fetches the target's profiles and goroutine counts: a 3xx
@@ -38,24 +40,12 @@ type sampler struct {
 	cpu0     time.Duration
 	cpu      time.Duration
 	start    time.Time
-	last     Sample        // the timeline's last sample, for the next one's CPU
-	lastCPU  time.Duration // the target's CPU at it
-	timeline []Sample
+	last     result.WSSample // the timeline's last sample, for the next one's CPU
+	lastCPU  time.Duration   // the target's CPU at it
+	timeline []result.WSSample
 	ticks    int
 	stopOnce sync.Once
 	done     chan struct{}
-}
-
-// Sample is the target at one moment of the run (the timeline).
-type Sample struct {
-	AtS      float64 `json:"at_s"`      // since the connections started opening
-	CPUCores float64 `json:"cpu_cores"` // the target's CPU since the sample before, in cores
-	RSSBytes int64   `json:"rss_bytes"`
-	FDs      int     `json:"fds"`
-	Threads  int     `json:"threads"`
-	// Goroutines is the target's count from /debug/pprof/goroutine, taken
-	// once a round (a goroutine profile stops the world): 0 when not.
-	Goroutines int `json:"goroutines,omitempty"`
 }
 
 const (
@@ -90,8 +80,8 @@ func (s *sampler) sample() {
 	defer s.mu.Unlock()
 	if s.pid > 0 {
 		now := time.Now()
-		pt := Sample{AtS: now.Sub(s.start).Seconds()}
-		if v, err := probes.RSS(s.pid); err == nil {
+		pt := result.WSSample{AtS: now.Sub(s.start).Seconds()}
+		if v, err := target.RSS(s.pid); err == nil {
 			s.rss = max(s.rss, v)
 			pt.RSSBytes = v
 		}
@@ -111,7 +101,7 @@ func (s *sampler) sample() {
 		}
 		s.ticks++
 	}
-	if v, err := probes.RSS(os.Getpid()); err == nil {
+	if v, err := target.RSS(os.Getpid()); err == nil {
 		s.own = max(s.own, v)
 	}
 }
@@ -128,10 +118,10 @@ func (s *sampler) goroutines(n int) {
 }
 
 // samples is the timeline so far.
-func (s *sampler) samples() []Sample {
+func (s *sampler) samples() []result.WSSample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Sample(nil), s.timeline...)
+	return append([]result.WSSample(nil), s.timeline...)
 }
 
 func (s *sampler) stop() {
@@ -217,6 +207,16 @@ func goroutineCount(ctx context.Context, p *Profile) (int, error) {
 	return n, nil
 }
 
+// mainModule is the target's main module, from main.main in its
+// goroutine profile (the main goroutine waits there); "" when unseen.
+func mainModule(ctx context.Context, p *Profile) string {
+	g, _, err := fetch(ctx, p, "goroutine", 0)
+	if err != nil {
+		return ""
+	}
+	return frames.MainModule(g)
+}
+
 // fetchWall reads fgprof's wall-clock profile of the next seconds.
 func fetchWall(ctx context.Context, p *Profile, seconds int) (*profile.Profile, []byte, error) {
 	u := *p.FgprofURL
@@ -272,7 +272,7 @@ func fetchURL(ctx context.Context, p *Profile, u *url.URL, seconds int) (*profil
 // delta is what a cumulative profile (mutex, block) counted between
 // first and last; nil when nothing.
 func delta(last, first *profile.Profile) (*profile.Profile, error) {
-	d, err := probes.ProfileDelta(last, first)
+	d, err := target.ProfileDelta(last, first)
 	if err != nil || d == nil || len(d.Sample) == 0 {
 		return nil, err
 	}
@@ -296,7 +296,8 @@ func FDLimit(need uint64) (uint64, error) {
 		l.Cur = was
 	}
 	if l.Cur < need {
-		return l.Cur, fmt.Errorf("%d file descriptors are needed; the limit is %d and cannot be raised further (hard limit %d): ulimit -n %d", need, l.Cur, l.Max, need)
+		return l.Cur, fmt.Errorf("%d file descriptors are needed; the limit is %d and cannot be raised further (hard "+
+			"limit %d): ulimit -n %d", need, l.Cur, l.Max, need)
 	}
 	return l.Cur, nil
 }

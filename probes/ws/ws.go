@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/probehq/probe/result"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/pprof/profile"
 
@@ -87,6 +89,11 @@ type Options struct {
 	// and to a room no connection joined, a CPU profile each
 	// (experiment.go): which work runs once per delivery.
 	Experiment bool
+	// ExperimentRoom is the experiment's empty room when the server's
+	// rooms must be provisioned: a room the user guarantees has no
+	// subscribers (probe still checks that none of its events arrive);
+	// "": a fresh name of probe's.
+	ExperimentRoom string
 	// Progress is told what the run is doing; nil: nothing.
 	Progress func(string)
 	// OnReady is called once every connection is ready (or refused),
@@ -102,95 +109,6 @@ type Profile struct {
 	// stack 100 times a second, a cost at 20,000 connections).
 	FgprofURL  *url.URL
 	MaxProfile int64
-}
-
-// Counts are the checks of one room, one round or the run.
-type Counts struct {
-	Expected   int64 `json:"expected"`
-	Delivered  int64 `json:"delivered"`
-	Missing    int64 `json:"missing"`
-	Duplicated int64 `json:"duplicated"`
-	Misrouted  int64 `json:"misrouted"`
-	OutOfOrder int64 `json:"out_of_order"`
-}
-
-func (c *Counts) add(o Counts) {
-	c.Expected += o.Expected
-	c.Delivered += o.Delivered
-	c.Missing += o.Missing
-	c.Duplicated += o.Duplicated
-	c.Misrouted += o.Misrouted
-	c.OutOfOrder += o.OutOfOrder
-}
-
-// Round is one round of events.
-type Round struct {
-	Round         int                     `json:"round"`
-	Published     int                     `json:"published"`
-	PublishErrors int                     `json:"publish_errors"`
-	IdleBefore    time.Duration           `json:"idle_before_ns,omitempty"`
-	Away          int                     `json:"away,omitempty"` // connections dropped during it
-	Counts        Counts                  `json:"counts"`
-	Latency       *hdrhistogram.Histogram `json:"-"` // µs from publish to receipt
-	CPU           *profile.Profile        `json:"-"`
-	Wall          *profile.Profile        `json:"-"` // fgprof's, with Profile.FgprofURL
-	Took          time.Duration           `json:"took_ns"`
-	// ServerCPU is the target's CPU over the round (from /proc), and
-	// Goroutines its goroutines as the round began (profiled; 0: unknown).
-	ServerCPU  time.Duration `json:"server_cpu_ns"`
-	Goroutines int           `json:"goroutines"`
-	lat        [shards]*hdrhistogram.Histogram
-}
-
-// Result is what a run measured.
-type Result struct {
-	Connections  int                     `json:"connections"`
-	Rooms        int                     `json:"rooms"`
-	Ready        time.Duration           `json:"ready_ns"` // from the first upgrade to the last connection ready
-	ReadyCount   int                     `json:"ready"`
-	Refused      int                     `json:"refused"` // upgrades that failed or never said ready (not cut short by Ctrl-C)
-	FirstRefusal string                  `json:"first_refusal,omitempty"`
-	Dropped      int                     `json:"dropped"`        // closed by probe on purpose (--drop)
-	Reconnected  int                     `json:"reconnected"`    // of those, ready again
-	Lost         int                     `json:"lost"`           // closed by the server or the network mid-run
-	Replayed     int64                   `json:"replayed"`       // events of a round a connection was away for, received after it came back
-	Garbage      int64                   `json:"garbage"`        // broken markers, messages over the read limit, invalid frames
-	Unacked      int64                   `json:"unacknowledged"` // receipts of events whose publish failed (refused, timed out): not deliveries
-	Other        int64                   `json:"other"`          // messages after ready without an event: the server's own (pings, notices) or noise
-	Totals       Counts                  `json:"totals"`
-	PerRoom      []Counts                `json:"per_room"`
-	Rounds       []*Round                `json:"rounds"`
-	Latency      *hdrhistogram.Histogram `json:"-"`
-
-	// ReconnectRefused are the upgrades of dropped connections (--drop)
-	// that failed or never said ready again.
-	ReconnectRefused int `json:"reconnect_refused,omitempty"`
-
-	ServerRSSPeak int64         `json:"server_rss_peak_bytes"`
-	ServerRSSIdle int64         `json:"server_rss_before_bytes"`
-	ServerFDsPeak int           `json:"server_fds_peak"`
-	OwnRSSPeak    int64         `json:"own_rss_peak_bytes"`
-	OwnCPU        time.Duration `json:"own_cpu_ns"`
-	ServerCPU     time.Duration `json:"server_cpu_ns"`
-	// Timeline is the target about once a second (local targets).
-	Timeline []Sample `json:"timeline"`
-	// Experiment is what the per-delivery experiment measured; nil when
-	// it did not run.
-	Experiment *Experiment `json:"experiment,omitempty"`
-
-	Mutex, Block *profile.Profile  `json:"-"`
-	Raw          map[string][]byte `json:"-"`
-	PublishTime  time.Duration     `json:"publish_time_ns"` // the publish requests' time together
-	Interrupted  bool              `json:"interrupted"`
-	Warnings     []string          `json:"warnings"`
-
-	RoomNames []string `json:"room_names,omitempty"` // the file's names of the rooms; nil: r0, r1, …
-}
-
-// Failed says whether an event was missing, delivered twice or to the
-// wrong room.
-func (r *Result) Failed() bool {
-	return r.Totals.Missing > 0 || r.Totals.Duplicated > 0 || r.Totals.Misrouted > 0
 }
 
 const shards = 16
@@ -280,8 +198,17 @@ func (o *Options) defaults() {
 	}
 }
 
-// RoomName is the name of room i as probe sends it ({room}).
-func RoomName(i int) string { return fmt.Sprintf("r%d", i) }
+// addRounds makes the run's n rounds and their latency histograms.
+func (r *run) addRounds(n int) {
+	for i := range n {
+		var lat [shards]*hdrhistogram.Histogram
+		for s := range lat {
+			lat[s] = newHist()
+		}
+		r.rounds = append(r.rounds, &result.WSRound{Round: i + 1})
+		r.lat = append(r.lat, lat)
+	}
+}
 
 // fill replaces the placeholders of a template.
 func fill(t string, kv ...string) string { return strings.NewReplacer(kv...).Replace(t) }
@@ -302,9 +229,10 @@ type run struct {
 	accepted   []atomic.Uint64 // as refused, the events accepted
 	unacked    atomic.Int64
 	perRoom    int // events per room in the run
-	rounds     []*Round
-	current    atomic.Int32 // the round being published (0-based)
-	delivered  atomic.Int64 // first receipts of expected events
+	rounds     []*result.WSRound
+	lat        [][shards]*hdrhistogram.Histogram // by round: its deliveries' latencies, a shard a few connections
+	current    atomic.Int32                      // the round being published (0-based)
+	delivered  atomic.Int64                      // first receipts of expected events
 	garbage    atomic.Int64
 	other      atomic.Int64
 	lost       atomic.Int32
@@ -313,13 +241,20 @@ type run struct {
 	publishDur atomic.Int64
 	readers    sync.WaitGroup
 	stopping   atomic.Bool // the run is closing its connections: not lost
+	// The per-delivery experiment is running: the readers count the empty
+	// room's events they receive, and at how many connections (void.go),
+	// and the rooms' events (backlog.go).
+	experimenting atomic.Bool
+	slotReceipts  [maxSlotRuns]atomic.Int64 // the rooms' events received, by slot run
+	emptyReceipts atomic.Int64
+	emptyConns    atomic.Int64
 }
 
 // Run opens the connections, publishes the rounds and checks every
 // receipt. An error is a run that could not start (the first upgrade
 // refused: *RefusedError); Ctrl-C (ctx) ends it early with what was
 // measured, Interrupted set.
-func Run(ctx context.Context, o Options) (*Result, error) {
+func Run(ctx context.Context, o Options) (*result.WS, error) {
 	o.defaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -328,14 +263,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r.wsURL = r.upgradeURL()
 	r.clients = loopbackClients(o.Base, o.SourceAddrs)
 	r.makeEventSets()
-	for i := range o.Rounds {
-		rd := &Round{Round: i + 1}
-		for s := range rd.lat {
-			rd.lat[s] = newHist()
-		}
-		r.rounds = append(r.rounds, rd)
-	}
-	res := &Result{Connections: o.Connections, Rooms: o.Rooms, RoomNames: o.RoomNames, Raw: map[string][]byte{}}
+	r.addRounds(o.Rounds)
+	res := &result.WS{Connections: o.Connections, Rooms: o.Rooms, RoomNames: o.RoomNames, Raw: map[string][]byte{}}
 
 	// The first upgrade alone: a target that refuses is one line, not
 	// N refusals.
@@ -382,6 +311,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		block0, _, _ = fetch(ctx, o.Profile, "block", 0)
 	}
 
+	if o.Profile != nil {
+		res.MainModule = mainModule(ctx, o.Profile)
+	}
 	if o.OnReady != nil {
 		o.OnReady()
 	}
@@ -478,7 +410,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // round publishes round i and waits until every expected event of it
 // arrived or DeliverTimeout passed since its last publish.
-func (r *run) round(ctx context.Context, pub *publisher, rd *Round, i int, res *Result) {
+func (r *run) round(ctx context.Context, pub *publisher, rd *result.WSRound, i int, res *result.WS) {
 	began := time.Now()
 	r.current.Store(int32(i))
 	var cpu, wall chan *profile.Profile
@@ -577,8 +509,8 @@ func (r *run) drop(n, i int) []*conn {
 
 // tally counts every connection's receipts into the rooms, the rounds
 // and the run.
-func (r *run) tally(res *Result) {
-	res.PerRoom = make([]Counts, r.o.Rooms)
+func (r *run) tally(res *result.WS) {
+	res.PerRoom = make([]result.WSCounts, r.o.Rooms)
 	for _, c := range r.conns {
 		c.mu.Lock()
 		room := &res.PerRoom[c.room]
@@ -621,12 +553,12 @@ func (r *run) tally(res *Result) {
 		c.mu.Unlock()
 	}
 	for _, rc := range res.PerRoom {
-		res.Totals.add(rc)
+		res.Totals.Add(rc)
 	}
 	res.Latency = newHist()
-	for _, rd := range r.rounds {
+	for i, rd := range r.rounds {
 		rd.Latency = newHist()
-		for _, h := range rd.lat {
+		for _, h := range r.lat[i] {
 			rd.Latency.Merge(h)
 		}
 		res.Latency.Merge(rd.Latency)

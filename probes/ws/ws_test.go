@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/testservers/pushhub"
+	"github.com/probehq/probe/result"
+
 	"github.com/coder/websocket"
 )
 
@@ -36,22 +39,10 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad token", http.StatusUnauthorized)
 			return
 		}
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
 		room := r.URL.Query().Get("room")
 		if room == "pub" { // a publisher: each message is an event
-			for {
-				_, m, err := c.Read(r.Context())
-				if err != nil {
-					return
-				}
-				var ev struct{ Room, Data string }
-				if json.Unmarshal(m, &ev) == nil {
-					h.fanOut(ev.Room, ev.Data)
-				}
-			}
+			h.publisher(w, r)
+			return
 		}
 		ch := make(chan []byte, 1024)
 		h.mu.Lock()
@@ -67,22 +58,10 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			h.mu.Unlock()
 		}()
-		ctx := c.CloseRead(r.Context())
-		c.Write(ctx, websocket.MessageText, []byte(`{"type":"ready"}`))
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m := <-ch:
-				if c.Write(ctx, websocket.MessageText, m) != nil {
-					return
-				}
-			}
-		}
+		pushhub.Deliver(w, r, ch, pushhub.Text)
 	case "/publish":
-		var ev struct{ Room, Data string }
-		if json.NewDecoder(r.Body).Decode(&ev) != nil {
-			http.Error(w, "bad event", http.StatusBadRequest)
+		ev, ok := pushhub.ReadPublished(w, r)
+		if !ok {
 			return
 		}
 		if n := h.fanOut(ev.Room, ev.Data); h.fault == "ack-fails" && n == 5 { // delivered, then refused
@@ -93,6 +72,25 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// publisher serves a publisher's connection: each message is an event.
+func (h *hub) publisher(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	for {
+		_, m, err := c.Read(r.Context())
+		if err != nil {
+			return
+		}
+		var ev struct{ Room, Data string }
+		if json.Unmarshal(m, &ev) == nil {
+			h.fanOut(ev.Room, ev.Data)
+		}
+	}
+}
+
 // fanOut sends an event to its room; the fifth goes wrong, at its room's
 // first subscriber, as the fault says. It returns the event's number.
 func (h *hub) fanOut(room, data string) int64 {
@@ -100,6 +98,14 @@ func (h *hub) fanOut(room, data string) int64 {
 	n := h.n.Add(1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.fault == "broadcast" { // the room ignored: every event to every connection
+		for _, subs := range h.rooms {
+			for _, ch := range subs {
+				ch <- msg
+			}
+		}
+		return n
+	}
 	for i, ch := range h.rooms[room] {
 		if n == 5 && i == 0 {
 			switch h.fault {
@@ -134,7 +140,7 @@ func options(t *testing.T, srv *httptest.Server) Options {
 		DeliverTimeout: 2 * time.Second}
 }
 
-func runHub(t *testing.T, fault string, edit func(*Options)) *Result {
+func runHub(t *testing.T, fault string, edit func(*Options)) *result.WS {
 	t.Helper()
 	srv := httptest.NewServer(newHub(fault))
 	defer srv.Close()
@@ -152,7 +158,7 @@ func runHub(t *testing.T, fault string, edit func(*Options)) *Result {
 func TestCleanHubDeliversEveryEventOnce(t *testing.T) {
 	res := runHub(t, "", nil)
 	// 40 connections, 3 events per room per round, 2 rounds.
-	want := Counts{Expected: 240, Delivered: 240}
+	want := result.WSCounts{Expected: 240, Delivered: 240}
 	if res.Totals != want {
 		t.Fatalf("totals %+v, want %+v", res.Totals, want)
 	}
@@ -172,11 +178,11 @@ func TestCleanHubDeliversEveryEventOnce(t *testing.T) {
 func TestEachFaultIsCountedExactly(t *testing.T) {
 	for _, tc := range []struct {
 		fault string
-		want  Counts
+		want  result.WSCounts
 	}{
-		{"drop", Counts{Expected: 240, Delivered: 239, Missing: 1}},
-		{"dup", Counts{Expected: 240, Delivered: 240, Duplicated: 1}},
-		{"misroute", Counts{Expected: 240, Delivered: 240, Misrouted: 1}},
+		{"drop", result.WSCounts{Expected: 240, Delivered: 239, Missing: 1}},
+		{"dup", result.WSCounts{Expected: 240, Delivered: 240, Duplicated: 1}},
+		{"misroute", result.WSCounts{Expected: 240, Delivered: 240, Misrouted: 1}},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			res := runHub(t, tc.fault, func(o *Options) { o.DeliverTimeout = 300 * time.Millisecond })
@@ -196,7 +202,7 @@ func TestEachFaultIsCountedExactly(t *testing.T) {
 func TestAnEventWhosePublishFailedIsNoDelivery(t *testing.T) {
 	res := runHub(t, "ack-fails", nil)
 	// 40 connections in 4 rooms: the fifth event reaches its room's 10.
-	want := Counts{Expected: 230, Delivered: 230}
+	want := result.WSCounts{Expected: 230, Delivered: 230}
 	if res.Totals != want || res.Unacked != 10 || res.Latency.TotalCount() != 230 {
 		t.Fatalf("totals %+v (want %+v), unacknowledged %d (want 10), latencies %d (want 230), wrong deliveries %v",
 			res.Totals, want, res.Unacked, res.Latency.TotalCount(), res.Failed())
@@ -210,7 +216,7 @@ func TestPublishedByWebSocketMessage(t *testing.T) {
 	res := runHub(t, "", func(o *Options) {
 		o.Publish, o.PublishPath = "ws", "/ws?room=pub&token=t0k"
 	})
-	if want := (Counts{Expected: 240, Delivered: 240}); res.Totals != want {
+	if want := (result.WSCounts{Expected: 240, Delivered: 240}); res.Totals != want {
 		t.Fatalf("totals %+v, want %+v", res.Totals, want)
 	}
 }

@@ -5,6 +5,8 @@
 //	drop   one acknowledged write is not stored (its version is given again)
 //	dupe   two writes get the same version (both stored)
 //	stale  one item's writes stop reaching the search index
+//	lose   from write loseFrom on every second write is acknowledged and
+//	       not stored, and the search has no index: it scans the notes
 //	refuse every request is refused, initialize included
 //
 // It prints "listening on URL" once it serves.
@@ -26,6 +28,10 @@ import (
 // trapAt is the write (counted from the first) the trap springs on: after
 // probe's first write of every item.
 const trapAt = 30
+
+// loseFrom is the first write lose drops: after probe's writes before the
+// load (two an item, read back).
+const loseFrom = 100
 
 type note struct {
 	version int64
@@ -56,6 +62,8 @@ func (s *store) write(project, path, text string) (map[string]any, error) {
 	}
 	springs := s.writes == trapAt
 	switch {
+	case s.trap == "lose" && s.writes >= loseFrom && (s.writes-loseFrom)%2 == 0:
+		return map[string]any{"path": path, "version": n.version + 1}, nil // acknowledged, never stored
 	case springs && s.trap == "drop":
 		return map[string]any{"path": path, "version": n.version + 1}, nil // acknowledged, never stored
 	case springs && s.trap == "dupe":
@@ -94,6 +102,15 @@ func (s *store) search(project, query string) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hits := []map[string]any{}
+	if s.trap == "lose" { // no index: every note's text is scanned
+		for key, n := range s.notes {
+			link, ok := strings.CutPrefix(key, project)
+			if ok && strings.HasPrefix(link, "/") && strings.Contains(strings.ToLower(n.text), strings.ToLower(query)) && len(hits) < 10 {
+				hits = append(hits, map[string]any{"path": link})
+			}
+		}
+		return map[string]any{"query": query, "hits": hits}
+	}
 	seen := map[string]bool{}
 	for _, w := range strings.Fields(strings.ToLower(query)) {
 		for link := range s.index[project+"\x00"+w] {
@@ -134,7 +151,7 @@ type readArgs struct {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	trap := flag.String("trap", "", "drop, dupe, stale or refuse (empty: none)")
+	trap := flag.String("trap", "", "drop, dupe, stale, lose or refuse (empty: none)")
 	flag.Parse()
 	s := &store{trap: *trap, notes: map[string]*note{}, index: map[string]map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "agentsbroken", Version: "1"}, nil)

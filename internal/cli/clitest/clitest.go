@@ -1,0 +1,79 @@
+// Package clitest is, for tests only, probe's command line called in the
+// test's process, and what a refused one must look like: the command
+// package's tests and the end-to-end tests hold the same contract (one
+// clear line, an exit code, never a stack trace).
+package clitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probehq/probe/report"
+)
+
+// Probe is probe's command line as a function: cli.Run.
+type Probe func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// Run runs the command line args and returns its exit code, stdout and
+// stderr.
+func (p Probe) Run(t testing.TB, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := p(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// BadInput runs a command line that must fail with code and one line
+// holding want, and nothing on stdout.
+func (p Probe) BadInput(t testing.TB, args []string, code int, want string) {
+	t.Helper()
+	got, stdout, stderr := p.Run(t, context.Background(), append(args, "--out", t.TempDir())...)
+	if got != code {
+		t.Errorf("%v: exit %d, want %d (stderr %q)", args, got, code, stderr)
+	}
+	OneLine(t, stderr, want)
+	if stdout != "" {
+		t.Errorf("%v: stdout %q", args, stdout)
+	}
+}
+
+// OneLine: a bad command line gets one clear line, never a stack trace.
+func OneLine(t testing.TB, stderr, want string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "probe: ") || !strings.Contains(last, want) || strings.Contains(stderr, "goroutine ") {
+		t.Errorf("stderr %q: want one line 'probe: …%s…'", stderr, want)
+	}
+}
+
+// ReadReport is the run's report.json in the report folder dir.
+func ReadReport(t testing.TB, dir string) *report.Run {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Run
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep
+}
+
+// WriteFile writes src to a file called name in a folder of the test's
+// (a --file, a scenario, a .proto) and returns its path.
+func WriteFile(t testing.TB, name, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

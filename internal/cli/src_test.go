@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/report"
+)
+
+// srcModule writes a module of one main.go (and more files, name and
+// text) in a temporary folder: a --src of the test's own.
+func srcModule(t *testing.T, pkg, body string, more ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := append([]string{"go.mod", "module example.com/src\n\ngo 1.22\n", "main.go", "package " + pkg + "\n\n" + body}, more...)
+	for i := 0; i+1 < len(files); i += 2 {
+		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(files[i+1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// probe http --src builds the server, starts it on a fresh address and
+// loads it: every reply is the built server's.
+func TestSrcBuildsAndLoadsTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a server")
+	}
+	out := t.TempDir()
+	code, _, stderr := probeCmd.Run(t, context.Background(), "http", "--src", filepath.Join("..", "..", "verify", "testdata", "rules"),
+		"--path", "/rules?q=select+a+from+b", "--duration", "1s", "--warmup", "0s", "--concurrency", "2", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rep := clitest.ReadReport(t, out)
+	if rep.Latency.Requests < 10 || rep.Latency.Errors != 0 || !strings.HasPrefix(rep.Target, "http://127.0.0.1:") {
+		t.Errorf("target %s: %d requests, %d errors: want the built server loaded without errors", rep.Target,
+			rep.Latency.Requests, rep.Latency.Errors)
+	}
+}
+
+// A --src that cannot be built is one line and exit 2: the compiler's first
+// error, or why the folder is not a main package.
+func TestSrcBadInput(t *testing.T) {
+	probeCmd.BadInput(t, []string{"http", "--src", ".", "--target", "http://127.0.0.1:1", "--path", "/"}, exitUsage,
+		"--src and --target both name the target")
+	probeCmd.BadInput(t, []string{"http", "--run", "{out}", "--path", "/"}, exitUsage, "--run starts what --src builds")
+	probeCmd.BadInput(t, []string{"http", "--src", filepath.Join(t.TempDir(), "none"), "--path", "/"}, exitUsage, "not a folder")
+	probeCmd.BadInput(t, []string{"http", "--verify", "--profile", "--target", "http://127.0.0.1:1", "--path", "/"}, exitUsage,
+		"--verify needs --src DIR")
+	probeCmd.BadInput(t, []string{"all", "--verify", "--src", "."}, exitUsage, "--verify needs --src DIR (the source it "+
+		"rewrites) and --profile")
+	if testing.Short() {
+		return
+	}
+	lib := srcModule(t, "lib", "func F() int { return 1 }\n")
+	probeCmd.BadInput(t, []string{"http", "--src", lib, "--path", "/"}, exitUsage, "holds package lib, not a main package")
+	broken := srcModule(t, "main", "func main() {\n\tx := 1\n}\n")
+	probeCmd.BadInput(t, []string{"all", "--src", broken}, exitUsage, "build failed: ./main.go:4:2: declared and not used: x")
+}
+
+// verified runs probe http --src DIR --profile --verify on path (with its
+// --param) and reads the report.
+func verified(t *testing.T, dir, path string, more ...string) *report.Run {
+	t.Helper()
+	out := t.TempDir()
+	args := append([]string{"http", "--src", dir, "--path", path, "--duration", "2s", "--warmup", "1s", "--concurrency", "2",
+		"--profile", "--verify", "--experiment=false", "--out", out}, more...)
+	code, _, stderr := probeCmd.Run(t, context.Background(), args...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	rep := clitest.ReadReport(t, out)
+	for _, v := range rep.Verification {
+		if v.Patch != "" {
+			if _, err := os.Stat(filepath.Join(out, v.Patch)); err != nil {
+				t.Errorf("%s: its patch: %v", v.Finding, err)
+			}
+		}
+	}
+	return rep
+}
+
+func testdataServer(name string) string { return filepath.Join("..", "..", "verify", "testdata", name) }
+
+// The rules server compiles a constant rule list per request: its
+// load-time finding is confirmed, the variant answering the same for a
+// good part less CPU a request (the fixture's notes measured 72–78 %).
+func TestVerifyConfirmsTheRulesServersLoadTimeFinding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two servers and runs 7 loads")
+	}
+	rep := verified(t, testdataServer("rules"), "/rules?q={q}", "--param", "q=select+a+from+b,x%40y.org,..%2F..%2Fetc,hi")
+	var found bool
+	for _, v := range rep.Verification {
+		if v.Class != "load-time" {
+			continue
+		}
+		found = true
+		if v.Verdict != report.Confirmed || v.MeasuredSaving == nil || *v.MeasuredSaving < 0.3 || v.RepliesSame == nil ||
+			!*v.RepliesSame || v.Rounds != 6 || v.Patch == "" || v.PredictedSaving <= 0 {
+			t.Errorf("%+v: want confirmed, replies the same, a saving above 30%% over 6 rounds, a patch", v)
+		}
+	}
+	if !found {
+		t.Errorf("no load-time finding verified: findings %+v, verifications %+v", rep.Findings, rep.Verification)
+	}
+}
+
+// The greet trap parses the client's own template: the finding calls it
+// load-time work, and --verify never confirms that (the template is the
+// request's).
+func TestVerifyNeverConfirmsATrapAsLoadTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a server and runs a load")
+	}
+	tpls := []string{`{{.name}}{{if .formal}}{{printf "%s %s" .title .name}}{{range .items}}{{.}}{{end}}{{end}}`,
+		`<{{.name | printf "%q"}}>{{with .a}}{{.b}}{{else}}{{.c | html}}{{end}}`}
+	for i := range tpls {
+		tpls[i] = url.QueryEscape(tpls[i])
+	}
+	rep := verified(t, testdataServer("traps"), "/greet?tpl={t}&name=ada", "--param", "t="+strings.Join(tpls, ","))
+	loadTime := 0
+	for _, v := range rep.Verification {
+		if v.Class != "load-time" {
+			continue
+		}
+		loadTime++
+		if v.Verdict != report.NotBuilt || !strings.Contains(v.Why, "computed on each call") {
+			t.Errorf("%+v: want not-built, the template computed on each call", v)
+		}
+	}
+	if loadTime == 0 {
+		t.Errorf("no load-time finding was tried: findings %+v, verifications %+v", rep.Findings, rep.Verification)
+	}
+}
+
+// A variant that does not build is not-built with the compiler's first
+// error; the rest of the report is written. (The package declares a name
+// sync of its own, which the variant's import of package sync collides
+// with: verify does not yet rename its imports.)
+func TestVerifyAVariantThatDoesNotBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a server and runs a load")
+	}
+	dir := srcModule(t, "main", `import (
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	_ "net/http/pprof"
+	"regexp"
+)
+
+const pattern = `+"`"+`^(?i)select\s+.+\s+from\s+\w+(\s+where\s+.+)?$|(?i)<script[^>]*>.*?</script>|\b(?:\d{1,3}\.){3}\d{1,3}\b`+"`"+`
+
+func match(w http.ResponseWriter, r *http.Request) {
+	re := regexp.MustCompile(pattern)
+	fmt.Fprintln(w, re.MatchString(r.URL.Query().Get("q")), sync)
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	flag.Parse()
+	http.HandleFunc("/m", match)
+	log.Fatal(http.ListenAndServe(*addr, nil))
+}
+`, "other.go", "package main\n\nvar sync = \"s\"\n")
+	rep := verified(t, dir, "/m?q=select+a+from+b")
+	if len(rep.Verification) == 0 {
+		t.Fatalf("nothing verified: findings %+v", rep.Findings)
+	}
+	for _, v := range rep.Verification {
+		if v.Verdict != report.NotBuilt || !strings.HasPrefix(v.Why, "build failed: ./other.go:3:5: sync") || v.MeasuredSaving != nil {
+			t.Errorf("%+v: want not-built with the compiler's line", v)
+		}
+	}
+	if rep.Latency.Requests == 0 {
+		t.Errorf("the run's own figures are missing")
+	}
+}

@@ -1,0 +1,54 @@
+// Package h1test is, for tests and benchmarks only, loopback servers that
+// speak HTTP/1.1 by hand: a test decides every byte of the reply, and a
+// benchmark measures a client beside a server that does nearly nothing.
+package h1test
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"testing"
+)
+
+// ServeConns is a loopback server that runs handle on each connection it
+// accepts, each in a goroutine of its own and closed after it, until the
+// test ends. It returns the server's address.
+func ServeConns(tb testing.TB, handle func(c net.Conn)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				handle(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// Canned answers every request with reply as soon as its header block
+// ends, allocating nothing per request: the cost a benchmark measures is
+// the client's. It returns the server's address.
+func Canned(tb testing.TB, reply []byte) string {
+	return ServeConns(tb, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			if len(bytes.TrimSpace(line)) == 0 {
+				c.Write(reply)
+			}
+		}
+	})
+}

@@ -1,0 +1,80 @@
+package verify
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// rewriteCase is a hot site of a test server and what --verify must make
+// of it.
+type rewriteCase struct {
+	name, server, fn, mark, callee string
+	class                          Class
+	outer                          *Frame // the caller's frame, for a helper's site
+	form                           Form   // empty: not rewritable
+	why                            string // part of the reason when not rewritable
+}
+
+func rewriteCases(t *testing.T) []rewriteCase {
+	schemaOuter := hotFrame(t, "schema", "validate", "schema compile")
+	return []rewriteCase{
+		{name: "rules", server: "rules", fn: "match", mark: "rules", callee: "regexp.MustCompile", class: LoadTime,
+			form: MemoRange},
+		{name: "page", server: "page", fn: "render", mark: "page", callee: "text/template.(*Template).Parse",
+			class: LoadTime, form: Once},
+		{name: "schema", server: "schema", fn: "compile", mark: "schema resolve",
+			callee: "github.com/google/jsonschema-go/jsonschema.(*Schema).Resolve", class: LoadTime, outer: &schemaOuter,
+			form: Once},
+		{name: "trap regexp load-time", server: "traps", fn: "grep", mark: "trap regexp", callee: "regexp.Compile",
+			class: LoadTime, why: "`r` is a parameter of grep"},
+		{name: "trap regexp cacheable", server: "traps", fn: "grep", mark: "trap regexp", callee: "regexp.Compile",
+			class: Cacheable, form: MemoArgs},
+		{name: "trap template load-time", server: "traps", fn: "greet", mark: "trap template",
+			callee: "text/template.(*Template).Parse", class: LoadTime, why: "`text` is computed on each call"},
+		{name: "trap template cacheable", server: "traps", fn: "greet", mark: "trap template",
+			callee: "text/template.(*Template).Parse", class: Cacheable, form: MemoArgs},
+		{name: "trap body", server: "traps", fn: "sum", mark: "trap body", callee: "net/http.(*body).Read",
+			class: Cacheable, why: "calls an interface's method"},
+		{name: "trap absent callee", server: "traps", fn: "sum", mark: "trap body", callee: "regexp.MustCompile",
+			class: Cacheable, why: "no call to regexp.MustCompile"},
+		{name: "trap wrong function", server: "traps", fn: "greet", mark: "trap body", callee: "net/http.(*body).Read",
+			class: Cacheable, why: "is not in main.greet"},
+	}
+}
+
+func (c rewriteCase) site(t *testing.T) Site {
+	s := Site{Callee: c.callee, Frames: []Frame{hotFrame(t, c.server, c.fn, c.mark)}}
+	if c.outer != nil {
+		s.Frames = append(s.Frames, *c.outer)
+	}
+	return s
+}
+
+func TestRewriteDecidesEachHotSite(t *testing.T) {
+	for _, c := range rewriteCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := Rewrite("testdata/"+c.server, c.site(t), c.class)
+			var nr *NotRewritable
+			switch {
+			case c.form == "" && errors.As(err, &nr):
+				if !strings.Contains(nr.Why, c.why) {
+					t.Errorf("why = %q, want it to say %q", nr.Why, c.why)
+				}
+				return
+			case c.form == "":
+				t.Fatalf("got %v, %v; want not rewritable", v, err)
+			case err != nil:
+				t.Fatal(err)
+			}
+			if v.Form != c.form {
+				t.Errorf("form = %s, want %s", v.Form, c.form)
+			}
+			patch, err := v.Patch()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s\n%s", v.Call, patch)
+		})
+	}
+}
