@@ -34,8 +34,7 @@ func (p *callPlan) apply(f *ast.File, src []byte) ([]byte, error) {
 		if name, ok := imports.names[pkg.Path()]; ok {
 			return name
 		}
-		imports.add(pkg.Path(), pkg.Name())
-		return pkg.Name()
+		return imports.add(pkg.Path(), pkg.Name())
 	}
 	syncName := qual(types.NewPackage("sync", "sync"))
 	n := p.freeNumber()
@@ -185,15 +184,35 @@ func applyEdits(b []byte, edits []edit, base int) []byte {
 type importSet struct {
 	names   map[string]string
 	missing map[string]string // path → name
+	taken   func(name string) bool
 }
 
-func (s *importSet) add(path, name string) {
-	s.names[path] = name
-	s.missing[path] = name
+// add imports path under its package's name, or under another where the
+// file or its package already uses that name (a func sync, an import named
+// sync): the variant must build wherever the user's code did.
+func (s *importSet) add(path, name string) string {
+	local := name
+	for i := 1; s.taken(local); i++ {
+		local = "probe" + name
+		if i > 1 {
+			local += strconv.Itoa(i)
+		}
+	}
+	s.names[path] = local
+	s.missing[path] = local
+	return local
 }
 
 func fileImports(a *analysis, f *ast.File) *importSet {
 	s := &importSet{names: map[string]string{}, missing: map[string]string{}}
+	s.taken = func(name string) bool {
+		for _, used := range s.names {
+			if used == name {
+				return true
+			}
+		}
+		return a.pkg.Types.Scope().Lookup(name) != nil
+	}
 	for _, spec := range f.Imports {
 		path, _ := strconv.Unquote(spec.Path.Value)
 		switch {
@@ -214,14 +233,24 @@ func addImports(src []byte, missing map[string]string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: the variant does not parse: %v", err)
 	}
-	for path := range missing {
-		astutil.AddImport(fset, f, path)
+	for path, name := range missing {
+		if name == pathName(path) {
+			astutil.AddImport(fset, f, path)
+		} else {
+			astutil.AddNamedImport(fset, f, name, path)
+		}
 	}
 	var b bytes.Buffer
 	if err := format.Node(&b, fset, f); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// pathName is the name an import of path gets unnamed: the last element
+// (the standard library's and most modules' packages).
+func pathName(path string) string {
+	return path[strings.LastIndex(path, "/")+1:]
 }
 
 func formatNode(w io.Writer, fset *token.FileSet, n ast.Node) error {

@@ -193,3 +193,44 @@ func TestRewrittenShapesBuildAndTheirPatchesApply(t *testing.T) {
 		})
 	}
 }
+
+// collideSource names a function sync and imports nothing of that name: the
+// variant's sync.OnceValue must come in under a name the file leaves free.
+const collideSource = `package main
+
+import "regexp"
+
+func sync() int { return 1 }
+
+func match(s string) bool {
+	return regexp.MustCompile("a+b").MatchString(s) // hot: collide
+}
+
+func main() { _, _ = sync(), match("ab") }
+`
+
+func TestVariantImportsSyncBesideTheUsersOwnSync(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "main.go": collideSource} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line := strings.Count(collideSource[:strings.Index(collideSource, "// hot: collide")], "\n") + 1
+	site := Site{Callee: "regexp.MustCompile",
+		Frames: []Frame{{Func: "main.match", File: filepath.Join(dir, "main.go"), Line: line}}}
+	v, err := Rewrite(dir, site, LoadTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := v.WriteOverlay(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Build(context.Background(), dir, overlay, filepath.Join(t.TempDir(), "bin")); err != nil {
+		t.Fatalf("%v\n%s", err, v.Rewritten)
+	}
+	if !strings.Contains(string(v.Rewritten), `probesync "sync"`) {
+		t.Errorf("the variant does not import sync under a free name:\n%s", v.Rewritten)
+	}
+}
