@@ -141,11 +141,9 @@ func TestVerifyNeverConfirmsATrapAsLoadTime(t *testing.T) {
 	}
 }
 
-// A variant that does not build is not-built with the compiler's first
-// error; the rest of the report is written. (The package declares a name
-// sync of its own, which the variant's import of package sync collides
-// with: verify does not yet rename its imports.)
-func TestVerifyAVariantThatDoesNotBuild(t *testing.T) {
+// The package declares a name sync of its own: the variant imports package
+// sync under another name, builds, and is measured.
+func TestVerifyBesideAUsersOwnSync(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a server and runs a load")
 	}
@@ -177,11 +175,8 @@ func main() {
 		t.Fatalf("nothing verified: findings %+v", rep.Findings)
 	}
 	for _, v := range rep.Verification {
-		if v.Verdict != report.NotBuilt || !strings.HasPrefix(v.Why, "build failed: ./other.go:3:5: sync") || v.MeasuredSaving != nil {
-			t.Errorf("%+v: want not-built with the compiler's line", v)
+		if v.Verdict == report.NotBuilt || v.Rounds == 0 {
+			t.Errorf("%+v: want the variant built and measured", v)
 		}
-	}
-	if rep.Latency.Requests == 0 {
-		t.Errorf("the run's own figures are missing")
 	}
 }
