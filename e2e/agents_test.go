@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/target"
 )
 
@@ -66,7 +67,7 @@ func TestAgentsCatchTheTraps(t *testing.T) {
 			if code != c.code || !c.want.MatchString(stdout+stderr) {
 				t.Fatalf("trap %q: exit %d, want %d and %s\nstdout:\n%s\nstderr:\n%s", c.trap, code, c.code, c.want, stdout, stderr)
 			}
-			if strings.Contains(stderr, "goroutine ") {
+			if clitest.StackTrace(stderr) {
 				t.Errorf("a stack trace:\n%s", stderr)
 			}
 			if strings.Contains(stdout+stderr, "index") {

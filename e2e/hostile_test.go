@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
 	"github.com/probehq/probe/target"
 )
@@ -73,7 +74,7 @@ func TestHostileTarget(t *testing.T) {
 		if code != tc.exit {
 			t.Errorf("%s: exit %d, want %d\n%s", tc.name, code, tc.exit, stderr.String())
 		}
-		if strings.Contains(stderr.String(), "goroutine ") || strings.Contains(stderr.String(), "panic:") {
+		if clitest.StackTrace(stderr.String()) {
 			t.Errorf("%s: a Go stack trace reached the user:\n%.2000s", tc.name, stderr.String())
 		}
 		if rss > maxRSS {

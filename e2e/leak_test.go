@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 // e2eParkForever is a leaked goroutine: nobody sends on its channel.
@@ -60,7 +62,7 @@ func TestLeakFinding(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("%s: %v\n%s", path, err, stderr.String())
 		}
-		if strings.Contains(stderr.String(), "panic:") {
+		if clitest.StackTrace(stderr.String()) {
 			t.Errorf("%s: a Go stack trace reached the user:\n%s", path, stderr.String())
 		}
 		b, err := os.ReadFile(filepath.Join(out, "report.json"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,7 +118,15 @@ func (jb jsonBody) leaves() []bodyInput {
 			out = append(out, bodyInput{name: name, steps: steps, value: x})
 		}
 	}
-	walk(jb.inputs, jb.prefix, nil, 0)
+	inputs := jb.inputs
+	if _, ok := inputs["_meta"]; ok && jb.jsonRPC {
+		// A JSON-RPC call's _meta is the protocol's, as the transport's
+		// headers are: MCP's protocol version (one per lane), the client's
+		// name and capabilities (the same for every client of a kind).
+		inputs = maps.Clone(inputs)
+		delete(inputs, "_meta")
+	}
+	walk(inputs, jb.prefix, nil, 0)
 	return out
 }
 

@@ -139,3 +139,32 @@ func TestExperimentCallWithoutInput(t *testing.T) {
 		t.Errorf("a call with arguments or a cookie carries no input?")
 	}
 }
+
+// A JSON-RPC call's _meta is the protocol's (MCP's stateless lane puts its
+// one protocol version and the client's name there): neither an input a
+// claim needs varied nor one other-value changes, where a plain JSON
+// body's member of that name is the user's.
+func TestExperimentLeavesTheProtocolsMeta(t *testing.T) {
+	list := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"probe","version":"0.1"}}}}`
+	base := &result.Digest{Key: "k", Op: "tools/list", Request: "POST /mcp " + list, Input: true}
+	if in := requestInputs(base); len(in) != 0 || !withoutInput(base) {
+		t.Errorf("tools/list's inputs %v: want none", in)
+	}
+	for _, v := range requestVariants(base, nil, false) {
+		if v.name == "other-value" {
+			t.Errorf("other-value of the protocol's _meta: %v", v.varies)
+		}
+	}
+	withArg := strings.Replace(list, `"params":{`, `"params":{"cursor":"c2",`, 1)
+	if in := requestInputs(&result.Digest{Request: "POST /mcp " + withArg}); strings.Join(in, ",") != "params.cursor" {
+		t.Errorf("inputs %v: want params.cursor alone", in)
+	}
+	plain := `{"_meta":{"lang":"en"},"q":"go"}`
+	if in := requestInputs(&result.Digest{Request: "POST /search " + plain}); strings.Join(in, ",") != "body._meta.lang,body.q" {
+		t.Errorf("a plain body's inputs %v: its _meta is the user's", in)
+	}
+	if probes.IsInputHeader("Mcp-Method") || probes.IsInputHeader("mcp-name") || !probes.IsInputHeader("X-Api-Key") {
+		t.Errorf("MCP's routing fields repeat the body; an API key is an input")
+	}
+}

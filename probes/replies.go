@@ -69,10 +69,12 @@ func requestText(r *h1.Request) string {
 // experiment: inputs).
 // Accept and Accept-Encoding negotiate the reply's format and encoding,
 // not its content; MCP's session id and protocol version are its
-// transport's.
+// transport's, and its Mcp-Method and Mcp-Name routing fields repeat the
+// body's method and tool name (a server refuses them unequal): another
+// key varies them with the body.
 var notInputs = map[string]bool{"host": true, "content-type": true, "content-length": true, "transfer-encoding": true,
 	"connection": true, "te": true, "user-agent": true, "accept": true, "accept-encoding": true, "mcp-session-id": true,
-	"mcp-protocol-version": true}
+	"mcp-protocol-version": true, "mcp-method": true, "mcp-name": true}
 
 // IsInputHeader says whether a header field is an input of the request:
 // one a server may key its work on (Accept-Language, Cookie,

@@ -102,7 +102,7 @@ func TestFuzzCtrlC(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil || rep.Fuzz == nil || rep.Fuzz.Inputs == 0 {
 		t.Errorf("report after Ctrl-C: %v, fuzz %+v", err, rep.Fuzz)
 	}
-	if strings.Contains(stderr, "goroutine ") {
+	if clitest.StackTrace(stderr) {
 		t.Errorf("stack trace on stderr: %s", stderr)
 	}
 }

@@ -39,7 +39,7 @@ func TestRampWithHostileValues(t *testing.T) {
 		{"name": "climb", "steps": [`+list+`, {"name": "item", "path": "/items/{{id}}", "headers": {"Authorization": "Bearer s"}}]}]}`)
 	code, stdout, stderr := probeCmd.Run(t, context.Background(), "ramp", "--target", srv.URL, "--file", file,
 		"--steps", "3,6/1s", "--stop-when", "never", "--json", "--out", t.TempDir())
-	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+	if clitest.StackTrace(stderr) {
 		t.Fatalf("a stack trace: %s", stderr)
 	}
 	if code != exitOK && code != exitError {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,10 +49,18 @@ func OneLine(t testing.TB, stderr, want string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "probe: ") || !strings.Contains(last, want) || strings.Contains(stderr, "goroutine ") {
+	if !strings.HasPrefix(last, "probe: ") || !strings.Contains(last, want) || StackTrace(stderr) {
 		t.Errorf("stderr %q: want one line 'probe: …%s…'", stderr, want)
 	}
 }
+
+// goStack is the first line of a Go panic or of one goroutine's stack in a
+// trace. Words alone ("goroutine counts stand in", "panic" in a reply
+// quoted back) are not one: probe's own warnings name goroutines.
+var goStack = regexp.MustCompile(`(?m)^(panic: |fatal error: |goroutine \d+ (.* )?\[.*\]:$)`)
+
+// StackTrace says whether output holds a Go stack trace.
+func StackTrace(output string) bool { return goStack.MatchString(output) }
 
 // ReadReport is the run's report.json in the report folder dir.
 func ReadReport(t testing.TB, dir string) *report.Run {
