@@ -133,14 +133,18 @@ func TestExperimentHeaderInputs(t *testing.T) {
 // keys) and the metadata (without-headers). Constant work, its metadata
 // dropped with the same reply and cost, is load-time; work keyed on the
 // x-user metadata, whose calls without it are refused, has a void variant
-// that says so with its errors, and is never load-time.
+// that says so with its errors, and is never load-time; work keyed on the
+// message's field, of equal cost for every user, is another reply per
+// key: memoise per input, never load-time.
 func TestExperimentGRPC(t *testing.T) {
 	probe := buildGo(t, "../cmd/probe", "probe")
 	server := buildGo(t, "./testdata/grpcexperiment", "grpcexperiment")
 	for _, tc := range []struct {
-		mode, verdict string
-		trap          bool
-	}{{"constant", "input-independent", false}, {"metadata", "inputs-not-varied", true}} {
+		mode, verdict, keys string
+		trap, metadata      bool // metadata: the work is keyed on x-user
+	}{{"constant", "input-independent", "gzip,cache,kubernetes", false, false},
+		{"metadata", "inputs-not-varied", "gzip,cache,kubernetes", true, true},
+		{"field", "replies-with-input", "ann,bob,cy", true, false}} {
 		t.Run(tc.mode, func(t *testing.T) {
 			addr := freeAddr(t)
 			pprofAddr := freeAddr(t)
@@ -148,7 +152,7 @@ func TestExperimentGRPC(t *testing.T) {
 			waitAnswers(t, "http://"+pprofAddr+"/debug/pprof/")
 			for attempt := 1; ; attempt++ {
 				rep := experimentRun(t, probe, "grpc", "--target", "http://"+addr, "--pprof", "http://"+pprofAddr+"/debug/pprof/",
-					"--call", "probe.fixture.Notes/Search", "--data", `{"query": "{q}"}`, "--param", "q=gzip,cache,kubernetes",
+					"--call", "probe.fixture.Notes/Search", "--data", `{"query": "{q}"}`, "--param", "q="+tc.keys,
 					"--header", "x-tenant:acme", "--header", "x-user:bob")
 				e := rep.Experiment
 				for _, v := range e.Variants {
@@ -163,11 +167,12 @@ func TestExperimentGRPC(t *testing.T) {
 				if v == nil || strings.Join(v.Varies, ",") != "x-tenant,x-user" {
 					t.Fatalf("without-headers: %+v, want the metadata dropped", v)
 				}
-				if tc.trap && (v.Errors == 0 || !strings.Contains(v.Error, "void") || !strings.Contains(v.Error, "grpc-status 16")) {
+				if tc.metadata && (v.Errors == 0 || v.Calls < v.Errors || !strings.Contains(v.Error, "void") ||
+					!strings.Contains(v.Error, "grpc-status 16")) {
 					t.Errorf("without-headers on the trap: %d errors, %q: want void with its grpc-status 16 shown", v.Errors, v.Error)
 				}
-				if !tc.trap && v.Error != "" {
-					t.Errorf("without-headers on constant work: %s", v.Error)
+				if !tc.metadata && v.Error != "" {
+					t.Errorf("without-headers on work that reads no metadata: %s", v.Error)
 				}
 				for _, f := range rep.Findings {
 					if tc.trap && f.Class == "load-time" {
@@ -185,7 +190,7 @@ func TestExperimentGRPC(t *testing.T) {
 				if judged.Verdict != tc.verdict {
 					t.Errorf("verdict %s, want %s: %s", judged.Verdict, tc.verdict, judged.Why)
 				}
-				if tc.trap && !strings.Contains(judged.Why, "`x-user`") {
+				if tc.metadata && !strings.Contains(judged.Why, "`x-user`") {
 					t.Errorf("the verdict does not name the metadata not varied: %s", judged.Why)
 				}
 				return

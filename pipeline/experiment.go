@@ -218,7 +218,7 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		for _, prof := range profiles[i] {
 			ev.CPUSeconds += time.Duration(verdict.CPUOf(prof, nil)).Seconds()
 		}
-		ev.Errors = variantErrors(run, vl.op(i))
+		ev.Calls, ev.Errors = variantCalls(run, vl.op(i))
 		switch {
 		case vl.unsent[i].Load():
 			ev.Error = "not sent: the request cannot be varied this way (a gRPC body of no single uncompressed message, a body " +
@@ -228,8 +228,8 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		case ev.Errors > 0:
 			// A variant whose requests failed measured the server's
 			// refusal, not its work: void, its errors shown.
-			ev.Error = fmt.Sprintf("void: its requests got %d errors (%s), and void evidence is no evidence", ev.Errors,
-				variantReasons(run, vl.op(i)))
+			ev.Error = fmt.Sprintf("void: %d of its %d calls got errors (%s), and void evidence is no evidence", ev.Errors,
+				ev.Calls, variantReasons(run, vl.op(i)))
 		case len(profiles[i]) == 0:
 			ev.Error = "no CPU profile"
 		case ev.Requests == 0:

@@ -207,14 +207,15 @@ func shownRequest(v requestVariant, r *h1.Request) string {
 	return s
 }
 
-// variantErrors are the failed requests of a variant's operation.
-func variantErrors(run *result.Run, op string) int64 {
+// variantCalls are the calls of a variant's operation and the failed
+// among them.
+func variantCalls(run *result.Run, op string) (calls, errors int64) {
 	for _, o := range run.Ops {
 		if op != "" && o.Name == op {
-			return o.Errors
+			return o.Calls, o.Errors
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // maxReasonsShown bounds the reasons a void variant names.
@@ -237,7 +238,8 @@ func variantReasons(run *result.Run, op string) string {
 			parts = append(parts, fmt.Sprintf("%d× %s", run.Errors[k], strings.TrimPrefix(k, prefix)))
 		}
 	}
-	if rest := variantErrors(run, op) - named; rest > 0 {
+	if _, errs := variantCalls(run, op); errs-named > 0 {
+		rest := errs - named
 		parts = append(parts, fmt.Sprintf("%d without a reply (a refused or closed connection, a timeout)", rest))
 	}
 	return strings.Join(parts, "; ")

@@ -290,7 +290,7 @@ func TestExperimentVerdictNeedsEveryInputVaried(t *testing.T) {
 	if class, v, _, why := verdict("info", work, vs(""), "", false, cookie); v != "input-independent" || class != "load-time" {
 		t.Errorf("the cookie varied, the same reply and work: %s %s: %s", class, v, why)
 	}
-	void := "void: its requests got 300 errors (300× HTTP status 401), and void evidence is no evidence"
+	void := "void: 300 of its 300 calls got errors (300× HTTP status 401), and void evidence is no evidence"
 	class, v, _, why := verdict("info", work, vs(void), "", false, cookie)
 	if v != "inputs-not-varied" || class != "cacheable" || !strings.Contains(why, "`Cookie` was not varied") || !strings.Contains(why,
 		"HTTP status 401") {
@@ -341,7 +341,7 @@ func TestExperimentVerdictNeedsEveryArgumentVaried(t *testing.T) {
 		t.Errorf("a boolean argument not varied: %s %s: %s", class, v, why)
 	}
 	voided := slices.Clone(vs)
-	voided[2].Error = "void: its requests got 80 errors (80× MCP tool error (isError): no such language), and void evidence is no evidence"
+	voided[2].Error = "void: 80 of its 80 calls got errors (80× MCP tool error (isError): no such language), and void evidence is no evidence"
 	class, v, _, why = verdict("cacheable", work, voided, "", false, ReplyEvidence{Inputs: []string{"arguments.lang"}})
 	if v == "input-independent" || class == "load-time" {
 		t.Errorf("other-value void, yet: %s %s: %s", class, v, why)
@@ -396,7 +396,7 @@ func TestExperimentClients(t *testing.T) {
 // its work, the same reply every time, is load-time without another key.
 func TestVerdictCallWithoutInput(t *testing.T) {
 	vs := []Variant{{Name: "same-key", SameReply: true, StableDigest: "d0", ReplyDigest: "d0", Requests: 100},
-		{Name: "ignored-field", Error: "void: its requests got 80 errors (80× MCP tool error (isError): unexpected additional properties)",
+		{Name: "ignored-field", Error: "void: 80 of its 80 calls got errors (80× MCP tool error (isError): unexpected additional properties)",
 			Varies: []string{"arguments.probe-experiment"}}}
 	work := Frame{Frame: "f", CPUPerRequestMS: []float64{1, 0}, Samples: []int{200, 0}}
 	if class, v, _, why := verdict("cacheable", work, vs, "", false,

@@ -5,7 +5,10 @@
 // one reply for every query); in -mode metadata, the trap, they are the
 // numbers of the user the call's x-user metadata names, a list of the
 // same size for every user, each user's own reply, and a call without
-// x-user is refused (Unauthenticated). gRPC is served over h2c on -addr,
+// x-user is refused (Unauthenticated); in -mode field, the other trap,
+// they are the numbers of the user the message's query field names (a
+// list of the same size for each, each its own reply; any other query is
+// NotFound). gRPC is served over h2c on -addr,
 // /debug/pprof/ on -pprof.
 package main
 
@@ -36,7 +39,12 @@ type notes struct {
 
 func (n *notes) Search(ctx context.Context, r *notespb.SearchRequest) (*notespb.SearchReply, error) {
 	stored := n.constant
-	if n.mode == "metadata" {
+	switch n.mode {
+	case "field":
+		if stored = n.users[r.Query]; stored == nil {
+			return nil, status.Error(codes.NotFound, "no such user: "+r.Query)
+		}
+	case "metadata":
 		md, _ := metadata.FromIncomingContext(ctx)
 		user := strings.Join(md.Get("x-user"), "")
 		if stored = n.users[user]; stored == nil {
@@ -51,7 +59,7 @@ func (n *notes) Search(ctx context.Context, r *notespb.SearchRequest) (*notespb.
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "gRPC's listen address (h2c)")
 	pprofAddr := flag.String("pprof", "127.0.0.1:8081", "the profiles' listen address")
-	mode := flag.String("mode", "constant", "constant or metadata")
+	mode := flag.String("mode", "constant", "constant, metadata or field")
 	flag.Parse()
 	srv := grpc.NewServer()
 	notespb.RegisterNotesServer(srv, &notes{mode: *mode, constant: inputs.UsersNumbers(1),
