@@ -2,6 +2,7 @@ package analyzers
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,4 +204,37 @@ func SampleTotal(p *profile.Profile, typ string) float64 {
 		sum += s.Value[idx]
 	}
 	return float64(sum)
+}
+
+// BackgroundGC is the share of p's CPU samples that the runtime's memory
+// goroutines spent (the collector marking and sweeping, the scavenger
+// returning freed pages): work paid for by every allocation, which a
+// finding that allocates causes its part of. Assists are left out: they
+// run on the allocating goroutine, inside its stack.
+func BackgroundGC(p *profile.Profile) float64 {
+	total := SampleTotal(p, "cpu")
+	if !(total > 0) {
+		return 0
+	}
+	idx, _ := p.SampleIndexByName("cpu")
+	var gc int64
+	for _, s := range p.Sample {
+		if holdsFunc(s, "runtime.gcBgMarkWorker", "runtime.bgsweep", "runtime.bgscavenge") {
+			gc += s.Value[idx]
+		}
+	}
+	return float64(gc) / total
+}
+
+// holdsFunc says whether a sample's stack holds a function of one of the
+// names.
+func holdsFunc(s *profile.Sample, names ...string) bool {
+	for _, loc := range s.Location {
+		for _, ln := range loc.Line {
+			if ln.Function != nil && slices.Contains(names, ln.Function.Name) {
+				return true
+			}
+		}
+	}
+	return false
 }

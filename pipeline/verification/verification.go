@@ -85,11 +85,20 @@ func whyTail(why string) string {
 }
 
 // predicted is the finding's CPU per request as a share of the target
-// process's whole CPU per request: its share of the profile's CPU, scaled
-// by what the profile saw of the process's CPU.
+// process's whole CPU per request: its share of the profile's CPU, plus
+// its part of the collector's background work (the collector runs as
+// often as the heap grows, so work that allocates a share of the bytes
+// costs that share of it), scaled by what the profile saw of the
+// process's CPU.
 func predicted(f analyzers.Finding, rep *report.Run, run *result.Run) float64 {
 	share := f.CPUShare
-	if run.Profiles != nil && rep.TargetProcess != nil && rep.TargetProcess.CPUSeconds > 0 {
+	if run.Profiles == nil {
+		return min(1, share)
+	}
+	if f.AllocShare > 0 {
+		share += f.AllocShare * analyzers.BackgroundGC(run.Profiles.CPU)
+	}
+	if rep.TargetProcess != nil && rep.TargetProcess.CPUSeconds > 0 {
 		if total := analyzers.SampleTotal(run.Profiles.CPU, "cpu") / 1e9; total > 0 {
 			share *= total / rep.TargetProcess.CPUSeconds
 		}
@@ -378,10 +387,12 @@ func HotSite(p *profile.Profile, f analyzers.Finding) (verify.Site, bool) {
 	return best.site, true
 }
 
+// holds says whether a stack holds fn, a name as a finding shows it: a
+// generic function's type arguments elided ("[…]").
 func holds(stack []*profile.Location, fn string) bool {
 	for _, loc := range stack {
 		for _, l := range loc.Line {
-			if l.Function != nil && l.Function.Name == fn {
+			if l.Function != nil && (l.Function.Name == fn || frames.DisplayName(l.Function.Name) == fn) {
 				return true
 			}
 		}

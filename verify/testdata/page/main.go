@@ -6,6 +6,7 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	_ "net/http/pprof" // the profile --verify takes the hot site from
 	"strings"
 	"text/template"
 )

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	_ "net/http/pprof" // the profile --verify takes the hot site from
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
