@@ -180,3 +180,26 @@ func main() {
 		}
 	}
 }
+
+// The shared server's inferred schema is constant, but a helper writes
+// the caller's property into it: done once, the one schema's map is
+// written by every request at once, and the variant dies under load. probe
+// says so in one line (refuted, the crash named) and writes the rest.
+func TestVerifyAVariantThatCrashesUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two servers and runs loads")
+	}
+	rep := verified(t, testdataServer("shared"), "/describe?ext={e}", "--param", "e=a,b,c", "--concurrency", "8")
+	if len(rep.Verification) == 0 {
+		t.Fatalf("nothing verified: findings %+v", rep.Findings)
+	}
+	for _, v := range rep.Verification {
+		if v.Verdict == report.Confirmed || v.Verdict == report.NotBuilt || !strings.Contains(v.Why, "the variant") ||
+			!strings.Contains(v.Why, "concurrent map") || strings.Contains(v.Why, "\n") {
+			t.Errorf("%+v: want refuted in one line naming the variant's crash", v)
+		}
+	}
+	if rep.Latency.Requests == 0 || len(rep.Findings) == 0 {
+		t.Errorf("the run's own figures were not written: %d requests, %d findings", rep.Latency.Requests, len(rep.Findings))
+	}
+}
