@@ -1,0 +1,3 @@
+module probe.test/h2versions
+
+go 1.26
