@@ -437,9 +437,24 @@ func MergeShards(shards []*ShardRun) (*MergedRun, error) {
 	if profiled != nil {
 		rep.TargetProcess = profiled.Report.TargetProcess
 	}
+	if profiled != nil {
+		rep.LeakCheck = profiled.Report.LeakCheck // the leak look is the profiled shard's, as the findings are
+	}
 	for _, s := range shards {
 		if s.Report.TargetProcess != nil && rep.TargetProcess == nil {
 			rep.TargetProcess = s.Report.TargetProcess // the target is on that shard's machine
+		}
+		if rep.TargetRuntime == nil {
+			rep.TargetRuntime = s.Report.TargetRuntime
+		}
+		switch lane := s.Report.MCP; {
+		case lane == nil:
+		case rep.MCP == nil:
+			rep.MCP = lane
+		case *lane != *rep.MCP:
+			rep.Warn("shards-mcp-lanes", fmt.Sprintf("shard %d/%d spoke MCP's %s lane, protocol %s, where another spoke the %s "+
+				"lane, protocol %s: the merged figures mix them", s.Report.Shard.Index, s.Report.Shard.Count, lane.Lane,
+				lane.ProtocolVersion, rep.MCP.Lane, rep.MCP.ProtocolVersion))
 		}
 		rep.Machine.OthersCPUCores = max(rep.Machine.OthersCPUCores, s.Report.Machine.OthersCPUCores)
 	}

@@ -167,3 +167,45 @@ func TestReadShardRefusesAnEditedConfiguration(t *testing.T) {
 		t.Errorf("an edited configuration: %v", err)
 	}
 }
+
+// What a shard knows of the target and its protocol reaches the merged
+// report: the MCP lane (two shards of another lane are warned of), the
+// target's runtime, the profiled shard's look for leaks.
+func TestMergeKeepsTheLaneTheRuntimeAndTheLeakCheck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	one := newOpHistogram()
+	merge := func(lanes ...string) *MergedRun {
+		var shards []*ShardRun
+		for i, lane := range lanes {
+			run := shardRun("toolslist", i, 100, rng, one)
+			run.MCP = &result.MCPLane{Lane: lane, ProtocolVersion: map[string]string{"stateless": "2026-07-28",
+				"session": "2025-11-25"}[lane]}
+			if i == 1 {
+				run.TargetRuntime = &result.Runtime{GoVersion: "go1.27.3", GOMAXPROCS: "default", GOGC: "default", GOMEMLIMIT: "default"}
+			}
+			dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+			writeShard(t, dir, run, i, len(lanes), "r", map[string]string{"k": "v"})
+			sr, err := ReadShard(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shards = append(shards, sr)
+		}
+		m, err := MergeShards(shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := merge("stateless", "stateless")
+	if m.MCP == nil || m.MCP.Lane != "stateless" || m.MCP.ProtocolVersion != "2026-07-28" {
+		t.Errorf("merged mcp %+v: want the shards' stateless lane", m.MCP)
+	}
+	if m.TargetRuntime == nil || m.TargetRuntime.GoVersion != "go1.27.3" {
+		t.Errorf("merged target_runtime %+v: want the shard's that saw the target", m.TargetRuntime)
+	}
+	mixed := merge("stateless", "session")
+	if !strings.Contains(fmt.Sprint(mixed.Warnings), "shards-mcp-lanes") {
+		t.Errorf("shards of two lanes merged without a word: %+v", mixed.Warnings)
+	}
+}
