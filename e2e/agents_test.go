@@ -276,6 +276,10 @@ func TestAgentsSDKMemoryServer(t *testing.T) {
 			if strings.Contains(stdout+stderr, "search did not find") || strings.Contains(stdout+stderr, "index") {
 				t.Errorf("a freshness claim:\n%s%s", stdout, stderr)
 			}
+			// The example as shipped: sessions, event-stream replies.
+			if !regexp.MustCompile(`MCP session lane, protocol 20\d\d-\d\d-\d\d`).MatchString(stdout) {
+				t.Errorf("the report does not say the lane:\n%s", stdout)
+			}
 		})
 	}
 }

@@ -44,5 +44,6 @@ type Agents struct {
 	Projects []*AgentProject
 	All      []*AgentOp // the projects' rows merged
 	Checks   AgentChecks
-	Ended    string // empty when the run completed; else why it ended early
+	Ended    string   // empty when the run completed; else why it ended early
+	MCP      *MCPLane // the lane and protocol version the agents' sessions spoke
 }

@@ -137,6 +137,7 @@ type Load struct {
 	runID    string
 	words    atomic.Int64
 	keeps    string // read-back: what a read showed after two writes (EveryWrite, LastWrite)
+	lane     *result.MCPLane
 }
 
 // ErrTool is a spec that names what the server does not have.
@@ -175,6 +176,7 @@ func Prepare(ctx context.Context, spec Spec, o Options) (*Load, error) {
 		return nil, err
 	}
 	defer cs.Close()
+	l.lane = laneOf(cs)
 	listed, err := listTools(ctx, cs, toolsListTime)
 	if err != nil {
 		return nil, fmt.Errorf("MCP tools/list at %s: %v", o.Endpoint, err)
@@ -361,6 +363,23 @@ func (l *Load) connect(ctx context.Context, id int) (*mcp.ClientSession, error) 
 	}
 	return cs, nil
 }
+
+// laneOf is the lane a session of the SDK's client spoke, as probe's own
+// MCP loads name it: the stateless lane has no session and the 2026-07-28
+// protocol or later; any other is the session lane (initialize).
+func laneOf(cs *mcp.ClientSession) *result.MCPLane {
+	lane := &result.MCPLane{Lane: "session"}
+	if ir := cs.InitializeResult(); ir != nil {
+		lane.ProtocolVersion = textline.Of(ir.ProtocolVersion, 40)
+	}
+	if cs.ID() == "" && lane.ProtocolVersion >= statelessVersion {
+		lane.Lane = "stateless"
+	}
+	return lane
+}
+
+// statelessVersion is the first protocol of MCP's stateless lane.
+const statelessVersion = "2026-07-28"
 
 // call calls t for it with its holes filled.
 func (l *Load) call(ctx context.Context, cs *mcp.ClientSession, t *Tool, it *item, word, term string) (*mcp.CallToolResult, error) {

@@ -122,6 +122,10 @@ func TestCleanServerPasses(t *testing.T) {
 	if c.Versions != stored {
 		t.Errorf("checked %d versions, the server stored %d", c.Versions, stored)
 	}
+	// The SDK's stateless server speaks the 2026-07-28 lane: no session.
+	if res.MCP == nil || res.MCP.Lane != "stateless" || res.MCP.ProtocolVersion != "2026-07-28" {
+		t.Errorf("lane %+v: want the stateless lane, protocol 2026-07-28", res.MCP)
+	}
 	if len(res.Projects) != 2 || res.Projects[1].Name != "p2" || len(res.All) != 4 || res.All[0].Name != "connect" || res.All[0].Calls != 6 {
 		t.Errorf("rows: %+v", res.All)
 	}

@@ -13,7 +13,7 @@ import (
 func AsRun(r *result.Agents) *result.Run {
 	run := &result.Run{Microload: "agents", Target: r.Endpoint, Mode: "closed", Concurrency: r.Agents, Clients: r.Agents,
 		Start: r.Start, Duration: r.Duration, Errors: map[string]int64{}, Ended: r.Ended, CPUs: runtime.GOMAXPROCS(0),
-		MachineCPUs: machine.CPUs()}
+		MachineCPUs: machine.CPUs(), MCP: r.MCP}
 	for _, op := range r.All {
 		run.Ops = append(run.Ops, &result.OpStats{Name: op.Name, Setup: op.Role == "", Calls: op.Calls, Errors: op.Failed(),
 			Latency: op.Latency, Service: op.Latency})

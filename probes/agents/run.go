@@ -122,7 +122,7 @@ func (l *Load) Run(ctx context.Context) (*result.Agents, error) {
 	stopped := time.Now()
 	<-windowDone
 	res := &result.Agents{Endpoint: o.Endpoint, Agents: o.Agents, Keys: min(max(len(o.Keys), 1), o.Agents), Calls: o.Weights.String(),
-		Start: measureFrom, Duration: stopped.Sub(measureFrom)}
+		Start: measureFrom, Duration: stopped.Sub(measureFrom), MCP: l.lane}
 	if stopped.After(end) {
 		res.Duration = o.Duration
 	}

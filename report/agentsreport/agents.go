@@ -29,7 +29,9 @@ type Agents struct {
 	All       AgentsTable   `json:"all"`
 	Checks    AgentsChecks  `json:"checks"`
 	Ended     string        `json:"ended,omitempty"`
-	Run       *report.Run   `json:"run"`
+	// MCP is the lane and protocol version the agents' sessions spoke.
+	MCP *result.MCPLane `json:"mcp,omitempty"`
+	Run *report.Run     `json:"run"`
 }
 
 // AgentsTable is one table: a project's rows, or all of them.
@@ -75,7 +77,7 @@ type AgentsChecks struct {
 // figures (agents.AsRun(res) analysed).
 func AgentsOf(res *result.Agents, contended int, run *report.Run) *Agents {
 	a := &Agents{Endpoint: res.Endpoint, Agents: res.Agents, Keys: res.Keys, Contended: contended, Calls: res.Calls,
-		DurationS: res.Duration.Seconds(), Ended: res.Ended, Run: run}
+		DurationS: res.Duration.Seconds(), Ended: res.Ended, MCP: res.MCP, Run: run}
 	a.All = agentsTable("all", res.All, res.Duration)
 	if len(res.Projects) > 1 {
 		for _, p := range res.Projects {
@@ -185,9 +187,13 @@ func (t AgentsTable) table() *report.Table {
 }
 
 func (a *Agents) head() string {
-	return fmt.Sprintf("agents against %s: %s (%s), %s, %d contended items each, %s, %.1f s measured",
+	lane := ""
+	if a.MCP != nil {
+		lane = ", MCP " + a.MCP.Lane + " lane, protocol " + a.MCP.ProtocolVersion
+	}
+	return fmt.Sprintf("agents against %s: %s (%s), %s, %d contended items each, %s, %.1f s measured%s",
 		a.Endpoint, plural(int64(a.Agents), "agent"), plural(int64(a.Keys), "key"), plural(int64(max(len(a.Projects), 1)), "project"),
-		a.Contended, a.Calls, a.DurationS)
+		a.Contended, a.Calls, a.DurationS, lane)
 }
 
 // JSON is report.json.
