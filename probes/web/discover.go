@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/probehq/probe/probes"
@@ -73,6 +74,124 @@ func parseHTML(body []byte) (links []link, forms []form) {
 			links = append(links, link{rel: strings.ToLower(attr("rel")), typ: strings.ToLower(attr("type")), href: attr("href")})
 		}
 	}
+}
+
+// parseAnchors are the targets of a page's <a href> links, in order.
+func parseAnchors(body []byte) []string {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	var out []string
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return out
+		case html.StartTagToken, html.SelfClosingTagToken:
+			t := z.Token()
+			if t.Data != "a" {
+				continue
+			}
+			for _, a := range t.Attr {
+				if strings.EqualFold(a.Key, "href") && a.Val != "" {
+					out = append(out, a.Val)
+				}
+			}
+		}
+	}
+}
+
+// linkHeader reads the links of an HTTP Link header's value (RFC 8288):
+// `<href>; rel="alternate"; type="application/rss+xml", <…>; rel=mcp`.
+// What it cannot read is skipped.
+func linkHeader(v string) []link {
+	var out []link
+	for len(out) < maxHeaderLinks {
+		start := strings.IndexByte(v, '<')
+		end := strings.IndexByte(v, '>')
+		if start < 0 || end < start {
+			return out
+		}
+		l := link{href: v[start+1 : end]}
+		v = v[end+1:]
+		params := v
+		if next := strings.IndexByte(v, '<'); next >= 0 {
+			params, v = v[:next], v[next:]
+		} else {
+			v = ""
+		}
+		for _, p := range strings.Split(params, ";") {
+			k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+			val = strings.ToLower(strings.Trim(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), ",")), `"`))
+			switch k = strings.ToLower(strings.TrimSpace(k)); {
+			case !ok:
+			case k == "rel":
+				l.rel = val
+			case k == "type":
+				l.typ = val
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// maxHeaderLinks bounds the links read of one page's Link headers.
+const maxHeaderLinks = 64
+
+// announced is a link a page announced (a <link> element or a Link
+// header), as a path on the target.
+type announced struct {
+	link
+	path string
+}
+
+// lookAround reads what a person would look at to find a site's feeds and
+// services: the home page (its <link> elements and Link headers), the pages
+// it links to on the same site, and pages of the sitemap at sitemap ("" for
+// robots.txt's or /sitemap.xml), at most pagesForLinks beyond the home
+// page. It returns the links they announce, each once, and the pages read.
+func lookAround(c *probes.Client, sitemap string) (links []announced, read []string) {
+	t := c.Target()
+	st := newSite(t)
+	pages := []string{"/"}
+	var fromSitemap []string
+	if s, err := readSitemaps(c, sitemap); err == nil {
+		fromSitemap, st = spread(s.pages, pagesForLinks), s.site
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(pages) && len(read) <= pagesForLinks; i++ {
+		page := pages[i]
+		reply, err := c.Unmeasured(probes.Call{Op: "GET " + page, Req: t.Request("GET", page, nil),
+			Check: func(*probes.Reply) error { return nil }})
+		if err != nil || reply.Status != 200 {
+			continue
+		}
+		read = append(read, page)
+		base := t.URL.String() + page
+		var found []link
+		if reply.Header != nil {
+			found = append(found, linkHeader(reply.Header("Link"))...)
+		}
+		els, _ := parseHTML(reply.Body)
+		found = append(found, els...)
+		for _, l := range found {
+			if p, ok := st.localPath(l.href, base); ok && !seen[l.rel+" "+l.typ+" "+p] {
+				seen[l.rel+" "+l.typ+" "+p] = true
+				links = append(links, announced{link: l, path: p})
+			}
+		}
+		if i == 0 { // the home page's own links, then the sitemap's pages
+			for _, ref := range parseAnchors(reply.Body) {
+				if p, ok := st.localPath(ref, base); ok && !slices.Contains(pages, p) && len(pages) <= pagesForLinks {
+					pages = append(pages, p)
+				}
+			}
+			for _, p := range fromSitemap {
+				if !slices.Contains(pages, p) {
+					pages = append(pages, p)
+				}
+			}
+		}
+	}
+	return links, read
 }
 
 // robotsSitemaps are the Sitemap: lines of a robots.txt.
@@ -245,31 +364,40 @@ func searchForm(forms []form) (action, param string, ok bool) {
 }
 
 // MCPEndpoints are the paths where an MCP server may answer, in the
-// order a client tries them: /mcp, what /.well-known/mcp.json (or
-// /.well-known/mcp) names, the home page's <link rel="mcp">.
+// order a client tries them: what the site announces — what
+// /.well-known/mcp.json (or /.well-known/mcp) names, a <link rel="mcp">
+// or a Link header of rel mcp on the home page, the pages it links to or
+// the sitemap's — then /mcp, the path most servers take when nothing
+// announces one.
 func MCPEndpoints(c *probes.Client) []string {
 	t := c.Target()
 	st := newSite(t)
-	candidates := []string{"/mcp"}
+	var candidates []string
+	add := func(p string) {
+		if !slices.Contains(candidates, p) {
+			candidates = append(candidates, p)
+		}
+	}
 	for _, wk := range []string{"/.well-known/mcp.json", "/.well-known/mcp"} {
 		if status, body, err := c.Get(wk); err == nil && status == 200 {
 			if p, ok := st.localPath(wellKnownMCP(body), t.URL.String()+wk); ok && wellKnownMCP(body) != "" {
-				candidates = append(candidates, p)
+				add(p)
 			}
 		}
 	}
-	if status, body, err := c.Get("/"); err == nil && status == 200 {
-		links, _ := parseHTML(body)
-		for _, lk := range links {
-			if strings.Contains(" "+lk.rel+" ", " mcp ") || strings.Contains(lk.typ, "mcp") {
-				if p, ok := st.localPath(lk.href, t.URL.String()+"/"); ok {
-					candidates = append(candidates, p)
-				}
-			}
+	links, _ := lookAround(c, "")
+	for _, l := range links {
+		if len(candidates) < maxMCPAnnounced && (strings.Contains(" "+l.rel+" ", " mcp ") || strings.Contains(l.typ, "mcp")) {
+			add(l.path)
 		}
 	}
+	add("/mcp")
 	return candidates
 }
+
+// maxMCPAnnounced bounds the MCP endpoints tried of those a site announces:
+// a site that names a hundred is not asked a hundred times.
+const maxMCPAnnounced = 16
 
 // wellKnownMCP reads an MCP server description (/.well-known/mcp.json):
 // the endpoint it names, at the top or under "transport" or "server".

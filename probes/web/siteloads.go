@@ -225,32 +225,18 @@ func (f *Feed) Prepare(ctx context.Context, t *probes.Target, c *probes.Client) 
 	if len(f.paths) > 0 {
 		return nil
 	}
-	pages := []string{"/"}
-	st := newSite(t)
-	if s, err := readSitemaps(c, f.Sitemap); err == nil {
-		pages = append(pages, spread(s.pages, pagesForLinks)...)
-		st = s.site
-	}
-	var read []string
-	for _, page := range pages {
-		status, body, err := c.Get(page)
-		if err != nil || status != 200 {
-			continue
-		}
-		read = append(read, page)
-		links, _ := parseHTML(body)
-		for _, l := range links {
-			if !strings.Contains(" "+l.rel+" ", " alternate ") || !strings.Contains(l.typ, "rss+xml") && !strings.Contains(l.typ, "atom+xml") {
-				continue
-			}
-			if p, ok := st.localPath(l.href, t.URL.String()+page); ok && !slices.Contains(f.paths, p) {
-				f.paths = append(f.paths, p)
-			}
+	// Feeds sit beside their pages (/blog/posts.rss.xml): every page a
+	// person would look at is read for the feeds it announces.
+	links, read := lookAround(c, f.Sitemap)
+	for _, l := range links {
+		if strings.Contains(" "+l.rel+" ", " alternate ") && (strings.Contains(l.typ, "rss+xml") || strings.Contains(l.typ, "atom+xml")) &&
+			!slices.Contains(f.paths, l.path) {
+			f.paths = append(f.paths, l.path)
 		}
 	}
 	if len(f.paths) == 0 {
-		return &probes.NotFound{Microload: "feed", What: fmt.Sprintf("no <link rel=\"alternate\"> to an RSS or Atom feed on the %d pages read",
-			len(read))}
+		return &probes.NotFound{Microload: "feed", What: "no <link rel=\"alternate\"> or Link header to an RSS or Atom feed on the " +
+			"pages read", Tried: read}
 	}
 	return nil
 }
