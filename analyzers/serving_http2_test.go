@@ -134,4 +134,3 @@ func loadHTTP2(t *testing.T, useTLS bool, d time.Duration) *profile.Profile {
 	}
 	return p
 }
-

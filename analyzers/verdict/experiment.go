@@ -42,9 +42,9 @@ type Variant struct {
 	SlotRequests []int64 `json:"slot_requests,omitempty"`
 	// Calls are all the variant's calls in the experiment's load, the
 	// seconds between its profiles too; Errors are the failed among them.
-	Calls        int64   `json:"calls,omitempty"`
-	Errors       int64   `json:"errors"`
-	CPUSeconds   float64 `json:"cpu_s"` // all the target's CPU in the variant's profile
+	Calls      int64   `json:"calls,omitempty"`
+	Errors     int64   `json:"errors"`
+	CPUSeconds float64 `json:"cpu_s"` // all the target's CPU in the variant's profile
 	// ReplyDigest is the most frequent reply's digest (hex); StableDigest
 	// the same reply's with nonces, long hex ids and timestamps masked.
 	ReplyDigest  string `json:"reply_digest,omitempty"`
