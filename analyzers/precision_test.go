@@ -110,6 +110,33 @@ func loadAndProfile(t *testing.T, d time.Duration, h http.Handler, paths ...stri
 	return p, rs
 }
 
+// profileWhile is the test process's CPU profile while clients copies of
+// client run: each is given done, which turns true once d has passed and
+// the process has used d/2 of CPU (6d at most, on a busy machine).
+func profileWhile(t *testing.T, d time.Duration, clients int, client func(done func() bool)) *profile.Profile {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		t.Skipf("CPU profile: %v", err)
+	}
+	start, cpu0 := time.Now(), processCPU()
+	done := func() bool {
+		since := time.Since(start)
+		return since >= d && (processCPU()-cpu0 >= d/2 || since >= 6*d)
+	}
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() { client(done) })
+	}
+	wg.Wait()
+	pprof.StopCPUProfile()
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // heapProfile is the allocations so far (the heap profile's cumulative
 // alloc_space), as probe fetches them from a target.
 func heapProfile(t *testing.T) *profile.Profile {

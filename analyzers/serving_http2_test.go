@@ -1,17 +1,15 @@
 package analyzers
 
 import (
-	"bytes"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"runtime/pprof"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,36 +99,21 @@ func loadHTTP2(t *testing.T, useTLS bool, d time.Duration) *profile.Profile {
 	defer srv.Close()
 	client := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
-	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		t.Skipf("CPU profile: %v", err)
-	}
-	start, cpu0 := time.Now(), processCPU()
-	var wg sync.WaitGroup
-	for c := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; time.Since(start) < d || processCPU()-cpu0 < d/2 && time.Since(start) < 6*d; n++ {
-				resp, err := client.Post(srv.URL+"/work", "text/plain", strings.NewReader(fmt.Sprint(c, n, strings.Repeat("x", 4096))))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.ProtoMajor != 2 {
-					t.Errorf("%s: want HTTP/2", resp.Proto)
-					return
-				}
+	var n atomic.Int64
+	return profileWhile(t, d, 4, func(done func() bool) {
+		for !done() {
+			body := strings.NewReader(fmt.Sprint(n.Add(1), strings.Repeat("x", 4096)))
+			resp, err := client.Post(srv.URL+"/work", "text/plain", body)
+			if err != nil {
+				t.Error(err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	pprof.StopCPUProfile()
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.ProtoMajor != 2 {
+				t.Errorf("%s: want HTTP/2", resp.Proto)
+				return
+			}
+		}
+	})
 }

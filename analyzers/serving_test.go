@@ -87,46 +87,25 @@ func loadMCP(t *testing.T, d time.Duration) *profile.Profile {
 	t.Helper()
 	srv := httptest.NewServer(mcpServer())
 	defer srv.Close()
-	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		t.Skipf("CPU profile: %v", err)
-	}
-	start, cpu0 := time.Now(), processCPU()
-	done := func() bool {
-		since := time.Since(start)
-		return since >= d && (processCPU()-cpu0 >= d/2 || since >= 6*d)
-	}
-	var wg sync.WaitGroup
-	for c := 0; c < 2; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, sid, err := mcpCall(srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-			if err != nil {
-				t.Error(err)
+	return profileWhile(t, d, 2, func(done func() bool) {
+		_, sid, err := mcpCall(srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, _, err := mcpCall(srv.URL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+			t.Error(err)
+			return
+		}
+		for id := 2; !done(); id++ {
+			reply, _, err := mcpCall(srv.URL, sid,
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"primes","arguments":{"n":30000}}}`, id))
+			if err != nil || !strings.Contains(reply, "3245") {
+				t.Errorf("tools/call: %v %q", err, reply)
 				return
 			}
-			if _, _, err := mcpCall(srv.URL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
-				t.Error(err)
-				return
-			}
-			for id := 2; !done(); id++ {
-				reply, _, err := mcpCall(srv.URL, sid,
-					fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"primes","arguments":{"n":30000}}}`, id))
-				if err != nil || !strings.Contains(reply, "3245") {
-					t.Errorf("tools/call: %v %q", err, reply)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	pprof.StopCPUProfile()
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+		}
+	})
 }
 
 // spin is a goroutine of the target's own that serves no request: a

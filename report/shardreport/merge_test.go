@@ -136,13 +136,7 @@ func TestMergeSumsThePerSecondSeries(t *testing.T) {
 		for s := range 2 {
 			want[s] += run.Seconds[s].Requests
 		}
-		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		writeShard(t, dir, run, i, 2, "r", map[string]string{"k": "v"})
-		sr, err := ReadShard(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shards = append(shards, sr)
+		shards = append(shards, shardRead(t, run, i, 2))
 	}
 	m, err := MergeShards(shards)
 	if err != nil {
@@ -183,13 +177,7 @@ func TestMergeKeepsTheLaneTheRuntimeAndTheLeakCheck(t *testing.T) {
 			if i == 1 {
 				run.TargetRuntime = &result.Runtime{GoVersion: "go1.27.3", GOMAXPROCS: "default", GOGC: "default", GOMEMLIMIT: "default"}
 			}
-			dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-			writeShard(t, dir, run, i, len(lanes), "r", map[string]string{"k": "v"})
-			sr, err := ReadShard(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			shards = append(shards, sr)
+			shards = append(shards, shardRead(t, run, i, len(lanes)))
 		}
 		m, err := MergeShards(shards)
 		if err != nil {
@@ -208,4 +196,16 @@ func TestMergeKeepsTheLaneTheRuntimeAndTheLeakCheck(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(mixed.Warnings), "shards-mcp-lanes") {
 		t.Errorf("shards of two lanes merged without a word: %+v", mixed.Warnings)
 	}
+}
+
+// shardRead is run written as shard i of count of run "r" and read back.
+func shardRead(t *testing.T, run *result.Run, i, count int) *ShardRun {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+	writeShard(t, dir, run, i, count, "r", map[string]string{"k": "v"})
+	sr, err := ReadShard(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sr
 }
