@@ -1,11 +1,9 @@
 package analyzers
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -74,46 +72,26 @@ func streamAndProfile(t *testing.T, addr string, req *notespb.ListRequest, d tim
 	}
 	defer conn.Close()
 	client := notespb.NewNotesClient(conn)
-	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		t.Skipf("CPU profile: %v", err)
-	}
-	start, cpu0 := time.Now(), processCPU()
-	done := func() bool {
-		since := time.Since(start)
-		return since >= d && (processCPU()-cpu0 >= d/2 || since >= 6*d)
-	}
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	msgs := 0
-	for c := 0; c < 2; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !done() {
-				s, err := client.List(context.Background(), req)
-				n := 0
-				for err == nil {
-					if _, err = s.Recv(); err == nil {
-						n++
-					}
+	p := profileWhile(t, d, 2, func(done func() bool) {
+		for !done() {
+			s, err := client.List(context.Background(), req)
+			n := 0
+			for err == nil {
+				if _, err = s.Recv(); err == nil {
+					n++
 				}
-				if err != io.EOF {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				msgs = n
-				mu.Unlock()
 			}
-		}()
-	}
-	wg.Wait()
-	pprof.StopCPUProfile()
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+			if err != io.EOF {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			msgs = n
+			mu.Unlock()
+		}
+	})
 	return p, msgs
 }
 

@@ -41,56 +41,37 @@ func loadAndProfile(t *testing.T, d time.Duration, h http.Handler, paths ...stri
 	t.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		t.Skipf("CPU profile: %v", err)
-	}
 	var mu sync.Mutex
 	seen := map[string]map[string]int64{}
-	var requests atomic.Int64
+	var requests, clients atomic.Int64
 	// Run for d, and on until the process has used enough CPU for the
 	// shares to be more than a few samples (the machine may be busy).
-	start, cpu0 := time.Now(), processCPU()
-	done := func() bool {
-		since := time.Since(start)
-		return since >= d && (processCPU()-cpu0 >= d/2 || since >= 6*d)
-	}
-	var wg sync.WaitGroup
-	for c := 0; c < 2; c++ {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			for n := c; !done(); n++ {
-				path := paths[n%len(paths)]
-				var resp *http.Response
-				var err error
-				if p, ok := strings.CutPrefix(path, "POST "); ok {
-					resp, err = http.Post(srv.URL+p, "text/plain", strings.NewReader(postedTemplate))
-				} else {
-					resp, err = http.Get(srv.URL + path)
-				}
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				requests.Add(1)
-				mu.Lock()
-				if seen[path] == nil {
-					seen[path] = map[string]int64{}
-				}
-				seen[path][string(body)]++
-				mu.Unlock()
+	p := profileWhile(t, d, 2, func(done func() bool) {
+		c := int(clients.Add(1) - 1)
+		for n := c; !done(); n++ {
+			path := paths[n%len(paths)]
+			var resp *http.Response
+			var err error
+			if p, ok := strings.CutPrefix(path, "POST "); ok {
+				resp, err = http.Post(srv.URL+p, "text/plain", strings.NewReader(postedTemplate))
+			} else {
+				resp, err = http.Get(srv.URL + path)
 			}
-		}(c)
-	}
-	wg.Wait()
-	pprof.StopCPUProfile()
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			requests.Add(1)
+			mu.Lock()
+			if seen[path] == nil {
+				seen[path] = map[string]int64{}
+			}
+			seen[path][string(body)]++
+			mu.Unlock()
+		}
+	})
 	var rs []Replies
 	for _, path := range paths {
 		r := Replies{Key: path, Op: "GET " + path, Request: "GET " + path}
