@@ -41,6 +41,10 @@ func TestJSONRPCRepliesAsAnEventStream(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+		// A failed reply is counted under one line of its reason.
+		if err != nil && (strings.ContainsAny(err.Error(), "\r\n") || len(err.Error()) > 300) {
+			t.Errorf("%s: the reason is not one short line: %q", tc.name, err)
+		}
 	}
 	if got := sseEvents([]byte("data: {\"a\":\r\ndata: 1}\r\n\r\nid: 2\n\ndata: x")); len(got) != 2 ||
 		string(got[0]) != "{\"a\":\n1}" || string(got[1]) != "x" {
