@@ -71,3 +71,15 @@ func goroutines(p *profile.Profile) int64 {
 	}
 	return n
 }
+
+// Leaked is the target's leak profile now: the goroutines blocked forever
+// (the profile runs a GC that finds them). An error says it serves none
+// (a 404 before Go 1.27) or sent no profile; the read is bounded as every
+// profile's is.
+func Leaked(ctx context.Context, o ProfileOptions) (*profile.Profile, error) {
+	if o.Slack <= 0 {
+		o.Slack = 10 * time.Second
+	}
+	p, _, err := fetchProfile(ctx, o.PprofURL, result.LeakProfile, nil, o)
+	return p, err
+}

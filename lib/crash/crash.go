@@ -19,6 +19,10 @@ const (
 	Panic              = "panic"
 	Hang               = "hang"
 	Deadlock           = "deadlock"
+	// Leak is no death: goroutines a request left blocked forever, which
+	// the process lives with until its memory runs out (Go 1.27's
+	// goroutineleak profile finds them).
+	Leak = "leak"
 )
 
 // crashSignatures map the lines by which the Go runtime names a death to a

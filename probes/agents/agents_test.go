@@ -22,10 +22,11 @@ type memory struct {
 	mu       sync.Mutex
 	writes   int
 	versions map[string]int64
-	words    map[string]string // word → permalink
-	dropAt   int               // the write acknowledged but not stored (0: none)
-	failAt   int               // the write stored but answered with an error (0: none)
-	version  any               // what write_note's version is, instead of the number (nil: the number)
+	words    map[string]string          // word → permalink
+	dropAt   int                        // the write acknowledged but not stored (0: none)
+	failAt   int                        // the write stored but answered with an error (0: none)
+	version  any                        // what write_note's version is, instead of the number (nil: the number)
+	shape    *mcp.StreamableHTTPOptions // the SDK's shape (nil: stateless, JSON replies)
 }
 
 type args struct {
@@ -77,8 +78,11 @@ func (m *memory) serve(t *testing.T, tools ...string) string {
 			defer m.mu.Unlock()
 			return nil, map[string]any{"version": m.versions[a.Project+a.Path]}, nil
 		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	shape := m.shape
+	if shape == nil {
+		shape = &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, shape)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL
@@ -232,5 +236,38 @@ func TestOutcome(t *testing.T) {
 		if got := outcome(err); got != want {
 			t.Errorf("%v: %s, want %s", err, got, want)
 		}
+	}
+}
+
+// Agents speak every shape the official SDK serves — sessions or
+// stateless, JSON or event-stream replies — with no failed call, and say
+// the lane each negotiated.
+func TestAgentsOnEveryShapeOfTheSDK(t *testing.T) {
+	for _, shape := range []struct {
+		name string
+		o    mcp.StreamableHTTPOptions
+		lane string
+	}{
+		{"sessions, event streams (the default)", mcp.StreamableHTTPOptions{}, "session"},
+		{"sessions, JSON", mcp.StreamableHTTPOptions{JSONResponse: true}, "session"},
+		{"stateless, event streams", mcp.StreamableHTTPOptions{Stateless: true}, "stateless"},
+		{"stateless, JSON", mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}, "stateless"},
+	} {
+		t.Run(shape.name, func(t *testing.T) {
+			m := newMemory()
+			m.shape = &shape.o
+			res := run(t, m, options(m.serve(t)))
+			if res.Checks.Failed() {
+				t.Errorf("checks %+v", res.Checks)
+			}
+			for _, op := range res.All {
+				if op.Failed() != 0 || op.Calls == 0 {
+					t.Errorf("%s: %d of %d calls failed: %v", op.Name, op.Failed(), op.Calls, op.Errors)
+				}
+			}
+			if res.MCP == nil || res.MCP.Lane != shape.lane || res.MCP.ProtocolVersion == "" {
+				t.Errorf("lane %+v: want the %s lane and its protocol", res.MCP, shape.lane)
+			}
+		})
 	}
 }

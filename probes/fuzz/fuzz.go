@@ -68,6 +68,7 @@ type fuzzer struct {
 	// extremes are tried first, in order, by whichever client is free.
 	extremes    []result.FuzzInput
 	nextExtreme atomic.Int64
+	recent      recent // the search's last inputs, the leak hunt's candidates
 }
 
 // Run fuzzes until o.Duration has passed or ctx ends, then confirms and
@@ -120,7 +121,9 @@ func Run(ctx context.Context, o Options) (*result.Fuzz, error) {
 	}
 
 	shrinkStart := time.Now()
+	var leakedAtEnd int64
 	if ctx.Err() == nil && startErr == nil {
+		leakedAtEnd = f.leakedNow(ctx)
 		stopProgress = f.progress("shrink")
 		res.Crashes = f.confirmAndShrink(ctx)
 		stopProgress()
@@ -130,6 +133,13 @@ func Run(ctx context.Context, o Options) (*result.Fuzz, error) {
 	}
 	if res.Crashes == nil {
 		res.Crashes = f.unshrunk()
+	}
+	if ctx.Err() == nil && startErr == nil {
+		var leaks []*result.FuzzCrash
+		leaks, res.LeakHunt = f.huntLeaks(ctx, time.Now().Add(leakHuntTime), leakedAtEnd)
+		for _, c := range leaks {
+			res.Crashes = mergeCrash(res.Crashes, c)
+		}
 	}
 	res.Shrinking = time.Since(shrinkStart)
 	f.sup.stop()

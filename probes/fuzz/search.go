@@ -124,6 +124,9 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in result.FuzzInput, 
 	}
 	if err == nil {
 		f.sup.untrack(id)
+		if record {
+			f.recent.add(in)
+		}
 		out := Outcome{Status: status}
 		if status >= 400 {
 			out.Reason = firstLine(string(body))

@@ -111,6 +111,9 @@ func FromFuzz(res *result.Fuzz, s FuzzSetting) *FuzzReport {
 	if res.Ended != "" {
 		r.Warnings = result.AddWarning(r.Warnings, "ended-early", res.Ended)
 	}
+	if res.LeakHunt != "" {
+		r.Warnings = result.AddWarning(r.Warnings, "leak-hunt", res.LeakHunt)
+	}
 	return r
 }
 

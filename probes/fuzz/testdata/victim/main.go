@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -31,6 +32,9 @@ var (
 	counts = map[string]int{}
 )
 
+// notifyWorker computes a count's result and sends it to whoever waits.
+func notifyWorker(done chan<- int, n int) { done <- 2 * n }
+
 func intParam(r *http.Request, name string) (int, bool) {
 	n, err := strconv.Atoi(r.URL.Query().Get(name))
 	return n, err == nil
@@ -40,6 +44,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:"+os.Getenv("PORT"), "listen address")
 	mute := flag.Bool("mute", false, "accept connections and answer nothing")
 	exitAfter := flag.Int64("exit-after", 0, "die (an unrecovered panic) at this many requests; 0: never")
+	profiles := flag.Bool("pprof", false, "serve /debug/pprof/ (the leak profile among them)")
 	flag.Parse()
 	if *mute {
 		http.ListenAndServe(*addr, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { select {} }))
@@ -48,6 +53,21 @@ func main() {
 	debug.SetMaxStack(8 << 20) // an overflow at depth ~40,000, in milliseconds
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "victim") })
+	if *profiles {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+	}
+	// A negative count is refused before the worker's result is read: the
+	// worker waits forever to send it, a goroutine leaked per request.
+	mux.HandleFunc("GET /notify", func(w http.ResponseWriter, r *http.Request) {
+		n, ok := intParam(r, "n")
+		done := make(chan int)
+		go notifyWorker(done, n)
+		if !ok || n < 0 {
+			http.Error(w, "n: want a count", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintln(w, <-done)
+	})
 	// Recursion as deep as asked: a fatal stack overflow past the cap.
 	mux.HandleFunc("GET /depth", func(w http.ResponseWriter, r *http.Request) {
 		n, ok := intParam(r, "n")
