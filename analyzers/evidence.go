@@ -236,6 +236,11 @@ const (
 // input or its output.
 func (r *Rule) OverReplyBytes() bool { return r.Scope == scopeWhole || r.Scope == scopeToken }
 
+// InvariantPending ends the evidence of work invariant by nature whose
+// input the profile did not show, on requests whose different inputs got
+// different replies: the experiment settles it (a steady cost: load-time).
+const InvariantPending = "until the experiment shows its cost steady across inputs"
+
 // classify is the class a load-time rule's finding keeps, given the
 // replies, with the evidence in words and the suggestion.
 //
@@ -253,6 +258,16 @@ func (f replyFacts) classifyInput(r *Rule, inputFrom string) (class, evidence, s
 				"input, not moved to load time", inputFrom),
 			fmt.Sprintf("Memoise %s per input (keyed by the bytes it is given, or by the stored item and its version) and reuse "+
 				"the result until the input changes.", r.What)
+	}
+	if r.Invariant && !r.PerItem && f.run && f.input && (f.across == "echo" || f.across == "different") {
+		// Different inputs got different replies, and what the work is
+		// given may be one of them: a query parameter read too cheaply to
+		// be sampled looks like a constant in the profile.
+		return "cacheable", "the profiles show its input read neither from the request nor from storage, but the requests " +
+				"carry input (a query or a body) and different inputs got different replies, so probe claims it at most " +
+				"cacheable " + InvariantPending,
+			fmt.Sprintf("Memoise %s per input (keyed by what it is given) and reuse the result; if what it is given is a "+
+				"constant, %s", r.What, strings.ToLower(r.Suggestion[:1])+r.Suggestion[1:])
 	}
 	if r.Invariant {
 		return "load-time", "this work does not depend on the request: the profiles show its input read neither from the request " +

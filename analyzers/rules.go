@@ -25,6 +25,10 @@ type Rule struct {
 	// a sample with one of them below the rule's frame is not this work.
 	OtherWork []string `json:"other_work,omitempty"`
 	Invariant bool     `json:"invariant,omitempty"` // the work's result never depends on the request
+	// PerItem: the work is invariant per stored item it is given (a
+	// document loaded for a search hit): which items moves with the
+	// request by nature, what each one costs does not.
+	PerItem bool `json:"per_item,omitempty"`
 	Scope     string   `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
 	Input     bool     `json:"input,omitempty"`     // the work may be decoding the request's own input
 	MinShare  float64  `json:"min_share,omitempty"` // of CPU or of allocations; default 0.05

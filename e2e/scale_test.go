@@ -99,11 +99,17 @@ func TestScaleOnTheFixture(t *testing.T) {
 		}
 		return 0
 	}
-	// Four times the notes: the feed walk's share of the page's CPU
-	// grows (22% → 43% on a quiet machine); load-time mode walks nothing.
-	if scan(pr, 2) <= scan(pr, 0) || scan(pr, 2) < 0.2 || cpu(pr, 2) < 2*cpu(lt, 2) {
-		t.Errorf("per-request: the scan's share %.2f → %.2f, CPU %.3f ms a page at the largest (load-time's %.3f): want the walk "+
-			"to grow with the notes", scan(pr, 0), scan(pr, 2), cpu(pr, 2), cpu(lt, 2))
+	// Four times the notes: the feed walk's share of the page's CPU grows
+	// (22% → 43% on a quiet machine), or, where the profiles fell short on
+	// a busy machine, the CPU a page costs does (2.5× quiet, 1.8× busy);
+	// at the same size the walk costs several times the cached page.
+	grows := scan(pr, 2) > scan(pr, 0) && scan(pr, 2) >= 0.2 || scan(pr, 2) == 0 && cpu(pr, 2) >= 1.5*cpu(pr, 0)
+	if !grows || cpu(pr, 2) < 2*cpu(lt, 2) {
+		t.Errorf("per-request: the scan's share %.2f → %.2f, CPU %.3f → %.3f ms a page (load-time's %.3f at the largest): "+
+			"want the walk to grow with the notes", scan(pr, 0), scan(pr, 2), cpu(pr, 0), cpu(pr, 2), cpu(lt, 2))
+		for _, p := range pr.Points {
+			t.Logf("per-request at %d notes: %s; findings %s", p.Notes, p.Error, rules(p.Microloads["page"].Findings))
+		}
 	}
 	for i := range 3 {
 		if s := scan(lt, i); s > 0 {

@@ -61,10 +61,34 @@ func Judge(f analyzers.Finding, vs []Variant, profiles [][]*profile.Profile, rea
 		ef.Frames = append(ef.Frames, fr)
 	}
 	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads, overReply, replies)
+	if strings.Contains(f.Evidence, analyzers.InvariantPending) {
+		steady(&ef)
+	}
 	if sp := slotSpread(ef.Frames[0], vs); sp.Measured() {
 		ef.SlotNoise = sp.RelSD
 	}
 	return ef
+}
+
+// steady settles work invariant by nature that the profile showed given no
+// input, on requests whose replies differ: a cost that stayed put when the
+// input changed (whatever the replies did: they differ by the data) says
+// what it is given is a constant, load-time; one that moved, or an
+// experiment that could not tell, leaves it cacheable.
+func steady(ef *Finding) {
+	switch ef.Verdict {
+	case "input-independent", "replies-with-input", "inputs-not-varied":
+	default:
+		return
+	}
+	figures := ""
+	if i := strings.Index(ef.Why, "CPU per request of "); i >= 0 {
+		figures = " " + ef.Why[i:]
+	}
+	ef.Class, ef.Verdict = "load-time", "steady-cost"
+	ef.Why = fmt.Sprintf("%s: the work is invariant by nature and the profiles show it given no input; its CPU per request "+
+		"stayed within ±%.0f%% when the input changed, so what it is given does not move with the request: a constant, "+
+		"done once at load (the replies differ by the data the rest of the request reads).%s", Name, 100*ef.Tolerance, figures)
 }
 
 // verdict is the class the experiment's figures of the work support;
@@ -386,6 +410,12 @@ func Apply(f *analyzers.Finding, ef Finding, rule *analyzers.Rule) {
 		f.Suggestion = "Memoise this work per input, keyed by what the request carries (the headers named included), and reuse " +
 			"it until the data changes; " +
 			"move it to load time only once the experiment has varied every input the server may read and its cost and reply stayed put."
+	case "steady-cost":
+		f.Class = "load-time"
+		f.Evidence += "; " + ef.Why
+		if rule != nil && rule.Suggestion != "" {
+			f.Suggestion = rule.Suggestion
+		}
 	case "replies-with-input":
 		f.Class = "cacheable"
 		f.Evidence += "; " + ef.Why

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/result"
 )
 
@@ -406,5 +407,37 @@ func TestVerdictCallWithoutInput(t *testing.T) {
 	}
 	if _, v, _, why := verdict("cacheable", work, vs, "", false, ReplyEvidence{}); v != "inconclusive" {
 		t.Errorf("input never varied: %s: %s", v, why)
+	}
+}
+
+// Work invariant by nature that the profile showed given no input, on
+// requests whose replies differ: a steady cost across inputs is a
+// constant (load-time, whatever the replies did); a cost that moved, or no
+// telling, leaves it cacheable.
+func TestSteadyCostSettlesAnInvariantClaim(t *testing.T) {
+	pending := "parsing templates …; so probe claims it at most cacheable " + analyzers.InvariantPending
+	for _, tc := range []struct {
+		name, verdict, class string
+	}{
+		{"stayed, other replies", "replies-with-input", "load-time"},
+		{"stayed, same replies", "input-independent", "load-time"},
+		{"stayed, a header not varied", "inputs-not-varied", "load-time"},
+		{"moved", "moves-with-input", "cacheable"},
+		{"could not tell", "inconclusive", "cacheable"},
+	} {
+		ef := Finding{Class: "cacheable", Verdict: tc.verdict, Tolerance: 0.3,
+			Why: "the experiment: … CPU per request of text/template.(*Template).Parse: same-key 1.0 ms"}
+		if tc.verdict == "input-independent" {
+			ef.Class = "load-time"
+		}
+		steady(&ef)
+		f := analyzers.Finding{Class: "cacheable", Evidence: pending}
+		Apply(&f, ef, nil)
+		if f.Class != tc.class {
+			t.Errorf("%s: class %s, want %s (%s)", tc.name, f.Class, tc.class, ef.Why)
+		}
+		if tc.class == "load-time" && (ef.Verdict != "steady-cost" || !strings.Contains(ef.Why, "CPU per request of text/template")) {
+			t.Errorf("%s: verdict %s: %s", tc.name, ef.Verdict, ef.Why)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/report"
 )
 
@@ -89,55 +90,83 @@ func verified(t *testing.T, dir, path string, more ...string) *report.Run {
 
 func testdataServer(name string) string { return filepath.Join("..", "..", "verify", "testdata", name) }
 
-// The rules server compiles a constant rule list per request: its
-// load-time finding is confirmed, the variant answering the same for a
-// good part less CPU a request (the fixture's notes measured 72–78 %).
+// The rules server compiles a constant rule list per request, and its
+// replies differ by query: the claim waits for the experiment, whose
+// steady cost makes it load-time, and --verify confirms it, the variant
+// answering the same for a good part less CPU a request (the fixture's
+// notes measured 72–78 %). Should the experiment not tell on a busy
+// machine, the claim stays cacheable and its memo is what is confirmed.
 func TestVerifyConfirmsTheRulesServersLoadTimeFinding(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds two servers and runs 7 loads")
+		t.Skip("builds two servers and runs 7 loads and the experiment")
 	}
-	rep := verified(t, testdataServer("rules"), "/rules?q={q}", "--param", "q=select+a+from+b,x%40y.org,..%2F..%2Fetc,hi")
+	rep := verified(t, testdataServer("rules"), "/rules?q={q}", "--param", "q=select+a+from+b,x%40y.org,..%2F..%2Fetc,hi",
+		"--experiment=true")
 	var found bool
 	for _, v := range rep.Verification {
-		if v.Class != "load-time" {
+		if !strings.HasPrefix(v.Finding, "repeated-regexp-compile@") {
 			continue
 		}
 		found = true
+		if v.Class != "load-time" && experimentVerdict(rep, "repeated-regexp-compile") != "inconclusive" {
+			t.Errorf("%+v: want load-time (the experiment: %s)", v, experimentVerdict(rep, "repeated-regexp-compile"))
+		}
 		if v.Verdict != report.Confirmed || v.MeasuredSaving == nil || *v.MeasuredSaving < 0.3 || v.RepliesSame == nil ||
 			!*v.RepliesSame || v.Rounds != 6 || v.Patch == "" || v.PredictedSaving <= 0 {
 			t.Errorf("%+v: want confirmed, replies the same, a saving above 30%% over 6 rounds, a patch", v)
 		}
 	}
 	if !found {
-		t.Errorf("no load-time finding verified: findings %+v, verifications %+v", rep.Findings, rep.Verification)
+		t.Errorf("the constant rules' compile was not verified: findings %+v, verifications %+v", rep.Findings, rep.Verification)
 	}
 }
 
-// The greet trap parses the client's own template: the finding calls it
-// load-time work, and --verify never confirms that (the template is the
-// request's).
-func TestVerifyNeverConfirmsATrapAsLoadTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a server and runs a load")
+// experimentVerdict is the experiment's verdict on a finding of rule ("":
+// not judged).
+func experimentVerdict(rep *report.Run, rule string) string {
+	if rep.Experiment == nil {
+		return ""
 	}
-	tpls := []string{`{{.name}}{{if .formal}}{{printf "%s %s" .title .name}}{{range .items}}{{.}}{{end}}{{end}}`,
-		`<{{.name | printf "%q"}}>{{with .a}}{{.b}}{{else}}{{.c | html}}{{end}}`}
+	for _, f := range rep.Experiment.Findings {
+		if f.Rule == rule {
+			return f.Verdict
+		}
+	}
+	return ""
+}
+
+// The greet trap parses the client's own template, taken from the query:
+// a read too cheap to be sampled, so the profile alone shows no input. The
+// templates got different replies, so the finding is held at cacheable
+// until the experiment shows a steady cost; the experiment (on, as by
+// default) sees the parse's cost move with the template or cannot tell,
+// and the claim is never load-time, nor a load-time verification
+// confirmed.
+func TestTheTemplateTrapIsNeverLoadTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a server and runs a load and the experiment")
+	}
+	tpls := []string{`{{.name}}{{if .formal}}{{printf "%s %s" .title .name}}{{range .items}}{{.}}{{end}}{{end}}` +
+		`{{with .address}}{{.street}}, {{.city}} {{.zip | printf "%05s"}}{{else}}{{.country | html}}{{end}}`,
+		`<{{.name | printf "%q"}}>`}
 	for i := range tpls {
 		tpls[i] = url.QueryEscape(tpls[i])
 	}
-	rep := verified(t, testdataServer("traps"), "/greet?tpl={t}&name=ada", "--param", "t="+strings.Join(tpls, ","))
-	loadTime := 0
-	for _, v := range rep.Verification {
-		if v.Class != "load-time" {
-			continue
-		}
-		loadTime++
-		if v.Verdict != report.NotBuilt || !strings.Contains(v.Why, "computed on each call") {
-			t.Errorf("%+v: want not-built, the template computed on each call", v)
+	rep := verified(t, testdataServer("traps"), "/greet?tpl={t}&name=ada", "--param", "t="+strings.Join(tpls, ","),
+		"--experiment=true")
+	var parse *analyzers.Finding
+	for i, f := range rep.Findings {
+		if f.Rule == "repeated-template-parse" {
+			parse = &rep.Findings[i]
 		}
 	}
-	if loadTime == 0 {
-		t.Errorf("no load-time finding was tried: findings %+v, verifications %+v", rep.Findings, rep.Verification)
+	if parse == nil || parse.Class == "load-time" {
+		t.Fatalf("the client's own template: %+v, want a finding that is not load-time", parse)
+	}
+	for _, v := range rep.Verification {
+		if v.Class == "load-time" && v.Verdict == report.Confirmed {
+			t.Errorf("%+v: a load-time claim of the client's template confirmed", v)
+		}
 	}
 }
 

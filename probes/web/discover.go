@@ -152,9 +152,13 @@ func lookAround(c *probes.Client, sitemap string) (links []announced, read []str
 	t := c.Target()
 	st := newSite(t)
 	pages := []string{"/"}
-	var fromSitemap []string
 	if s, err := readSitemaps(c, sitemap); err == nil {
-		fromSitemap, st = spread(s.pages, pagesForLinks), s.site
+		st = s.site
+		for _, p := range spread(s.pages, pagesForLinks) {
+			if !slices.Contains(pages, p) {
+				pages = append(pages, p)
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for i := 0; i < len(pages) && len(read) <= pagesForLinks; i++ {
@@ -178,17 +182,15 @@ func lookAround(c *probes.Client, sitemap string) (links []announced, read []str
 				links = append(links, announced{link: l, path: p})
 			}
 		}
-		if i == 0 { // the home page's own links, then the sitemap's pages
+		if i == 0 { // the home page's own links come before the sitemap's pages
+			var linked []string
 			for _, ref := range parseAnchors(reply.Body) {
-				if p, ok := st.localPath(ref, base); ok && !slices.Contains(pages, p) && len(pages) <= pagesForLinks {
-					pages = append(pages, p)
+				if p, ok := st.localPath(ref, base); ok && !slices.Contains(pages, p) && !slices.Contains(linked, p) &&
+					len(linked) < pagesForLinks {
+					linked = append(linked, p)
 				}
 			}
-			for _, p := range fromSitemap {
-				if !slices.Contains(pages, p) {
-					pages = append(pages, p)
-				}
-			}
+			pages = slices.Insert(pages, 1, linked...)
 		}
 	}
 	return links, read

@@ -90,3 +90,24 @@ func TestLinkHeader(t *testing.T) {
 		t.Errorf("a Link header's links are not bounded")
 	}
 }
+
+// A site with no home page (Caddy serving a folder of notes) still has its
+// sitemap's pages read for the feeds they announce.
+func TestFeedFromTheSitemapWithoutAHomePage(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", http.NotFound)
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<urlset><url><loc>http://%s/notes/1.html</loc></url></urlset>`, r.Host)
+	})
+	mux.HandleFunc("/notes/1.html", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<link rel="alternate" type="application/rss+xml" href="/feed.xml">`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := probes.NewClient(targetOf(t, srv), 5*time.Second)
+	defer c.Close()
+	f := &Feed{}
+	if err := f.Prepare(context.Background(), c.Target(), c); err != nil || strings.Join(f.Paths(), " ") != "/feed.xml" {
+		t.Errorf("feeds %v (%v): want the sitemap page's /feed.xml", f.Paths(), err)
+	}
+}
