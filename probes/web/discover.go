@@ -39,14 +39,23 @@ type form struct {
 
 type formInput struct{ typ, name string }
 
-// parseHTML reads a page's <link> elements and forms.
-func parseHTML(body []byte) (links []link, forms []form) {
+// htmlPage is what discovery reads of a page: its <link> elements, its
+// forms and the targets of its <a href> links, each in order.
+type htmlPage struct {
+	links   []link
+	forms   []form
+	anchors []string
+}
+
+// parseHTML reads a page's <link> elements, forms and links in one pass.
+func parseHTML(body []byte) htmlPage {
 	z := html.NewTokenizer(bytes.NewReader(body))
+	var pg htmlPage
 	var cur *form
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
-			return links, forms
+			return pg
 		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken && tt != html.EndTagToken {
 			continue
@@ -63,7 +72,7 @@ func parseHTML(body []byte) (links []link, forms []form) {
 		switch {
 		case t.Data == "form" && tt == html.EndTagToken:
 			if cur != nil {
-				forms = append(forms, *cur)
+				pg.forms = append(pg.forms, *cur)
 				cur = nil
 			}
 		case t.Data == "form":
@@ -71,29 +80,9 @@ func parseHTML(body []byte) (links []link, forms []form) {
 		case t.Data == "input" && cur != nil:
 			cur.inputs = append(cur.inputs, formInput{typ: strings.ToLower(attr("type")), name: attr("name")})
 		case t.Data == "link":
-			links = append(links, link{rel: strings.ToLower(attr("rel")), typ: strings.ToLower(attr("type")), href: attr("href")})
-		}
-	}
-}
-
-// parseAnchors are the targets of a page's <a href> links, in order.
-func parseAnchors(body []byte) []string {
-	z := html.NewTokenizer(bytes.NewReader(body))
-	var out []string
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return out
-		case html.StartTagToken, html.SelfClosingTagToken:
-			t := z.Token()
-			if t.Data != "a" {
-				continue
-			}
-			for _, a := range t.Attr {
-				if strings.EqualFold(a.Key, "href") && a.Val != "" {
-					out = append(out, a.Val)
-				}
-			}
+			pg.links = append(pg.links, link{rel: strings.ToLower(attr("rel")), typ: strings.ToLower(attr("type")), href: attr("href")})
+		case t.Data == "a" && tt != html.EndTagToken && attr("href") != "":
+			pg.anchors = append(pg.anchors, attr("href"))
 		}
 	}
 }
@@ -174,8 +163,8 @@ func lookAround(c *probes.Client, sitemap string) (links []announced, read []str
 		if reply.Header != nil {
 			found = append(found, linkHeader(reply.Header("Link"))...)
 		}
-		els, _ := parseHTML(reply.Body)
-		found = append(found, els...)
+		pg := parseHTML(reply.Body)
+		found = append(found, pg.links...)
 		for _, l := range found {
 			if p, ok := st.localPath(l.href, base); ok && !seen[l.rel+" "+l.typ+" "+p] {
 				seen[l.rel+" "+l.typ+" "+p] = true
@@ -184,7 +173,7 @@ func lookAround(c *probes.Client, sitemap string) (links []announced, read []str
 		}
 		if i == 0 { // the home page's own links come before the sitemap's pages
 			var linked []string
-			for _, ref := range parseAnchors(reply.Body) {
+			for _, ref := range pg.anchors {
 				if p, ok := st.localPath(ref, base); ok && !slices.Contains(pages, p) && !slices.Contains(linked, p) &&
 					len(linked) < pagesForLinks {
 					linked = append(linked, p)
@@ -461,7 +450,7 @@ func discoverNoteQuery(c *probes.Client) (noteQueryAnnounced, error) {
 		return noteQueryAnnounced{}, err // the target does not answer: nothing to discover
 	}
 	if status == 200 {
-		links, _ := parseHTML(body[:min(len(body), maxAnnouncingPage)])
+		links := parseHTML(body[:min(len(body), maxAnnouncingPage)]).links
 		for _, lk := range links {
 			if !strings.Contains(" "+lk.rel+" ", " service-desc ") || !strings.Contains(lk.typ, "json") {
 				continue

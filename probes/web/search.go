@@ -118,7 +118,8 @@ func (s *Search) Prepare(ctx context.Context, t *probes.Target, c *probes.Client
 // else a GET form with one text input. It returns the endpoint (a path
 // ending in "param=") or "".
 func discoverSearch(c *probes.Client, st *site, page string, body []byte, tried []string) (string, []string) {
-	links, forms := parseHTML(body)
+	pg := parseHTML(body)
+	links, forms := pg.links, pg.forms
 	base := c.Target().URL.String() + page
 	for _, l := range links {
 		if !strings.Contains(" "+l.rel+" ", " search ") || !strings.Contains(l.typ, "opensearchdescription") {
