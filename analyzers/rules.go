@@ -28,10 +28,10 @@ type Rule struct {
 	// PerItem: the work is invariant per stored item it is given (a
 	// document loaded for a search hit): which items moves with the
 	// request by nature, what each one costs does not.
-	PerItem bool `json:"per_item,omitempty"`
-	Scope     string   `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
-	Input     bool     `json:"input,omitempty"`     // the work may be decoding the request's own input
-	MinShare  float64  `json:"min_share,omitempty"` // of CPU or of allocations; default 0.05
+	PerItem  bool    `json:"per_item,omitempty"`
+	Scope    string  `json:"scope,omitempty"`     // part (default), whole or token: what of a reply the work makes
+	Input    bool    `json:"input,omitempty"`     // the work may be decoding the request's own input
+	MinShare float64 `json:"min_share,omitempty"` // of CPU or of allocations; default 0.05
 	// InPlace: the work makes no value of its own (a sort reorders what it
 	// is given), so allocating under it is not the work: that CPU and the
 	// allocations make no finding of this rule.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
 )
 
