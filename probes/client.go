@@ -34,6 +34,7 @@ type Client struct {
 	live      *liveCounters
 	maxBody   int // a reply's bound, and of what is made of it (a gRPC reply's JSON)
 	clock     monoClock
+	cut       int // replies complete before their stream ended, whose stream probe cut (h1.Request.Complete)
 }
 
 // liveCounters feed the progress line.
@@ -169,6 +170,14 @@ func (c *Client) doAt(call Call, intended, sent time.Time, setup bool) (*Reply, 
 		err = c.conn.DoAt(sent, call.Req, &c.resp)
 	}
 	done := c.clock.now()
+	if !c.resp.Done.IsZero() {
+		// The reply was complete before its stream ended: an event
+		// stream's result is its latency, not the stream's close.
+		done = c.resp.Done
+	}
+	if c.resp.Cut {
+		c.cut++
+	}
 	var reply *Reply
 	if err == nil {
 		reply, err = c.verify(call)

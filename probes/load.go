@@ -232,12 +232,18 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*resu
 	h2Opened, h2Dropped := t.h2Counts()
 	run.ConnsOpened, run.ConnsDropped = h2Opened-h2Opened0, h2Dropped-h2Dropped0
 	reasons := NewReasons(run.Errors)
+	cut := 0
 	for _, c := range clients {
 		c.rec.mergeInto(run, index, keys, reasons)
 		opened, dropped := c.conn.Counts()
 		run.ConnsOpened += opened
 		run.ConnsDropped += dropped
+		cut += c.cut
 		c.conn.Close()
+	}
+	if cut > 0 {
+		run.Warn("stream-kept-open", fmt.Sprintf("%d replies' event streams stayed open after their result: each was timed to its "+
+			"result and its connection closed %v later, so their clients sent less than they could", cut, h1.StreamGrace))
 	}
 	run.Digests = digestsOf(keys, kept)
 	if windowOpened {

@@ -83,7 +83,7 @@ func BenchmarkReadResponse(b *testing.B) {
 	var r Response
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := readResponse(br, false, lim, &r); err != nil || len(r.Body) != 100 {
+		if err := readResponse(br, false, lim, &r, nil); err != nil || len(r.Body) != 100 {
 			b.Fatal(err)
 		}
 	}

@@ -160,8 +160,9 @@ func (l *body) readFull(r io.Reader, b []byte, n int) ([]byte, error) {
 	return b, nil
 }
 
-// readAll appends r to its end to b, within the bounds.
-func (l *body) readAll(r io.Reader, b []byte) ([]byte, error) {
+// readAll appends r to its end to b, within the bounds; end (nil: none)
+// is told each time more came.
+func (l *body) readAll(r io.Reader, b []byte, end *streamEnd) ([]byte, error) {
 	for {
 		if len(b) == l.max {
 			// A reply that ends exactly at max fits; one byte more does not.
@@ -180,6 +181,9 @@ func (l *body) readAll(r io.Reader, b []byte) ([]byte, error) {
 		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if n > 0 {
+			end.check(b)
+		}
 		if errors.Is(err, io.EOF) {
 			return b, nil
 		}

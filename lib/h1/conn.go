@@ -27,8 +27,14 @@ type Request struct {
 	Path   string // path and query, as sent
 	Header []Field
 	Body   []byte
-	raw    []byte
-	host   string
+	// Complete, when set, says a body holds the whole reply before its
+	// stream ends: an event stream's result, on a stream the server may
+	// keep open. The reply is timed to it (Response.Done), and a stream
+	// still open StreamGrace later is cut: the connection closes and the
+	// request has its reply.
+	Complete func(body []byte) bool
+	raw      []byte
+	host     string
 	err    error // why raw could not be built: the request is refused, not sent
 }
 
@@ -81,6 +87,10 @@ type Response struct {
 	Status    int
 	Body      []byte // as received: still compressed if Content-Encoding says so
 	WireBytes int    // status line, headers and body as they crossed the wire
+	// Done is when the request's Complete first held (zero without one,
+	// or when the stream ended first); Cut, that the stream was cut after.
+	Done      time.Time
+	Cut       bool
 	header    []byte // the raw header block
 	encoding  []byte // the first Content-Encoding's value, within header
 	close     bool
@@ -148,6 +158,7 @@ type Conn struct {
 	mu      sync.Mutex // guards nc against Interrupt from another goroutine
 	rearm   time.Time  // when the read/write deadline is due to be moved on
 	sentAt  time.Time  // when the last request on nc was sent: nc is hot while it is recent
+	end     streamEnd  // the last request's, when it has a Complete
 }
 
 // hotGap is how recently a connection's last request must have gone for
@@ -207,7 +218,9 @@ func (c *Conn) DoAt(now time.Time, req *Request, resp *Response) error {
 		}
 	}
 	if resp.close {
-		c.Dropped++
+		if !resp.Cut { // a stream cut is probe's close, not churn
+			c.Dropped++
+		}
 		c.Close()
 	}
 	return nil
@@ -245,7 +258,7 @@ func (c *Conn) roundTrip(now time.Time, req *Request, raw []byte, resp *Response
 		// Written by the reply's first read, which then parks until the
 		// reply comes rather than first finding none.
 		ri.Send(raw)
-		err := readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp)
+		err := c.read(req, resp)
 		if werr := ri.Sent(); werr != nil {
 			return fmt.Errorf("%w (%w): %v", ErrClosed, errUnsent, werr)
 		}
@@ -260,7 +273,32 @@ func (c *Conn) roundTrip(now time.Time, req *Request, raw []byte, resp *Response
 		// syscalls, as an event loop like wrk's batches them).
 		runtime.Gosched()
 	}
-	return readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp)
+	return c.read(req, resp)
+}
+
+// read reads req's reply. With a Complete, the stream's last wait after
+// the reply is complete is StreamGrace, not the request's timeout.
+func (c *Conn) read(req *Request, resp *Response) error {
+	if req.Complete == nil {
+		return readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp, nil)
+	}
+	c.end = streamEnd{complete: req.Complete, grace: func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.nc != nil {
+			c.nc.SetDeadline(time.Now().Add(StreamGrace))
+		}
+	}}
+	err := readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp, &c.end)
+	if !c.end.done.IsZero() && !resp.Cut && c.nc != nil {
+		// The stream ended within its grace: the connection stays, with
+		// the request timeout's deadline back.
+		c.rearm = time.Time{}
+		if c.Timeout <= 0 {
+			c.nc.SetDeadline(time.Time{})
+		}
+	}
+	return err
 }
 
 // bodyLimits sets b's bounds from the connection's.
@@ -277,7 +315,7 @@ func (c *Conn) bodyLimits(b *body) *body {
 // bomb is that request's error. The bytes live until the next Do.
 func (c *Conn) Decode(r io.Reader) ([]byte, error) {
 	b := c.bodyLimits(&c.decoded)
-	out, err := b.readAll(r, b.buf[:0])
+	out, err := b.readAll(r, b.buf[:0], nil)
 	b.buf = out
 	if tl, ok := err.(*TooLargeError); ok && tl.What == "reply" {
 		tl.What = "reply decoded"
@@ -374,10 +412,11 @@ func (c *Conn) Close() {
 }
 
 // readResponse reads one reply into resp within lim's bounds.
-func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error {
+func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response, end *streamEnd) error {
 	resp.header, resp.encoding = resp.header[:0], nil
 	resp.Body = resp.Body[:0]
 	resp.Status, resp.close = 0, false
+	resp.Done, resp.Cut = time.Time{}, false
 	line, err := br.ReadSlice('\n')
 	if err != nil {
 		if err == io.EOF && len(line) == 0 {
@@ -450,9 +489,9 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 	switch {
 	case head || status == 204 || status == 304 || status/100 == 1:
 	case chunked:
-		n, err := readChunked(br, lim, resp)
+		n, err := readChunked(br, lim, resp, end)
 		wire += n
-		if err != nil {
+		if err != nil && !end.cut(resp) {
 			return err
 		}
 	case contentLength > lim.max:
@@ -465,13 +504,16 @@ func readResponse(br *bufio.Reader, head bool, lim *body, resp *Response) error 
 		wire += contentLength
 	default: // body until close
 		var err error
-		if resp.Body, err = lim.readAll(br, resp.Body); err != nil {
+		if resp.Body, err = lim.readAll(br, resp.Body, end); err != nil && !end.cut(resp) {
 			return bodyError(err)
 		}
 		wire += len(resp.Body)
 		resp.close = true
 	}
 	resp.WireBytes = wire
+	if end != nil {
+		resp.Done = end.done
+	}
 	return nil
 }
 
@@ -485,7 +527,7 @@ func bodyError(err error) error {
 	return fmt.Errorf("reading body: %w", err)
 }
 
-func readChunked(br *bufio.Reader, lim *body, resp *Response) (int, error) {
+func readChunked(br *bufio.Reader, lim *body, resp *Response, end *streamEnd) (int, error) {
 	wire := 0
 	for {
 		line, err := br.ReadSlice('\n')
@@ -531,6 +573,7 @@ func readChunked(br *bufio.Reader, lim *body, resp *Response) (int, error) {
 			return wire, fmt.Errorf("reading chunk end: %w", err)
 		}
 		wire += int(n) + 2
+		end.check(resp.Body)
 	}
 }
 

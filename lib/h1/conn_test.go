@@ -239,7 +239,7 @@ func FuzzReadResponse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Response
-		err := readResponse(bufio.NewReaderSize(strings.NewReader(string(b)), 4096), false, &body{max: 1 << 16, budget: NewBudget(1 << 20)}, &r)
+		err := readResponse(bufio.NewReaderSize(strings.NewReader(string(b)), 4096), false, &body{max: 1 << 16, budget: NewBudget(1 << 20)}, &r, nil)
 		if err == nil && len(r.Body) > 1<<16 {
 			t.Fatalf("body of %d bytes past the bound", len(r.Body))
 		}
@@ -358,7 +358,7 @@ func TestNumbersAreDigits(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nab", "HTTP/1.1 200 OK\r\nContent-Length: 0x2\r\n\r\nab",
 		"HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n"} {
 		var r Response
-		err := readResponse(bufio.NewReader(strings.NewReader(bad)), false, &body{max: 1 << 16}, &r)
+		err := readResponse(bufio.NewReader(strings.NewReader(bad)), false, &body{max: 1 << 16}, &r, nil)
 		if err == nil {
 			t.Errorf("%q: no error (status %d, body %q)", bad, r.Status, r.Body)
 		}

@@ -2,6 +2,7 @@ package h1
 
 import (
 	"io"
+	"time"
 	"net/http"
 	"strings"
 )
@@ -16,9 +17,24 @@ import (
 // dialled for it.
 func (c *Conn) ReadBody(r io.Reader) ([]byte, error) {
 	b := c.bodyLimits(&c.reply)
-	out, err := b.readAll(r, b.buf[:0])
+	out, err := b.readAll(r, b.buf[:0], nil)
 	b.buf = out
 	return out, err
+}
+
+// ReadBodyUntil is ReadBody for a request with a Complete: grace is called
+// once the body is complete (it must make the stream's reads end within
+// StreamGrace), and done is when it was. An error after that is the
+// stream's cut, not the request's: the body is the reply.
+func (c *Conn) ReadBodyUntil(r io.Reader, complete func([]byte) bool, grace func()) (body []byte, done time.Time, err error) {
+	b := c.bodyLimits(&c.reply)
+	end := &streamEnd{complete: complete, grace: grace}
+	out, err := b.readAll(r, b.buf[:0], end)
+	b.buf = out
+	if err != nil && !end.done.IsZero() {
+		err = nil
+	}
+	return out, end.done, err
 }
 
 // Release gives back what the last reply's buffers hold beyond the
@@ -40,7 +56,7 @@ func (resp *Response) Fill(status int, header http.Header, body []byte, wire int
 	}
 	resp.Status, resp.Body, resp.WireBytes = status, body, wire
 	resp.header, resp.close = append(resp.header[:0], b.String()...), false
-	resp.encoding = nil
+	resp.encoding, resp.Done, resp.Cut = nil, time.Time{}, false
 	if v := header.Values("Content-Encoding"); len(v) > 0 {
 		resp.encoding = []byte(strings.TrimSpace(v[0]))
 	}

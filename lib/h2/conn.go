@@ -208,6 +208,13 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 	if err != nil {
 		return true, err
 	}
+	var cut context.CancelFunc
+	if req.Complete != nil {
+		// The stream's own context: cancelled StreamGrace after the body
+		// is complete, it ends a stream the server keeps open.
+		ctx, cut = context.WithCancel(ctx)
+		defer cut()
+	}
 	hreq, err := http.NewRequestWithContext(ctx, req.Method, c.g.pool.scheme()+"://"+host+req.Path, bytes.NewReader(req.Body))
 	if err != nil {
 		return fresh, err
@@ -223,7 +230,17 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 	if err != nil {
 		return fresh, c.failed(ctx, cc, err)
 	}
-	body, err := c.limits.ReadBody(res.Body)
+	var body []byte
+	var done time.Time
+	if req.Complete != nil {
+		var grace *time.Timer
+		body, done, err = c.limits.ReadBodyUntil(res.Body, req.Complete, func() { grace = time.AfterFunc(h1.StreamGrace, cut) })
+		if grace != nil {
+			grace.Stop()
+		}
+	} else {
+		body, err = c.limits.ReadBody(res.Body)
+	}
 	res.Body.Close()
 	if err != nil {
 		var tl *h1.TooLargeError
@@ -243,6 +260,8 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 		}
 	}
 	resp.Fill(res.StatusCode, header, body, wireEstimate(header, len(body)))
+	resp.Done = done
+	resp.Cut = !done.IsZero() && ctx.Err() != nil
 	return fresh, nil
 }
 

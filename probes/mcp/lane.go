@@ -90,7 +90,7 @@ func negotiate(c *probes.Client, path string, extra []h1.Field) (Lane, error) {
 	headers := append(baseHeaders(extra), h1.Field{Name: "Mcp-Protocol-Version", Value: statelessVersion},
 		h1.Field{Name: "Mcp-Method", Value: "server/discover"})
 	reply, err := c.Unmeasured(probes.Call{Op: "server/discover", Key: "server/discover",
-		Req:   c.Target().Request("POST", path, modern.body(1, "server/discover", ""), headers...),
+		Req:   post(c.Target(), path, modern.body(1, "server/discover", ""), headers...),
 		Check: func(*probes.Reply) error { return nil }})
 	if err != nil {
 		return Lane{}, fmt.Errorf("MCP server/discover: %v", err)
@@ -174,7 +174,7 @@ func openMCP(c *probes.Client, path string, id int, ln Lane, extra []h1.Field) (
 	}
 	headers := append(baseHeaders(extra), h1.Field{Name: "Mcp-Protocol-Version", Value: ln.Version})
 	if _, err := do(probes.Call{Op: "server/discover", Key: "server/discover",
-		Req:   c.Target().Request("POST", path, ln.body(1, "server/discover", ""), ln.headers(headers, "server/discover", "")...),
+		Req:   post(c.Target(), path, ln.body(1, "server/discover", ""), ln.headers(headers, "server/discover", "")...),
 		Check: checkJSONRPC(nil)}); err != nil {
 		return nil, fmt.Errorf("MCP server/discover: %v", err)
 	}

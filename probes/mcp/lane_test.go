@@ -20,13 +20,7 @@ import (
 // shapes, with one tool; seen counts the requests' methods, each with the
 // routing header and the _meta's protocol version it carried.
 func sdkServer(t *testing.T, stateless, jsonReplies bool, seen chan<- string) *httptest.Server {
-	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: stateless, JSONResponse: jsonReplies})
+	h := sdkHandler(stateless, jsonReplies)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req struct {
@@ -46,6 +40,17 @@ func sdkServer(t *testing.T, stateless, jsonReplies bool, seen chan<- string) *h
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// sdkHandler is the SDK's streamable HTTP handler of a server with one tool.
+func sdkHandler(stateless, jsonReplies bool) http.Handler {
+	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+		})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, JSONResponse: jsonReplies})
 }
 
 // The SDK's four shapes load with no error: the stateless server in the

@@ -105,7 +105,7 @@ func (l *ToolsCall) Prepare(ctx context.Context, t *probes.Target, c *probes.Cli
 func (l *ToolsCall) call(t *probes.Target, i int, headers []h1.Field) probes.Call {
 	tc := l.bodies[i%len(l.bodies)]
 	return probes.Call{Op: "tools/call " + l.Tool, Key: tc.key, Check: checkToolCall,
-		Req: t.Request("POST", l.path(), tc.body, l.lane.headers(headers, "tools/call", l.Tool)...)}
+		Req: post(t, l.path(), tc.body, l.lane.headers(headers, "tools/call", l.Tool)...)}
 }
 
 func (l *ToolsCall) NewSession(ctx context.Context, c *probes.Client, id int) (probes.Session, error) {

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +73,7 @@ func (l *ToolsList) NewSession(ctx context.Context, c *probes.Client, id int) (p
 		id := 2 + (k+max(id, 0))%listIDs
 		list := l.lane.body(id, "tools/list", "")
 		calls[k] = probes.Call{Op: "tools/list", Key: fmt.Sprintf("tools/list id=%d", id),
-			Req:   t.Request("POST", l.path(), list, l.lane.headers(headers, "tools/list", "")...),
+			Req:   post(t, l.path(), list, l.lane.headers(headers, "tools/list", "")...),
 			Check: checkJSONRPC(checkTools)}
 	}
 	return calls, nil
@@ -96,7 +95,7 @@ func openMCPSession(c *probes.Client, path string, id int, extra ...h1.Field) ([
 		do = c.Unmeasured // Prepare's
 	}
 	var version string
-	reply, err := do(probes.Call{Op: "initialize", Key: "initialize", Req: t.Request("POST", path, init, headers...),
+	reply, err := do(probes.Call{Op: "initialize", Key: "initialize", Req: post(t, path, init, headers...),
 		Check: checkJSONRPC(func(result json.RawMessage) error {
 			var r struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -119,7 +118,7 @@ func openMCPSession(c *probes.Client, path string, id int, extra ...h1.Field) ([
 	headers = append(headers, h1.Field{Name: "MCP-Protocol-Version", Value: version})
 	notify := `{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`
 	if _, err := do(probes.Call{Op: "notifications/initialized", Key: "notifications/initialized",
-		Req: t.Request("POST", path, []byte(notify), headers...),
+		Req: post(t, path, []byte(notify), headers...),
 		Check: func(r *probes.Reply) error {
 			if r.Status != 202 && r.Status != 200 {
 				return fmt.Errorf("status %d", r.Status)
@@ -230,22 +229,3 @@ func (l *ToolsList) Endpoint() string { return l.endpoint }
 
 // MCPLane is the lane Prepare negotiated, for the report.
 func (l *ToolsList) MCPLane() result.MCPLane { return l.lane.result() }
-
-// sseEvents are the data of an event stream's events, each event's data
-// lines joined (events without data left out).
-func sseEvents(stream []byte) [][]byte {
-	var events, data [][]byte
-	for _, line := range bytes.Split(stream, []byte("\n")) {
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		switch {
-		case len(line) == 0 && len(data) > 0:
-			events, data = append(events, bytes.Join(data, []byte("\n"))), nil
-		case bytes.HasPrefix(line, []byte("data:")):
-			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
-		}
-	}
-	if len(data) > 0 {
-		events = append(events, bytes.Join(data, []byte("\n")))
-	}
-	return events
-}

@@ -6,7 +6,9 @@ package h1test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
+	"net/http"
 	"testing"
 )
 
@@ -51,4 +53,28 @@ func Canned(tb testing.TB, reply []byte) string {
 			}
 		}
 	})
+}
+
+// EventStream answers as an MCP server answers a JSON-RPC call with an
+// event stream: a notification, then (unless the path is /never) the
+// result; then on /open it keeps the stream open until the client goes,
+// and elsewhere it ends it.
+func EventStream() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n")
+		w.(http.Flusher).Flush()
+		if r.URL.Path != "/never" {
+			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+			w.(http.Flusher).Flush()
+		}
+		if r.URL.Path == "/open" || r.URL.Path == "/never" {
+			<-r.Context().Done()
+		}
+	}
+}
+
+// HoldsResult is a Request.Complete for EventStream's replies.
+func HoldsResult(body []byte) bool {
+	return bytes.Contains(body, []byte(`"result":{}}`+"\n\n"))
 }

@@ -1,0 +1,74 @@
+package h1
+
+import (
+	"errors"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probehq/probe/lib/h1/h1test"
+)
+
+// A reply complete before its stream ends (an MCP server's event stream)
+// is timed to its result: a stream kept open is cut StreamGrace later,
+// one that ends keeps its connection, one that never completes times out.
+func TestRepliesCompleteBeforeTheirStream(t *testing.T) {
+	srv := httptest.NewServer(h1test.EventStream())
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	engines(t, func(t *testing.T, e *engine) {
+		req := func(path string) *Request {
+			r := NewRequest("POST", path, []byte("{}"))
+			r.Complete = h1test.HoldsResult
+			return r
+		}
+		c := e.conn(&Conn{Addr: addr, Timeout: 10 * time.Second})
+		defer c.Close()
+		var r Response
+		for i := range 2 {
+			start := time.Now()
+			if err := e.do(c, req("/ends"), &r); err != nil {
+				t.Fatalf("a stream that ends: %v", err)
+			}
+			if r.Done.IsZero() || r.Done.Before(start) || r.Cut {
+				t.Errorf("a stream that ends (%d): done %v after the start, cut %v", i, r.Done.Sub(start), r.Cut)
+			}
+		}
+		if c.Opened != 1 || c.Dropped != 0 {
+			t.Errorf("streams that end: %d connections opened, %d dropped; want one kept", c.Opened, c.Dropped)
+		}
+
+		start := time.Now()
+		if err := e.do(c, req("/open"), &r); err != nil {
+			t.Fatalf("a stream kept open: %v", err)
+		}
+		took := time.Since(start)
+		if !r.Cut || r.Done.IsZero() || !h1test.HoldsResult(r.Body) {
+			t.Errorf("a stream kept open: cut %v, done %v, body %q", r.Cut, r.Done, r.Body)
+		}
+		// Returned after the grace, long before the 10 s timeout; timed to the result.
+		if took < StreamGrace || took > 5*time.Second || took-r.Done.Sub(start) < StreamGrace*9/10 {
+			t.Errorf("a stream kept open: returned after %v, complete after %v", took, r.Done.Sub(start))
+		}
+		if c.Dropped != 0 {
+			t.Errorf("probe's own cut counted as the server's close (%d)", c.Dropped)
+		}
+		if err := e.do(c, req("/ends"), &r); err != nil || c.Opened != 2 {
+			t.Errorf("the request after a cut: %v, %d connections opened (want a new one)", err, c.Opened)
+		}
+
+		c2 := e.conn(&Conn{Addr: addr, Timeout: 400 * time.Millisecond})
+		defer c2.Close()
+		if err := e.do(c2, req("/never"), &r); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("a stream that never holds the result: %v, want a timeout", err)
+		}
+		// Without a Complete the reply is the whole stream.
+		c3 := e.conn(&Conn{Addr: addr, Timeout: 10 * time.Second})
+		defer c3.Close()
+		if err := e.do(c3, NewRequest("POST", "/ends", []byte("{}")), &r); err != nil || !r.Done.IsZero() || r.Cut {
+			t.Errorf("no Complete: %v, done %v, cut %v", err, r.Done, r.Cut)
+		}
+	})
+}
