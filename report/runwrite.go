@@ -301,18 +301,37 @@ func writeReasons(w io.Writer, errs map[string]int64) {
 // RuntimeLine says a target's Go runtime in one line: its Go, its
 // experiments, GOMAXPROCS (with the CPUs it may use), GOGC, GOMEMLIMIT
 // and GODEBUG.
+//
+// A runtime not read from the target's binary says where its figures
+// came from, "unknown" for each one no source gave, and what would settle
+// them (rt.Unknown).
 func RuntimeLine(rt *result.Runtime) string {
+	or := func(v string, max int) string {
+		if v == "" {
+			return "unknown"
+		}
+		return textline.Of(v, max)
+	}
 	s := textline.Of(rt.GoVersion, 40)
+	if rt.GoVersion == "" {
+		s = "Go version unknown"
+	}
 	if rt.GOEXPERIMENT != "" {
 		s += " (GOEXPERIMENT " + textline.Of(rt.GOEXPERIMENT, 80) + ")"
 	}
-	s += ", GOMAXPROCS " + textline.Of(rt.GOMAXPROCS, 20)
+	if rt.From != "" && rt.From != "binary" {
+		s += " (from " + textline.Of(rt.From, 40) + ")"
+	}
+	s += ", GOMAXPROCS " + or(rt.GOMAXPROCS, 20)
 	if rt.CPUs > 0 {
 		s += fmt.Sprintf(" (%d CPUs in its affinity)", rt.CPUs)
 	}
-	s += ", GOGC " + textline.Of(rt.GOGC, 20) + ", GOMEMLIMIT " + textline.Of(rt.GOMEMLIMIT, 20)
+	s += ", GOGC " + or(rt.GOGC, 20) + ", GOMEMLIMIT " + or(rt.GOMEMLIMIT, 20)
 	if rt.GODEBUG != "" {
 		s += ", GODEBUG " + textline.Of(rt.GODEBUG, 80)
+	}
+	if rt.Unknown != "" {
+		s += ". Unknown: " + textline.Of(rt.Unknown, 600)
 	}
 	return s
 }

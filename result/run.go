@@ -37,7 +37,7 @@ type Run struct {
 	CPUs           int           // CPUs probe could run on
 	MachineCPUs    int           // CPUs of the machine (lib/machine.CPUs, whatever the affinity): the most any figure in cores can be
 	TargetProc     *ProcStats    // when the target is a local process (a child, or found by its socket)
-	TargetRuntime  *Runtime      // its Go runtime, when its process is seen
+	TargetRuntime  *Runtime      // its Go runtime: its process's, else what its HTTP endpoints say
 	MCP            *MCPLane      // the MCP lane the load spoke (toolslist, an mcp: entry); nil: not MCP
 	OthersCPU      float64       // cores used by other processes of the machine
 	Warnings       []Warning

@@ -35,7 +35,8 @@ type Target struct {
 	Pprof    *url.URL
 	Warnings []result.Warning // no-pprof, target-chosen, target-unseen: in that order
 	// Runtime is its Go runtime, read from its executable and environment
-	// when its process is seen and probe may read them (nil otherwise).
+	// when its process is seen and probe may read them, else what its
+	// HTTP endpoints say (RuntimeOverHTTP: figures unknown are empty).
 	Runtime *result.Runtime
 }
 
@@ -54,7 +55,7 @@ func Open(ctx context.Context, s Spec) *Target {
 	}
 	if s.Child != nil {
 		t.PID = s.Child.PID()
-		t.Runtime, _ = RuntimeOf(t.PID)
+		t.runtime(ctx, s)
 		return t
 	}
 	l, err := FindListener(Addr(s.URL))
@@ -62,14 +63,25 @@ func Open(ctx context.Context, s Spec) *Target {
 		t.Unseen = err.Error()
 		t.warn("target-unseen", "the target's process cannot be seen ("+t.Unseen+"): "+cmp.Or(s.Without,
 			"no target CPU, RSS, threads or open files, and no machine-busy figure"))
+		t.Runtime = RuntimeOverHTTP(ctx, s.Pprof, t.Pprof, "its process is not seen")
 		return t
 	}
 	t.PID = l.PID
-	t.Runtime, _ = RuntimeOf(t.PID)
+	t.runtime(ctx, s)
 	if l.Why != "" {
 		t.warn("target-chosen", l.Why)
 	}
 	return t
+}
+
+// runtime reads the runtime of t's process, else asks its HTTP endpoints
+// (RuntimeOverHTTP).
+func (t *Target) runtime(ctx context.Context, s Spec) {
+	rt, err := RuntimeOf(t.PID)
+	if err != nil {
+		rt = RuntimeOverHTTP(ctx, s.Pprof, t.Pprof, err.Error())
+	}
+	t.Runtime = rt
 }
 
 func (t *Target) warn(kind, message string) {

@@ -444,8 +444,10 @@ func MergeShards(shards []*ShardRun) (*MergedRun, error) {
 		if s.Report.TargetProcess != nil && rep.TargetProcess == nil {
 			rep.TargetProcess = s.Report.TargetProcess // the target is on that shard's machine
 		}
-		if rep.TargetRuntime == nil {
-			rep.TargetRuntime = s.Report.TargetRuntime
+		// A shard that knows the target's Go over one that does not.
+		if rt := s.Report.TargetRuntime; rep.TargetRuntime == nil ||
+			rep.TargetRuntime.GoVersion == "" && rt != nil && rt.GoVersion != "" {
+			rep.TargetRuntime = rt
 		}
 		switch lane := s.Report.MCP; {
 		case lane == nil:

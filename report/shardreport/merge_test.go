@@ -174,6 +174,9 @@ func TestMergeKeepsTheLaneTheRuntimeAndTheLeakCheck(t *testing.T) {
 			run := shardRun("toolslist", i, 100, rng, one)
 			run.MCP = &result.MCPLane{Lane: lane, ProtocolVersion: map[string]string{"stateless": "2026-07-28",
 				"session": "2025-11-25"}[lane]}
+			if i == 0 { // a shard that could not read the target: its runtime unknown
+				run.TargetRuntime = &result.Runtime{Unknown: "the Go version, …: probe cannot read the target's process"}
+			}
 			if i == 1 {
 				run.TargetRuntime = &result.Runtime{GoVersion: "go1.27.3", GOMAXPROCS: "default", GOGC: "default", GOMEMLIMIT: "default"}
 			}
