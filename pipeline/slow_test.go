@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ import (
 
 // With PIPELINE_SLOW_SERVE set, the test binary is a server of its own
 // process (its CPU is its own, as a real target's): /burn?ms=N burns N ms
-// of CPU a request, /queue?ms=N the same one request at a time (a request
+// of CPU a request (/costly twice that while its CPU is profiled), /queue?ms=N the same one request at a time (a request
 // its client gave up on is dropped), /block never answers and uses no
 // CPU, /spawn?ms=N has a child process burn N ms; /debug/pprof/ serves.
 func init() {
@@ -68,7 +69,22 @@ func init() {
 			http.Error(w, err.Error(), 500)
 		}
 	})
-	http.Serve(l, nil)
+	// /costly burns twice its cost while a CPU profile is being taken: a
+	// target whose profiling is dear (ProfilingCost must see it).
+	var profiling atomic.Int32
+	http.HandleFunc("/costly", func(w http.ResponseWriter, r *http.Request) {
+		burn(cost(r))
+		if profiling.Load() > 0 {
+			burn(cost(r))
+		}
+	})
+	http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/debug/pprof/profile" {
+			profiling.Add(1)
+			defer profiling.Add(-1)
+		}
+		http.DefaultServeMux.ServeHTTP(w, r)
+	}))
 	os.Exit(0)
 }
 

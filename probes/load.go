@@ -157,6 +157,16 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*resu
 	for _, c := range clients {
 		c.rec.second = newSecondTally(seconds, measureFrom, o.Duration)
 	}
+	if o.Profile != nil && server.PID > 0 {
+		// The CPU windows take turns with unprofiled gaps, so that the run
+		// measures what its profiling cost the target.
+		po, pid := *o.Profile, server.PID
+		po.Reading = func() (time.Duration, int64, bool) {
+			cpu, err := target.ProcessCPU(pid)
+			return cpu, live.requests.Load() - live.errors.Load(), err == nil
+		}
+		o.Profile = &po
+	}
 	win := openMeasureWindow(ctx, o, sampler, t.Child, measuring)
 	stopProgress := startProgress(o.Progress, start, o.Warmup, live)
 	var wg sync.WaitGroup

@@ -45,8 +45,9 @@ type Run struct {
 	Generator      Generator                 `json:"generator"`
 	TargetProcess  *Process                  `json:"target_process,omitempty"`
 	TargetRuntime  *result.Runtime           `json:"target_runtime,omitempty"`
-	LeakCheck      *LeakCheck                `json:"leak_check,omitempty"` // a profiled run's look for leaked goroutines
-	MCP            *result.MCPLane           `json:"mcp,omitempty"`        // the MCP lane and protocol version measured
+	LeakCheck      *LeakCheck                `json:"leak_check,omitempty"`     // a profiled run's look for leaked goroutines
+	ProfilingCost  *result.ProfilingCost     `json:"profiling_cost,omitempty"` // what the profiling cost the target, measured in the run
+	MCP            *result.MCPLane           `json:"mcp,omitempty"`            // the MCP lane and protocol version measured
 	Machine        Machine                   `json:"machine"`
 	Ended          string                    `json:"ended,omitempty"`
 	Timeline       []analyzers.WindowSummary `json:"timeline,omitempty"` // CPU windows of a profiled run
@@ -127,6 +128,7 @@ type Crash struct {
 	Confirmed   bool     `json:"confirmed,omitempty"`
 	Concurrent  bool     `json:"concurrent,omitempty"`  // shows only under concurrent requests
 	Also        []string `json:"also_inputs,omitempty"` // other requests that crash the same way
+	Hole        string   `json:"hole,omitempty"`        // the hole shrunk, when one alone crashes (an MCP tool's argument)
 }
 
 // Operation is one row of the table.
@@ -250,6 +252,9 @@ func FromRun(run *result.Run, a Analysis) *Run {
 	}
 	r.TargetRuntime = run.TargetRuntime
 	r.LeakCheck = leakCheckOf(run)
+	if run.Profiles != nil {
+		r.ProfilingCost = run.Profiles.Cost
+	}
 	r.MCP = run.MCP
 	if tp := run.TargetProc; tp != nil {
 		r.TargetProcess = &Process{PID: tp.PID, CPUSeconds: tp.CPU.Seconds(), MaxRSS: tp.MaxRSS, MaxThreads: tp.MaxThreads, MaxFDs: tp.MaxFDs}

@@ -131,6 +131,9 @@ func (r *Run) Markdown() string {
 	if c := r.LeakCheck; c != nil {
 		b.WriteString(c.Line() + "\n")
 	}
+	if c := r.ProfilingCost; c != nil {
+		b.WriteString(ProfilingCostLine(c) + "\n")
+	}
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for _, reason := range result.ByCount(r.Errors) {
@@ -334,4 +337,19 @@ func RuntimeLine(rt *result.Runtime) string {
 		s += ". Unknown: " + textline.Of(rt.Unknown, 600)
 	}
 	return s
+}
+
+// ProfilingCostLine says what profiling cost the target in the run: its
+// CPU per request profiled against unprofiled, with the spread.
+func ProfilingCostLine(c *result.ProfilingCost) string {
+	on, off := 0, 0
+	for _, l := range c.Legs {
+		if l.Profiled {
+			on++
+		} else {
+			off++
+		}
+	}
+	return fmt.Sprintf("Profiling cost the target %+.1f%% CPU a request [%+.1f%%, %+.1f%%] (%d profiled stretches against %d "+
+		"unprofiled gaps; negative: within the noise).", 100*c.Overhead, 100*c.Interval[0], 100*c.Interval[1], on, off)
 }

@@ -62,6 +62,7 @@ type Fuzz struct {
 	Hostile   int64  // inputs the target answered with an error reply (4xx) and lived
 	Extremes  int    // extreme inputs tried before the random ones
 	Unsent    int64  // drawn inputs the wire cannot carry, skipped without a request
+	Refused   int64  // inputs a whole reply under 400 refused (a JSON-RPC error, an MCP isError result) and the target lived
 	// LeakHunt says why leaks were not looked for, or what the search's
 	// end showed that no input alone repeated ("": looked, as Crashes say).
 	LeakHunt string

@@ -18,6 +18,31 @@ type Profiles struct {
 	// Unanswered: the goroutine profile at the end failed too; the target
 	// had stopped answering /debug/pprof.
 	Unanswered bool
+	// Cost is what profiling cost the target, from the unprofiled gaps
+	// between CPU windows (nil: not measured).
+	Cost *ProfilingCost
+}
+
+// ProfilingCost is the target's CPU per answered request while its CPU
+// was profiled against while it was not, in the same run: stretches that
+// take turns (a CPU window, then a gap), so that drift falls on both.
+type ProfilingCost struct {
+	// Overhead is profiled CPU per request ÷ unprofiled − 1, over all the
+	// stretches of each kind (0.01: profiling cost 1 % more CPU a request;
+	// negative: within the noise).
+	Overhead float64 `json:"overhead"`
+	// Interval spans the ratios of each unprofiled stretch against each
+	// profiled stretch beside it, less one.
+	Interval [2]float64 `json:"interval"`
+	Legs     []CostLeg  `json:"legs"`
+}
+
+// CostLeg is one stretch of the run, profiled or not.
+type CostLeg struct {
+	Profiled bool    `json:"profiled"`
+	Seconds  float64 `json:"s"`
+	CPU      float64 `json:"cpu_s"`    // the target process's CPU over it
+	Answered int64   `json:"answered"` // requests answered without error over it
 }
 
 // Contention is what a target's mutex and block profiles counted over a

@@ -39,6 +39,12 @@ type ProfileOptions struct {
 	// MaxProfile bounds each profile as read and as decompressed
 	// (0: pprofio.DefaultLimit).
 	MaxProfile int64
+	// Reading, when set, is the target's CPU so far and the requests
+	// answered so far (ok: both could be read). The CPU windows are then
+	// separated by unprofiled gaps of Gap (default 1s), and what each
+	// stretch cost is Profiles.Cost: the run measures what profiling costs.
+	Reading func() (cpu time.Duration, answered int64, ok bool)
+	Gap     time.Duration
 	// invalid hears of the samples a fetched profile dropped as invalid
 	// (pprofio.DropInvalid); nil: they are dropped unsaid.
 	invalid func(path, dropped string)
@@ -82,6 +88,9 @@ func CaptureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *re
 	if o.Slack <= 0 {
 		o.Slack = 20 * time.Second
 	}
+	if o.Gap <= 0 {
+		o.Gap = time.Second
+	}
 	p := &result.Profiles{Raw: map[string][]byte{}}
 	var mu sync.Mutex
 	warn := func(kind, format string, args ...any) {
@@ -99,14 +108,15 @@ func CaptureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *re
 	leaksEnd := make(chan func() *result.Leaks, 1)
 	go func() { leaksEnd <- startLeaks(ctx, o, warn) }()
 	var wg sync.WaitGroup
-	wg.Go(func() { // CPU windows, back to back
+	legs := newCostLegs(o)
+	wg.Go(func() { // CPU windows, back to back or taking turns with unprofiled gaps
 		deadline := time.Now().Add(d)
 		for i := 0; ctx.Err() == nil; i++ {
-			left := time.Until(deadline)
-			w := min(o.Window, left)
+			w := min(o.Window, time.Until(deadline))
 			if w < 500*time.Millisecond {
 				return
 			}
+			legs.start()
 			prof, raw, err := fetchProfile(ctx, o.PprofURL, "profile", seconds(int(math.Max(1, math.Round(w.Seconds())))), o)
 			if err != nil {
 				warn("profile-fetch", "CPU window %d: %v", i+1, err)
@@ -119,6 +129,16 @@ func CaptureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *re
 			mu.Lock()
 			p.Windows = append(p.Windows, prof)
 			mu.Unlock()
+			if legs != nil && time.Until(deadline) >= settleAfterWindow+o.Gap+500*time.Millisecond {
+				// A gap between this window and the next. The window's
+				// stretch ends a moment after the fetch: the target's
+				// writing of the profile is the profiling's cost too.
+				time.Sleep(settleAfterWindow)
+				legs.end(true)
+				legs.gap(ctx, o.Gap)
+			} else {
+				legs.end(true)
+			}
 		}
 	})
 	wg.Go(func() {
@@ -150,6 +170,7 @@ func CaptureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *re
 		})
 	}
 	wg.Wait()
+	p.Cost = legs.cost()
 	if prof, raw, err := fetchProfile(context.WithoutCancel(ctx), o.PprofURL, "goroutine", nil, o); err == nil {
 		keep("goroutine.pb.gz", raw)
 		p.Goroutine = prof

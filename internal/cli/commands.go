@@ -43,6 +43,8 @@ var commands = append(microloadCommands(), []command{
 	{"fuzz notequery", "[flags]", "find the note queries that crash, hang or panic the fixture", fuzzing.FuzzNoteQueryCommand},
 	{"fuzz http", `--cmd "SERVER COMMAND" --path "/x?d={int}" [flags]`, "find the inputs that crash, hang or panic a server " +
 		"probe starts and supervises", fuzzing.FuzzHTTPCommand},
+	{"fuzz mcp", `--cmd "SERVER COMMAND" [--path /mcp] [--tool NAME …] [flags]`, "find the tool arguments that crash, hang or " +
+		"panic an MCP server probe starts and supervises, drawn from each tool's input schema", fuzzing.FuzzMCPCommand},
 	{"ab", "--before CMD --after CMD | --git DIR --before-ref A --after-ref B | --fixture [flags] [MICROLOAD…]",
 		"two versions, interleaved runs on this machine, statistics on what changed", experiments.ABCommand},
 	{"merge", "SHARD_DIR… [flags]", "the shards' reports of one run across machines (--shard I/N) merged exactly into one report",

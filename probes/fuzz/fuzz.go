@@ -35,6 +35,22 @@ type Options struct {
 	Seed        uint64
 	StopAfter   int            // > 0: the search ends once it has found this many distinct crashes
 	Progress    func(Progress) // about once a second
+	// Open, when set, readies each fresh process before its first input
+	// (an MCP session: a restart loses the last one) and returns the
+	// header every request to that process carries.
+	Open func(ctx context.Context, child *target.Child) (http.Header, error)
+	// Refused, when set, reads a whole reply under 400 and returns why it
+	// refuses the input ("": it does not); a JSON-RPC error answers 200.
+	// A refusal is counted apart, never a crash.
+	Refused func(status int, header http.Header, body []byte) string
+	// Vary, when set, makes each body sent its own (a JSON-RPC id: a
+	// session refuses a request whose id another in flight holds); n
+	// counts the requests. Reports show the body as the template renders it.
+	Vary func(body []byte, n uint64) []byte
+	// Whole, when set, says a reply is whole before its stream ends (an
+	// MCP event stream holding its result, which a server may keep open
+	// after it): the rest is not waited for, and is no hang.
+	Whole func(header http.Header, body []byte) bool
 
 	randomOnly bool // tests: no extremes first, to measure what they add
 }
@@ -56,6 +72,7 @@ type Outcome struct {
 	Stderr   string // the start of the crash dump or the recovered panic's trace
 	Status   int    // HTTP status, when it answered
 	Reason   string // first line of an error reply, or the transport error
+	Refused  bool   // a whole reply under 400 that refuses the input (Options.Refused)
 }
 
 // fuzzer is one run: the options, the supervised target and what the
@@ -69,6 +86,7 @@ type fuzzer struct {
 	extremes    []result.FuzzInput
 	nextExtreme atomic.Int64
 	recent      recent // the search's last inputs, the leak hunt's candidates
+	sent        atomic.Uint64
 }
 
 // Run fuzzes until o.Duration has passed or ctx ends, then confirms and
@@ -84,7 +102,7 @@ func Run(ctx context.Context, o Options) (*result.Fuzz, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 15 * time.Second
 	}
-	f := &fuzzer{o: o, start: time.Now(), sup: newSupervisor(o.Start), seen: newTally(len(o.Templates))}
+	f := &fuzzer{o: o, start: time.Now(), sup: newSupervisor(o.Start, o.Open), seen: newTally(len(o.Templates))}
 	if !o.randomOnly {
 		f.extremes = extremeInputs(o.Templates)
 	}
@@ -145,6 +163,7 @@ func Run(ctx context.Context, o Options) (*result.Fuzz, error) {
 	f.sup.stop()
 	res.Restarts = f.sup.restartCount()
 	res.Inputs, res.Hostile, res.Unsent = f.seen.inputs.Load(), f.seen.hostile.Load(), f.seen.unsent.Load()
+	res.Refused = f.seen.refused.Load()
 	res.Extremes = int(min(f.nextExtreme.Load(), int64(len(f.extremes))))
 	res.Statuses, res.Failures = f.seen.statuses, f.seen.failures.M
 	return res, nil

@@ -270,7 +270,7 @@ func TestClientSendsTheRequestAsRendered(t *testing.T) {
 	}
 	f := &fuzzer{o: Options{Templates: []*Template{tmpl}, Timeout: 5 * time.Second}}
 	in := result.FuzzInput{Values: []string{"M-SEARCH", "../a b", "-9223372036854775809", "é\t\xffx", "x;y z", "\x00\"\n"}}
-	if _, _, _, err := f.send(context.Background(), newHTTPClient(1), &target.Child{URL: srv.URL}, in); err != nil {
+	if _, _, _, _, err := f.send(context.Background(), newHTTPClient(1), &target.Child{URL: srv.URL}, nil, in); err != nil {
 		t.Fatal(err)
 	}
 	r, want := <-seen, tmpl.Request(in.Values)

@@ -26,7 +26,7 @@ func TestFuzzerFollowsNoRedirect(t *testing.T) {
 	f := &fuzzer{o: Options{Templates: []*Template{tmpl}, Timeout: 5 * time.Second,
 		Header: http.Header{"Authorization": {"Bearer token"}, "X-Api-Key": {"key"}}}}
 	child := &target.Child{URL: srv.String()}
-	status, _, _, err := f.send(context.Background(), newHTTPClient(1), child, result.FuzzInput{Values: []string{"a", "b"}})
+	status, _, _, _, err := f.send(context.Background(), newHTTPClient(1), child, nil, result.FuzzInput{Values: []string{"a", "b"}})
 	if err != nil || status != http.StatusTemporaryRedirect {
 		t.Fatalf("status %d, err %v: want the 307 as the input's reply", status, err)
 	}

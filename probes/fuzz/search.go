@@ -118,7 +118,7 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in result.FuzzInput, 
 		return Outcome{}, err
 	}
 	id := f.sup.track(gen, in)
-	status, body, local, err := f.send(ctx, hc, child, in)
+	status, header, body, local, err := f.send(ctx, hc, child, f.sup.headerOf(gen), in)
 	if record {
 		f.seen.inputs.Add(1)
 	}
@@ -130,6 +130,9 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in result.FuzzInput, 
 		out := Outcome{Status: status}
 		if status >= 400 {
 			out.Reason = firstLine(string(body))
+		} else if f.o.Refused != nil {
+			out.Reason = f.o.Refused(status, header, body)
+			out.Refused = out.Reason != ""
 		}
 		return out, nil
 	}
@@ -173,9 +176,10 @@ func (f *fuzzer) try(ctx context.Context, hc *http.Client, in result.FuzzInput, 
 	return Outcome{Reason: "no reply: " + shortError(err)}, nil
 }
 
-// send makes one request and reads the reply's start.
-func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *target.Child, in result.FuzzInput) (status int, body []byte,
-	local string, err error) {
+// send makes one request, with the header opened for the process (gen),
+// and reads the reply's start.
+func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *target.Child, gen http.Header, in result.FuzzInput) (status int,
+	header http.Header, body []byte, local string, err error) {
 	r := f.request(in)
 	ctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	defer cancel()
@@ -184,13 +188,24 @@ func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *target.Child,
 	}})
 	var rd io.Reader
 	if f.o.Templates[in.Template].Body != "" {
-		rd = bytes.NewReader(r.Body)
+		body := r.Body
+		if f.o.Vary != nil {
+			body = f.o.Vary(body, f.sent.Add(1))
+		}
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, child.URL+r.Path, rd)
 	if err != nil {
-		return 0, nil, "", err
+		return 0, nil, nil, "", err
 	}
+	// A reply read only until it is whole leaves its connection unusable,
+	// and a client of one connection waits some 50 ms for its slot back
+	// unless the request says the connection ends with it.
+	req.Close = f.o.Whole != nil
 	for k, v := range f.o.Header {
+		req.Header[k] = v
+	}
+	for k, v := range gen {
 		req.Header[k] = v
 	}
 	for _, h := range r.Header {
@@ -203,12 +218,45 @@ func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *target.Child,
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, nil, local, err
+		return 0, nil, nil, local, err
 	}
 	defer resp.Body.Close()
+	if f.o.Whole != nil {
+		body, err = readUntilWhole(resp, f.o.Whole)
+		return resp.StatusCode, resp.Header, body, local, err
+	}
 	body, err = io.ReadAll(io.LimitReader(resp.Body, 4096))
 	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, body, local, err
+	return resp.StatusCode, resp.Header, body, local, err
+}
+
+// wholeLimit bounds what readUntilWhole keeps of a reply: a tool may
+// echo a megabyte argument JSON-escaped, six bytes a byte.
+const wholeLimit = 16 << 20
+
+// readUntilWhole reads a reply until whole says it is (the rest of its
+// stream is not waited for: the connection is closed) or it ends. whole
+// is asked when a line has ended (an event stream's events end with a
+// blank line), not at every read of a large reply; past wholeLimit the
+// rest is read and dropped.
+func readUntilWhole(resp *http.Response, whole func(http.Header, []byte) bool) ([]byte, error) {
+	var body []byte
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(chunk)
+		if len(body) < wholeLimit {
+			body = append(body, chunk[:min(n, wholeLimit-len(body))]...)
+			if bytes.IndexByte(chunk[:n], '\n') >= 0 && whole(resp.Header, body) {
+				return body, nil
+			}
+		}
+		if err == io.EOF {
+			return body, nil
+		}
+		if err != nil {
+			return body, err
+		}
+	}
 }
 
 // waitCause waits up to d for the process to exit or for net/http's log of
@@ -338,6 +386,9 @@ func shortError(err error) string {
 }
 
 func endpointOf(t *Template) string {
+	if t.Endpoint != "" {
+		return t.Endpoint
+	}
 	p, _, _ := strings.Cut(t.Path, "?")
 	return p
 }

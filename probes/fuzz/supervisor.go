@@ -28,9 +28,11 @@ var errStop = errors.New("stop")
 // death can be laid at their door. It knows nothing of the search.
 type supervisor struct {
 	start func(ctx context.Context, stderr io.Writer) (*target.Child, error)
+	open  func(ctx context.Context, child *target.Child) (http.Header, error) // nil: nothing to open
 
 	mu       sync.Mutex
 	child    *target.Child
+	header   http.Header // what open returned for child
 	watch    *panicWatch
 	gen      int
 	restarts int
@@ -42,8 +44,9 @@ type supervisor struct {
 	fresh    map[int]bool // killed to start afresh: not a restart the input caused
 }
 
-func newSupervisor(start func(context.Context, io.Writer) (*target.Child, error)) *supervisor {
-	return &supervisor{start: start, inflight: map[uint64]result.FuzzInput{}, reported: map[int]bool{}, killed: map[int]bool{},
+func newSupervisor(start func(context.Context, io.Writer) (*target.Child, error),
+	open func(context.Context, *target.Child) (http.Header, error)) *supervisor {
+	return &supervisor{start: start, open: open, inflight: map[uint64]result.FuzzInput{}, reported: map[int]bool{}, killed: map[int]bool{},
 		fresh: map[int]bool{}}
 }
 
@@ -65,13 +68,13 @@ func (s *supervisor) ensure(ctx context.Context) (*target.Child, int, *panicWatc
 		}
 	}
 	w := newPanicWatch()
-	child, err := s.start(ctx, w)
+	child, header, err := s.startAndOpen(ctx, w)
 	// A restart can fail for reasons of the moment (the fresh port taken
 	// between probing and binding it): only a target that fails to start
 	// startAttempts times running ends the search.
 	for try := 1; err != nil && s.child != nil && try < startAttempts && ctx.Err() == nil; try++ {
 		w = newPanicWatch()
-		child, err = s.start(ctx, w)
+		child, header, err = s.startAndOpen(ctx, w)
 	}
 	if err != nil {
 		if s.child != nil && ctx.Err() == nil {
@@ -79,10 +82,36 @@ func (s *supervisor) ensure(ctx context.Context) (*target.Child, int, *panicWatc
 		}
 		return nil, 0, nil, err
 	}
-	s.child, s.watch = child, w
+	s.child, s.header, s.watch = child, header, w
 	s.gen++
 	s.inflight = map[uint64]result.FuzzInput{}
 	return child, s.gen, w, nil
+}
+
+// startAndOpen starts a process and opens what its requests need; a
+// process that cannot be opened is killed, and the start counts as failed.
+func (s *supervisor) startAndOpen(ctx context.Context, w io.Writer) (*target.Child, http.Header, error) {
+	child, err := s.start(ctx, w)
+	if err != nil || s.open == nil {
+		return child, nil, err
+	}
+	header, err := s.open(ctx, child)
+	if err != nil {
+		child.Kill()
+		return nil, nil, err
+	}
+	return child, header, nil
+}
+
+// headerOf is the header opened for generation gen (nil once it is gone:
+// its requests fail and the next ensure opens a fresh one).
+func (s *supervisor) headerOf(gen int) http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen != gen {
+		return nil
+	}
+	return s.header
 }
 
 // kill ends the target of generation gen (a hang), so the next ensure

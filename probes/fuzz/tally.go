@@ -23,6 +23,7 @@ type tally struct {
 	inputs  atomic.Int64
 	hostile atomic.Int64 // inputs answered with a 4xx while the target lived
 	unsent  atomic.Int64 // inputs the wire cannot carry, not sent
+	refused atomic.Int64 // inputs a whole reply refused (Options.Refused) while the target lived
 
 	mu       sync.Mutex
 	statuses map[int]int64
@@ -69,6 +70,9 @@ func (t *tally) note(in result.FuzzInput, out Outcome) {
 		t.statuses[out.Status]++
 		if out.Status >= 400 && out.Status < 500 {
 			t.hostile.Add(1)
+		}
+		if out.Refused {
+			t.refused.Add(1)
 		}
 		if out.Reason != "" {
 			t.failures.Add("", fmt.Sprintf("%d %s", out.Status, normalise(probes.FoldReason(out.Reason))), 1)

@@ -55,7 +55,14 @@ type Template struct {
 	Path   string
 	Header []result.FuzzField
 	Body   string
-	holes  []hole
+	// Endpoint, when set, is what the report calls the template's way in
+	// (an MCP tool: "tools/call NAME", all tools sharing one path); else
+	// its path without the query.
+	Endpoint string
+	// HoleNames, when set, name the holes in order for a person (an MCP
+	// tool's arguments: "the argument n"); else where they stand names them.
+	HoleNames []string
+	holes     []hole
 }
 
 type hole struct {
@@ -240,6 +247,9 @@ func (t *Template) Places() []Place {
 // HoleName names hole i for a person: "the header X-Region", "the method".
 func (t *Template) HoleName(i int) string {
 	h := t.holes[i]
+	if i < len(t.HoleNames) && t.HoleNames[i] != "" {
+		return fmt.Sprintf("{%s} as %s", h.kind, t.HoleNames[i])
+	}
 	switch h.place {
 	case InHeader:
 		return fmt.Sprintf("{%s} in the header %s", h.kind, t.Header[h.field].Name)
@@ -254,6 +264,9 @@ func (t *Template) HoleName(i int) string {
 // String is the template as given.
 func (t *Template) String() string {
 	s := t.Method + " " + t.Path
+	if t.Endpoint != "" {
+		s = t.Endpoint + ": " + s
+	}
 	for _, f := range t.Header {
 		s += fmt.Sprintf(" [%s: %s]", f.Name, f.Value)
 	}

@@ -30,11 +30,12 @@ type FuzzReport struct {
 type FuzzSummary struct {
 	Templates     []string         `json:"templates"`
 	Inputs        int64            `json:"inputs"`
-	Statuses      map[string]int64 `json:"statuses"`         // replies by HTTP status
-	ErrorReplies  map[string]int64 `json:"error_replies"`    // error replies and transport errors by reason, numbers elided
-	Rejected      int64            `json:"rejected"`         // inputs answered with a 4xx while the target lived
-	Extremes      int              `json:"extremes"`         // extreme inputs tried before the random ones
-	Unsent        int64            `json:"unsent,omitempty"` // drawn inputs the wire cannot carry, skipped
+	Statuses      map[string]int64 `json:"statuses"`          // replies by HTTP status
+	ErrorReplies  map[string]int64 `json:"error_replies"`     // error replies and transport errors by reason, numbers elided
+	Rejected      int64            `json:"rejected"`          // inputs answered with a 4xx while the target lived
+	Refused       int64            `json:"refused,omitempty"` // inputs a whole 2xx reply refused (JSON-RPC error, MCP isError)
+	Extremes      int              `json:"extremes"`          // extreme inputs tried before the random ones
+	Unsent        int64            `json:"unsent,omitempty"`  // drawn inputs the wire cannot carry, skipped
 	Restarts      int              `json:"restarts"`
 	SearchS       float64          `json:"search_s"`
 	ShrinkS       float64          `json:"shrink_s"`
@@ -51,6 +52,11 @@ type FuzzSetting struct {
 	Server      string // a command that starts the target on ReproBase's address
 	ReproBase   string // the URL the reproductions send to, e.g. http://127.0.0.1:8080
 	Header      map[string]string
+	// ReproPrelude, when set, is shell run before each reproduction (an
+	// MCP session opened, its id in $SID); ReproArgs are curl words added
+	// to it, as they are (-H "Mcp-Session-Id: $SID").
+	ReproPrelude string
+	ReproArgs    []string
 }
 
 // maxInputText bounds an input quoted in report.json and report.md; the
@@ -79,8 +85,8 @@ func FromFuzz(res *result.Fuzz, s FuzzSetting) *FuzzReport {
 		r.Latency.RPS = float64(res.Inputs) / res.Search.Seconds()
 	}
 	r.Fuzz = &FuzzSummary{Templates: []string{}, Inputs: res.Inputs, Statuses: map[string]int64{}, ErrorReplies: map[string]int64{},
-		Rejected: res.Hostile, Extremes: res.Extremes, Unsent: res.Unsent, Restarts: res.Restarts, SearchS: res.Search.Seconds(),
-		ShrinkS:     res.Shrinking.Seconds(),
+		Rejected: res.Hostile, Refused: res.Refused, Extremes: res.Extremes, Unsent: res.Unsent, Restarts: res.Restarts,
+		SearchS: res.Search.Seconds(), ShrinkS: res.Shrinking.Seconds(),
 		Concurrency: s.Concurrency, MemLimitBytes: s.MemLimit, Server: s.Server}
 	for _, t := range res.Templates {
 		r.Fuzz.Templates = append(r.Fuzz.Templates, t.String())
@@ -95,7 +101,7 @@ func FromFuzz(res *result.Fuzz, s FuzzSetting) *FuzzReport {
 		base := fmt.Sprintf("crashers/%d-%s", i+1, c.Class)
 		rc := report.Crash{Class: c.Class, Input: requestText(c.Request()), Endpoint: c.Endpoint, Evidence: c.Evidence,
 			Frames: c.Frames, Repro: reproLine(s, c, base), File: base + ".txt", Shrink: c.Shrink,
-			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent}
+			FoundAfterS: c.FoundAfter.Seconds(), Seen: c.Seen, Confirmed: c.Confirmed, Concurrent: c.Concurrent, Hole: c.Hole}
 		for _, a := range c.Also {
 			rc.Also = append(rc.Also, requestText(res.Render(a)))
 		}
@@ -191,11 +197,18 @@ func reproLine(s FuzzSetting, c *result.FuzzCrash, base string) string {
 		}
 		fmt.Fprintf(&b, " --data-binary @%s.body", base)
 	}
-	fmt.Fprintf(&b, " %s", report.ShellQuote(u))
-	if c.Concurrent {
-		return fmt.Sprintf("seq 400 | xargs -P %d -I{} %s", max(s.Concurrency, 4), b.String())
+	for _, a := range s.ReproArgs {
+		b.WriteString(" " + a)
 	}
-	return b.String()
+	fmt.Fprintf(&b, " %s", report.ShellQuote(u))
+	line := b.String()
+	if c.Concurrent {
+		line = fmt.Sprintf("seq 400 | xargs -P %d -I{} %s", max(s.Concurrency, 4), line)
+	}
+	if s.ReproPrelude != "" {
+		line = s.ReproPrelude + "; " + line
+	}
+	return line
 }
 
 func crasherText(rc report.Crash, s FuzzSetting, c *result.FuzzCrash) string {
@@ -245,9 +258,14 @@ func topReasons(m map[string]int64, n int) []string {
 
 func (r *FuzzReport) summaryLine() string {
 	f := r.Fuzz
-	return fmt.Sprintf("%d inputs in %.0f s (%.0f a second) from %d clients; %d answered with a 4xx and the target lived; %d "+
+	refused := ""
+	if f.Refused > 0 {
+		refused = fmt.Sprintf("; %d refused in a whole reply (a JSON-RPC error or a tool's isError: the server said no, no crash)",
+			f.Refused)
+	}
+	return fmt.Sprintf("%d inputs in %.0f s (%.0f a second) from %d clients; %d answered with a 4xx and the target lived%s; %d "+
 		"restarts; shrinking took %.0f s",
-		f.Inputs, f.SearchS, r.Latency.RPS, f.Concurrency, f.Rejected, f.Restarts, f.ShrinkS)
+		f.Inputs, f.SearchS, r.Latency.RPS, f.Concurrency, f.Rejected, refused, f.Restarts, f.ShrinkS)
 }
 
 // WriteTable prints the search's figures and each crash.

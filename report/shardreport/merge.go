@@ -438,7 +438,8 @@ func MergeShards(shards []*ShardRun) (*MergedRun, error) {
 		rep.TargetProcess = profiled.Report.TargetProcess
 	}
 	if profiled != nil {
-		rep.LeakCheck = profiled.Report.LeakCheck // the leak look is the profiled shard's, as the findings are
+		rep.LeakCheck = profiled.Report.LeakCheck         // the leak look is the profiled shard's, as the findings are
+		rep.ProfilingCost = profiled.Report.ProfilingCost // and so is what its profiling cost
 	}
 	for _, s := range shards {
 		if s.Report.TargetProcess != nil && rep.TargetProcess == nil {

@@ -19,10 +19,10 @@ import (
 	"github.com/probehq/probe/target"
 )
 
-// fuzzCommand is `probe fuzz notequery` and `probe fuzz http`: the flags
-// both take, and what each adds.
+// fuzzCommand is `probe fuzz notequery`, `probe fuzz http` and `probe
+// fuzz mcp`: the flags all take, and what each adds.
 type FuzzCommand struct {
-	kind         string // notequery or http
+	kind         string // notequery, http or mcp
 	load         shared.LoadFlags
 	output       shared.OutputFlags
 	shrinkTime   time.Duration
@@ -32,10 +32,13 @@ type FuzzCommand struct {
 	// notequery
 	fixtureMode, maxStack string
 	notes                 int
-	// http
+	// http and mcp
 	Cmd, target string
 	Request     shared.RequestFlags
 	allowRemote bool
+	// mcp
+	mcpPath string
+	tools   []string
 }
 
 func FuzzNoteQueryCommand(fs *flag.FlagSet) shared.Runner {
@@ -86,9 +89,12 @@ func (c *FuzzCommand) run(ctx context.Context, s shared.Streams, words []string)
 			if err != nil {
 				return err
 			}
-			if c.kind == "notequery" {
+			switch c.kind {
+			case "notequery":
 				o, setting, err = c.noteQueryTarget(memLimit)
-			} else {
+			case "mcp":
+				o, setting, err = c.MCPTarget(ctx, s.Stderr, memLimit)
+			default:
 				o, setting, err = c.HTTPTarget(memLimit)
 			}
 			return err
@@ -200,14 +206,26 @@ func (c *FuzzCommand) HTTPTarget(memLimit uint64) (fuzz.Options, fuzzreport.Fuzz
 	if err != nil {
 		return fail(err.Error())
 	}
+	start, setting, err := c.serverCommand(argv, memLimit)
+	if err != nil {
+		return fuzz.Options{}, fuzzreport.FuzzSetting{}, err
+	}
+	return fuzz.Options{Templates: []*fuzz.Template{t}, Start: start}, setting, nil
+}
+
+// serverCommand is how --cmd (argv) starts the server on --target's
+// address or a free loopback port, and how the report says to start it.
+func (c *FuzzCommand) serverCommand(argv []string, memLimit uint64) (func(context.Context, io.Writer) (*target.Child, error),
+	fuzzreport.FuzzSetting, error) {
 	fixedAddr := ""
 	if c.target != "" {
 		u, err := shared.ParseTarget(c.target)
 		if err != nil {
-			return fuzz.Options{}, fuzzreport.FuzzSetting{}, err
+			return nil, fuzzreport.FuzzSetting{}, err
 		}
 		if !c.allowRemote && !isLoopback(u.Hostname()) {
-			return fail(fmt.Sprintf("--target %s is not on loopback: fuzzing another host needs --allow-remote", c.target))
+			return nil, fuzzreport.FuzzSetting{}, shared.UsageError{Msg: fmt.Sprintf("--target %s is not on loopback: fuzzing another "+
+				"host needs --allow-remote", c.target)}
 		}
 		fixedAddr = u.Host
 		if u.Port() == "" {
@@ -230,8 +248,7 @@ func (c *FuzzCommand) HTTPTarget(memLimit uint64) (fuzz.Options, fuzzreport.Fuzz
 	if memLimit > 0 {
 		server = fmt.Sprintf("(ulimit -v %d; %s)", memLimit>>10, server)
 	}
-	return fuzz.Options{Templates: []*fuzz.Template{t}, Start: start},
-		fuzzreport.FuzzSetting{Server: server, ReproBase: base}, nil
+	return start, fuzzreport.FuzzSetting{Server: server, ReproBase: base}, nil
 }
 
 func isLoopback(host string) bool {

@@ -1,0 +1,370 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/textline"
+	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/probes/fuzz"
+	"github.com/probehq/probe/result"
+)
+
+// FuzzServer is what `probe fuzz mcp` learns of an MCP server before it
+// fuzzes: the lane it speaks, its endpoint and the tools it lists.
+type FuzzServer struct {
+	Lane  Lane
+	Path  string
+	Tools []ToolSchema
+}
+
+// maxToolPages bounds the pages of tools/list read: a server whose cursor
+// never ends must not keep probe listing.
+const maxToolPages = 100
+
+// ToolSchema is a tool as tools/list names it.
+type ToolSchema struct {
+	Name        string          `json:"name"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// ListToolsToFuzz negotiates the lane of the MCP server at base (a URL)
+// on path, as the loads do, and lists its tools (following nextCursor,
+// for up to maxToolPages pages).
+func ListToolsToFuzz(base, path string, timeout time.Duration) (*FuzzServer, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	c := probes.NewClient(&probes.Target{URL: u}, timeout)
+	defer c.Close()
+	ln, err := prepareLane(c, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := openMCP(c, path, -1, ln, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &FuzzServer{Lane: ln, Path: path}
+	cursor := ""
+	for page := 0; page == 0 || cursor != "" && page < maxToolPages; page++ {
+		params := ""
+		if cursor != "" {
+			params = `"cursor":` + jsonText(cursor)
+		}
+		list := probes.Call{Op: "tools/list", Key: "tools/list",
+			Req: post(c.Target(), path, ln.body(2+page, "tools/list", params), ln.headers(headers, "tools/list", "")...),
+			Check: checkJSONRPC(func(r json.RawMessage) error {
+				var listed struct {
+					Tools      []ToolSchema `json:"tools"`
+					NextCursor string       `json:"nextCursor"`
+				}
+				if err := json.Unmarshal(r, &listed); err != nil {
+					return fmt.Errorf("tools/list result: %v", err)
+				}
+				s.Tools, cursor = append(s.Tools, listed.Tools...), listed.NextCursor
+				return nil
+			})}
+		if _, err := c.Unmeasured(list); err != nil {
+			return nil, fmt.Errorf("MCP tools/list: %v", err)
+		}
+	}
+	if len(s.Tools) == 0 {
+		return nil, fmt.Errorf("MCP tools/list: the server lists no tools")
+	}
+	return s, nil
+}
+
+// OpenSession opens a session of the session lane on the server at base
+// and returns the header its requests carry (its id, when the server names
+// one, and the protocol's version); nil in the stateless lane, whose
+// requests carry all they need. A restarted server knows no earlier
+// session. It speaks net/http, as the fuzzer does, and reads an event
+// stream only to its reply (FuzzReplyWhole): a server may keep it open.
+func (s *FuzzServer) OpenSession(base string, timeout time.Duration) (http.Header, error) {
+	if s.Lane.Stateless {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	initialize, initialized := SessionOpening()
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	status, reply, body, err := postFuzz(ctx, base+s.Path, h, initialize)
+	if err != nil {
+		return nil, fmt.Errorf("MCP initialize: %v", err)
+	}
+	var version string
+	check := checkJSONRPC(func(result json.RawMessage) error {
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(result, &r)
+		version = r.ProtocolVersion
+		return nil
+	})
+	if err := check(&probes.Reply{Status: status, Header: reply.Get, Body: body}); err != nil {
+		return nil, fmt.Errorf("MCP initialize: %v", err)
+	}
+	opened := http.Header{"Mcp-Protocol-Version": {version}}
+	if sid := reply.Get("Mcp-Session-Id"); sid != "" {
+		opened.Set("Mcp-Session-Id", sid)
+	}
+	for k, v := range opened {
+		h[k] = v
+	}
+	if status, _, _, err = postFuzz(ctx, base+s.Path, h, initialized); err != nil || status != 202 && status != 200 {
+		return nil, fmt.Errorf("MCP notifications/initialized: status %d %v", status, err)
+	}
+	return opened, nil
+}
+
+// postFuzz posts body to url and reads the reply until it is whole.
+func postFuzz(ctx context.Context, url string, h http.Header, body []byte) (int, http.Header, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header = h.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	var got []byte
+	chunk := make([]byte, 32<<10)
+	for len(got) < maxToolArguments {
+		n, err := resp.Body.Read(chunk)
+		got = append(got, chunk[:n]...)
+		if err == io.EOF || n > 0 && FuzzReplyWhole(resp.Header, got) {
+			break
+		}
+		if err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	return resp.StatusCode, resp.Header, got, nil
+}
+
+// FuzzRefusal is why a whole reply refuses a tools/call: a JSON-RPC error
+// or a tool result with isError, the server saying no to bad input; ""
+// for any other reply, JSON-RPC or not (an event stream read as the
+// loads read it).
+func FuzzRefusal(status int, header http.Header, body []byte) string {
+	r := &probes.Reply{Status: status, Header: header.Get, Body: body}
+	if err := JSONRPCRefusal(r); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// Skipped is a tool listed but not fuzzed, and why.
+type Skipped struct{ Tool, Why string }
+
+// FuzzTemplates are the tools/call templates of the tools named (all when
+// none is): per tool, its arguments with every property of its input
+// schema a hole, and, when some are optional, one of the required ones
+// alone. A name the server does not list is an error; a tool without
+// arguments is skipped.
+func (s *FuzzServer) FuzzTemplates(only []string) ([]*fuzz.Template, []Skipped, error) {
+	listed := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		listed[i] = t.Name
+	}
+	for _, name := range only {
+		if !slices.Contains(listed, name) {
+			return nil, nil, fmt.Errorf("--tool %s: the server lists no such tool (it lists: %s)", textline.Of(name, 80),
+				orNone(textline.Names(listed, 200)))
+		}
+	}
+	var out []*fuzz.Template
+	var skipped []Skipped
+	for _, tool := range s.Tools {
+		if len(only) > 0 && !slices.Contains(only, tool.Name) {
+			continue
+		}
+		ts, why := s.toolTemplates(tool)
+		if why != "" {
+			skipped = append(skipped, Skipped{Tool: tool.Name, Why: why})
+			continue
+		}
+		out = append(out, ts...)
+	}
+	if len(out) == 0 {
+		var whys []string
+		for _, sk := range skipped {
+			whys = append(whys, sk.Tool+": "+sk.Why)
+		}
+		return nil, skipped, fmt.Errorf("no tool to fuzz: %s", textline.Of(strings.Join(whys, "; "), 300))
+	}
+	return out, skipped, nil
+}
+
+// argument is one property of a tool's input schema as a hole.
+type argument struct {
+	name     string
+	kind     fuzz.Kind
+	required bool
+}
+
+// toolTemplates are a tool's templates, or why it has none.
+func (s *FuzzServer) toolTemplates(tool ToolSchema) ([]*fuzz.Template, string) {
+	if s.Lane.Stateless && strings.ContainsAny(tool.Name, "{}") {
+		return nil, "its name holds { or }, which would read as a hole in the Mcp-Name header"
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(tool.InputSchema, &schema); err != nil {
+		return nil, "its input schema is not a JSON object: " + textline.Of(err.Error(), 100)
+	}
+	if len(schema.Properties) == 0 {
+		return nil, "its input schema has no properties: no argument to fuzz"
+	}
+	names := make([]string, 0, len(schema.Properties))
+	for name := range schema.Properties {
+		names = append(names, name)
+	}
+	slices.Sort(names) // a map's order is random: the same seed must draw the same inputs
+	var all, required []argument
+	for _, name := range names {
+		a := argument{name: name, kind: holeKind(schema.Properties[name]), required: slices.Contains(schema.Required, name)}
+		all = append(all, a)
+		if a.required {
+			required = append(required, a)
+		}
+	}
+	t, err := s.template(tool.Name, all)
+	if err != nil {
+		return nil, err.Error()
+	}
+	out := []*fuzz.Template{t}
+	if len(required) > 0 && len(required) < len(all) {
+		if t, err := s.template(tool.Name, required); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out, ""
+}
+
+// holeKind is the hole a property's JSON-schema type implies: integers
+// and numbers the numeric hole, strings the string hole, and booleans,
+// arrays, objects and properties of no one type a JSON value (whose pool
+// holds true, false and every other type a handler does not expect).
+func holeKind(property json.RawMessage) fuzz.Kind {
+	var p struct {
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(property, &p)
+	var types []string
+	var one string
+	if json.Unmarshal(p.Type, &one) == nil {
+		types = []string{one}
+	} else {
+		_ = json.Unmarshal(p.Type, &types)
+	}
+	types = slices.DeleteFunc(types, func(t string) bool { return t == "null" })
+	if len(types) != 1 {
+		return fuzz.JSON
+	}
+	switch types[0] {
+	case "integer", "number":
+		return fuzz.Int
+	case "string":
+		return fuzz.Str
+	}
+	return fuzz.JSON
+}
+
+// template is the tools/call of tool with args as holes, on the lane.
+func (s *FuzzServer) template(tool string, args []argument) (*fuzz.Template, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	holeNames := make([]string, len(args))
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s:{%s}", jsonText(a.name), a.kind)
+		holeNames[i] = "the argument " + textline.Of(a.name, 80)
+	}
+	b.WriteByte('}')
+	body := s.Lane.body(2, "tools/call", fmt.Sprintf(`"name":%s,"arguments":%s`, jsonText(tool), b.String()))
+	var header []result.FuzzField
+	for _, f := range s.callHeader(tool) {
+		header = append(header, result.FuzzField{Name: f.Name, Value: f.Value})
+	}
+	t, err := fuzz.NewTemplate("POST", s.Path, header, string(body))
+	if err != nil {
+		return nil, err
+	}
+	t.Endpoint, t.HoleNames = "tools/call "+tool, holeNames
+	return t, nil
+}
+
+// callHeader are a tools/call's fields in the lane, but the session's.
+func (s *FuzzServer) callHeader(tool string) []h1.Field {
+	base := baseHeaders(nil)
+	if s.Lane.Stateless {
+		base = append(base, h1.Field{Name: "Mcp-Protocol-Version", Value: s.Lane.Version})
+	}
+	return s.Lane.headers(base, "tools/call", tool)
+}
+
+// braces are text the fuzz templates would read as a hole.
+var braces = regexp.MustCompile(`[{}]`)
+
+// jsonText is s as a JSON string whose braces are escaped, so that a name
+// such as "{int}" stays a name and not a hole of the template.
+func jsonText(s string) string {
+	q, _ := json.Marshal(s)
+	return braces.ReplaceAllStringFunc(string(q), func(b string) string { return fmt.Sprintf(`\u%04x`, b[0]) })
+}
+
+// fuzzCallID is the JSON-RPC id every fuzz template's body holds, first.
+var fuzzCallID = []byte(`{"jsonrpc":"2.0","id":2,`)
+
+// FuzzRequestID gives a tools/call body of the fuzz templates the id n, so
+// that no two requests in flight in one session share an id (the SDK
+// refuses the second with 400).
+func FuzzRequestID(body []byte, n uint64) []byte {
+	rest, ok := bytes.CutPrefix(body, fuzzCallID)
+	if !ok {
+		return body
+	}
+	return append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,`, n), rest...)
+}
+
+// SessionOpening are the bodies that open a session of the session lane,
+// initialize and notifications/initialized, as probe sends them: for the
+// reproductions, which need a session of their own.
+func SessionOpening() (initialize, initialized []byte) {
+	return Lane{}.body(1, "initialize", fmt.Sprintf(`"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"probe",`+
+		`"version":"0.1"}`, sessionVersion)), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
+}
+
+// FuzzReplyWhole says whether a reply already holds its JSON-RPC result
+// or error in whole events of an event stream: a server may keep the
+// stream open after it, and the fuzzer must not count the wait as a hang.
+func FuzzReplyWhole(header http.Header, body []byte) bool {
+	if !strings.Contains(header.Get("Content-Type"), "text/event-stream") {
+		return false
+	}
+	end := max(bytes.LastIndex(body, []byte("\n\n")), bytes.LastIndex(body, []byte("\n\r\n")))
+	if end < 0 {
+		return false
+	}
+	_, err := readRPCReply(&probes.Reply{Status: http.StatusOK, Header: header.Get, Body: body[:end+1]})
+	return err == nil
+}
