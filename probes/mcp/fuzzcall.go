@@ -210,10 +210,12 @@ func (s *FuzzServer) FuzzTemplates(only []string) ([]*fuzz.Template, []Skipped, 
 	return out, skipped, nil
 }
 
-// argument is one property of a tool's input schema as a hole.
+// argument is one property of a tool's input schema as a template
+// fragment: its value, with holes where the schema has leaves.
 type argument struct {
 	name     string
-	kind     fuzz.Kind
+	value    string   // the fragment
+	holes    []string // its holes' names, in order
 	required bool
 }
 
@@ -232,14 +234,10 @@ func (s *FuzzServer) toolTemplates(tool ToolSchema) ([]*fuzz.Template, string) {
 	if len(schema.Properties) == 0 {
 		return nil, "its input schema has no properties: no argument to fuzz"
 	}
-	names := make([]string, 0, len(schema.Properties))
-	for name := range schema.Properties {
-		names = append(names, name)
-	}
-	slices.Sort(names) // a map's order is random: the same seed must draw the same inputs
 	var all, required []argument
-	for _, name := range names {
-		a := argument{name: name, kind: holeKind(schema.Properties[name]), required: slices.Contains(schema.Required, name)}
+	for _, name := range sortedKeys(schema.Properties) {
+		a := argument{name: name, required: slices.Contains(schema.Required, name)}
+		a.value = valueShape(schema.Properties[name], "the argument "+textline.Of(name, 80), 0, &a.holes)
 		all = append(all, a)
 		if a.required {
 			required = append(required, a)
@@ -258,15 +256,35 @@ func (s *FuzzServer) toolTemplates(tool ToolSchema) ([]*fuzz.Template, string) {
 	return out, ""
 }
 
-// holeKind is the hole a property's JSON-schema type implies: integers
-// and numbers the numeric hole, strings the string hole, and booleans,
-// arrays, objects and properties of no one type a JSON value (whose pool
-// holds true, false and every other type a handler does not expect).
-func holeKind(property json.RawMessage) fuzz.Kind {
-	var p struct {
-		Type json.RawMessage `json:"type"`
+// sortedKeys are m's keys in order: a map's order is random, and the same
+// seed must draw the same inputs.
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	_ = json.Unmarshal(property, &p)
+	slices.Sort(keys)
+	return keys
+}
+
+// maxShapeDepth bounds how deep valueShape follows arrays and objects.
+const maxShapeDepth = 4
+
+// valueShape is a value of a JSON schema as a template fragment: a hole
+// of the kind a leaf's type implies (integers and numbers the numeric
+// hole, strings the string hole; booleans and values of no one type a
+// JSON value, whose pool holds true, false and every type a handler does
+// not expect), and an array of a described item or an object of described
+// properties as that structure with holes inside (every property present),
+// so that values pass the server's schema check and reach the tool's own
+// code. Each hole's name, below name, is appended to holes in order.
+func valueShape(schema json.RawMessage, name string, depth int, holes *[]string) string {
+	var p struct {
+		Type       json.RawMessage            `json:"type"`
+		Items      json.RawMessage            `json:"items"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &p)
 	var types []string
 	var one string
 	if json.Unmarshal(p.Type, &one) == nil {
@@ -275,29 +293,43 @@ func holeKind(property json.RawMessage) fuzz.Kind {
 		_ = json.Unmarshal(p.Type, &types)
 	}
 	types = slices.DeleteFunc(types, func(t string) bool { return t == "null" })
-	if len(types) != 1 {
-		return fuzz.JSON
+	kind := fuzz.JSON
+	if len(types) == 1 {
+		switch {
+		case types[0] == "integer" || types[0] == "number":
+			kind = fuzz.Int
+		case types[0] == "string":
+			kind = fuzz.Str
+		case types[0] == "array" && len(p.Items) > 0 && depth < maxShapeDepth:
+			return "[" + valueShape(p.Items, name+"[0]", depth+1, holes) + "]"
+		case types[0] == "object" && len(p.Properties) > 0 && depth < maxShapeDepth:
+			var b strings.Builder
+			b.WriteByte('{')
+			for i, k := range sortedKeys(p.Properties) {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(jsonText(k) + ":" + valueShape(p.Properties[k], name+"."+textline.Of(k, 40), depth+1, holes))
+			}
+			b.WriteByte('}')
+			return b.String()
+		}
 	}
-	switch types[0] {
-	case "integer", "number":
-		return fuzz.Int
-	case "string":
-		return fuzz.Str
-	}
-	return fuzz.JSON
+	*holes = append(*holes, name)
+	return "{" + string(kind) + "}"
 }
 
 // template is the tools/call of tool with args as holes, on the lane.
 func (s *FuzzServer) template(tool string, args []argument) (*fuzz.Template, error) {
 	var b strings.Builder
 	b.WriteByte('{')
-	holeNames := make([]string, len(args))
+	var holeNames []string
 	for i, a := range args {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "%s:{%s}", jsonText(a.name), a.kind)
-		holeNames[i] = "the argument " + textline.Of(a.name, 80)
+		b.WriteString(jsonText(a.name) + ":" + a.value)
+		holeNames = append(holeNames, a.holes...)
 	}
 	b.WriteByte('}')
 	body := s.Lane.body(2, "tools/call", fmt.Sprintf(`"name":%s,"arguments":%s`, jsonText(tool), b.String()))

@@ -67,6 +67,12 @@ func startFuzzVictim(bin string, args ...string) func(context.Context, io.Writer
 // crashes, else it runs for search.
 func fuzzMCP(t *testing.T, search time.Duration, stop int, args ...string) (*result.Fuzz, *FuzzServer) {
 	t.Helper()
+	return fuzzMCPTools(t, nil, search, stop, args...)
+}
+
+// fuzzMCPTools is fuzzMCP of the tools named (nil: all).
+func fuzzMCPTools(t *testing.T, tools []string, search time.Duration, stop int, args ...string) (*result.Fuzz, *FuzzServer) {
+	t.Helper()
 	start := startFuzzVictim(fuzzVictim(t), args...)
 	child, err := start(context.Background(), io.Discard)
 	if err != nil {
@@ -77,7 +83,7 @@ func fuzzMCP(t *testing.T, search time.Duration, stop int, args ...string) (*res
 	if err != nil {
 		t.Fatal(err)
 	}
-	templates, skipped, err := server.FuzzTemplates(nil)
+	templates, skipped, err := server.FuzzTemplates(tools)
 	if err != nil || len(skipped) != 0 {
 		t.Fatalf("templates: %v, skipped %v", err, skipped)
 	}
@@ -147,6 +153,24 @@ func checkCountCrash(t *testing.T, res *result.Fuzz) {
 	}
 	if call.Params.Name != "count" || fmt.Sprint(call.Params.Arguments["n"]) != "1.000001e+06" {
 		t.Errorf("shrunk call %s, want count with n=1000001", c.Body)
+	}
+}
+
+// A tool whose argument is an array of objects dies on one item's size:
+// the template follows the schema into the array (a JSON value drawn whole
+// would fail the SDK's schema check nearly always), the fuzzer finds the
+// crash and names the argument's path.
+func TestFuzzMCPReachesIntoStructuredArguments(t *testing.T) {
+	res, _ := fuzzMCPTools(t, []string{"batch"}, time.Minute, 1, "-batch", "-json")
+	if len(res.Crashes) != 1 {
+		t.Fatalf("%d crashes in %d inputs (refused %d): want the batch's", len(res.Crashes), res.Inputs, res.Refused)
+	}
+	c := res.Crashes[0]
+	if c.Endpoint != "tools/call batch" || !strings.Contains(c.Hole, "the argument items[0].size") {
+		t.Errorf("crash at %q in %q: %s", c.Endpoint, c.Hole, c.Body)
+	}
+	if !strings.Contains(string(c.Body), `"size":1000001`) {
+		t.Errorf("shrunk call %s, want size 1000001", c.Body)
 	}
 }
 
@@ -232,6 +256,14 @@ func TestFuzzTemplatesFromInputSchemas(t *testing.T) {
 		}
 		if all.Endpoint != "tools/call search" || all.HoleName(0) != "{int} as the argument id" {
 			t.Errorf("endpoint %q, hole %q", all.Endpoint, all.HoleName(0))
+		}
+		nested := &FuzzServer{Lane: ln, Path: "/mcp", Tools: []ToolSchema{{Name: "batch", InputSchema: json.RawMessage(
+			`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":` +
+				`{"size":{"type":"integer"},"name":{"type":"string"}}}}}}`)}}}
+		if bs, _, err := nested.FuzzTemplates(nil); err != nil || len(bs) != 1 || fmt.Sprint(bs[0].Kinds()) != "[str int]" ||
+			bs[0].HoleName(1) != "{int} as the argument items[0].size" ||
+			!strings.Contains(string(bs[0].Request([]string{"x", "9"}).Body), `"arguments":{"items":[{"name":"x","size":9}]}`) {
+			t.Errorf("a nested schema: %v", err)
 		}
 		values := []string{"7", "true", "a\"b", "1", "[]", "null"}
 		var call struct {

@@ -5,7 +5,8 @@
 // fine. -stateless and -json choose the SDK's shape; -no-tools serves no
 // tool, -refuse-version refuses every protocol version probe asks,
 // -keep-open keeps each event stream open after its reply, -page-size
-// lists the tools that many a page.
+// lists the tools that many a page; -batch adds the tool "batch", which
+// dies on an item of a size past a million, deep in its argument.
 package main
 
 import (
@@ -27,6 +28,13 @@ type countArgs struct {
 	Label string `json:"label,omitempty"`
 }
 
+type batchArgs struct {
+	Items []struct {
+		Name string `json:"name"`
+		Size int    `json:"size"`
+	} `json:"items"`
+}
+
 type echoArgs struct {
 	Text  string   `json:"text"`
 	Loud  bool     `json:"loud,omitempty"`
@@ -43,6 +51,7 @@ func main() {
 	refuseVersion := flag.Bool("refuse-version", false, "refuse every protocol version")
 	keepOpen = flag.Bool("keep-open", false, "keep each event stream open after its reply")
 	pageSize := flag.Int("page-size", 0, "tools a page of tools/list (0: the SDK's default)")
+	batch := flag.Bool("batch", false, "serve the tool batch")
 	flag.Parse()
 	addr := "127.0.0.1:" + os.Getenv("PORT")
 	if *refuseVersion {
@@ -66,6 +75,18 @@ func main() {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(in.N)}}}, nil, nil
 		})
+	if *batch {
+		mcp.AddTool(server, &mcp.Tool{Name: "batch", Description: "sizes a batch"},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in batchArgs) (*mcp.CallToolResult, any, error) {
+				for _, it := range in.Items {
+					if it.Size > 1_000_000 {
+						go func() { panic(fmt.Sprintf("batch: %q of size %d overflows", it.Name, it.Size)) }()
+						time.Sleep(time.Second)
+					}
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(len(in.Items))}}}, nil, nil
+			})
+	}
 	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "says the text again"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
