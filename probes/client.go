@@ -34,7 +34,7 @@ type Client struct {
 	live      *liveCounters
 	maxBody   int // a reply's bound, and of what is made of it (a gRPC reply's JSON)
 	clock     monoClock
-	cut       int // replies complete before their stream ended, whose stream probe cut (h1.Request.Complete)
+	cut       int // replies complete before their stream ended, whose stream probe cut (h1.Request.Watch)
 }
 
 // liveCounters feed the progress line.

@@ -27,12 +27,13 @@ type Request struct {
 	Path   string // path and query, as sent
 	Header []Field
 	Body   []byte
-	// Complete, when set, says a body holds the whole reply before its
-	// stream ends: an event stream's result, on a stream the server may
-	// keep open. The reply is timed to it (Response.Done), and a stream
-	// still open StreamGrace later is cut: the connection closes and the
-	// request has its reply.
-	Complete func(body []byte) bool
+	// Watch, when set, makes a reply's watch: told each part of the body
+	// as it comes (each byte once), it says when the body so far holds the
+	// whole reply before its stream ends — an event stream's result, on a
+	// stream the server may keep open. The reply is timed to it
+	// (Response.Done), and a stream still open StreamGrace later is cut:
+	// the connection closes and the request has its reply.
+	Watch func() func(more []byte) bool
 	raw      []byte
 	host     string
 	err    error // why raw could not be built: the request is refused, not sent
@@ -87,7 +88,7 @@ type Response struct {
 	Status    int
 	Body      []byte // as received: still compressed if Content-Encoding says so
 	WireBytes int    // status line, headers and body as they crossed the wire
-	// Done is when the request's Complete first held (zero without one,
+	// Done is when the request's Watch first said complete (zero without one,
 	// or when the stream ended first); Cut, that the stream was cut after.
 	Done      time.Time
 	Cut       bool
@@ -158,7 +159,7 @@ type Conn struct {
 	mu      sync.Mutex // guards nc against Interrupt from another goroutine
 	rearm   time.Time  // when the read/write deadline is due to be moved on
 	sentAt  time.Time  // when the last request on nc was sent: nc is hot while it is recent
-	end     streamEnd  // the last request's, when it has a Complete
+	end     streamEnd  // the last request's, when it has a Watch
 }
 
 // hotGap is how recently a connection's last request must have gone for
@@ -276,13 +277,13 @@ func (c *Conn) roundTrip(now time.Time, req *Request, raw []byte, resp *Response
 	return c.read(req, resp)
 }
 
-// read reads req's reply. With a Complete, the stream's last wait after
+// read reads req's reply. With a Watch, the stream's last wait after
 // the reply is complete is StreamGrace, not the request's timeout.
 func (c *Conn) read(req *Request, resp *Response) error {
-	if req.Complete == nil {
+	if req.Watch == nil {
 		return readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp, nil)
 	}
-	c.end = streamEnd{complete: req.Complete, grace: func() {
+	c.end = streamEnd{watch: req.Watch(), grace: func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.nc != nil {

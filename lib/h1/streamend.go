@@ -3,7 +3,7 @@ package h1
 import "time"
 
 // StreamGrace is how long a reply's stream may stay open once its body is
-// complete (Request.Complete). The official MCP SDK ends an event stream
+// complete (Request.Watch). The official MCP SDK ends an event stream
 // right after its result, so the connection is kept; a server that keeps
 // the stream open costs each such request this wait, then its connection.
 const StreamGrace = 100 * time.Millisecond
@@ -12,18 +12,23 @@ const StreamGrace = 100 * time.Millisecond
 // the reply is timed when complete first holds, and the stream's last
 // wait is armed (grace).
 type streamEnd struct {
-	complete func([]byte) bool
-	grace    func()
-	done     time.Time
+	watch func(more []byte) bool
+	grace func()
+	seen  int // of the body, what watch has been told
+	done  time.Time
 }
 
-// check is told the body so far, after each read.
+// check is told the body so far, after each read: watch hears what came.
 func (e *streamEnd) check(body []byte) {
-	if e == nil || !e.done.IsZero() || !e.complete(body) {
+	if e == nil || !e.done.IsZero() || len(body) <= e.seen {
 		return
 	}
-	e.done = time.Now()
-	e.grace()
+	more := body[e.seen:]
+	e.seen = len(body)
+	if e.watch(more) {
+		e.done = time.Now()
+		e.grace()
+	}
 }
 
 // cut says whether a body read's error came after the body was complete:

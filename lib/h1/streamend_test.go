@@ -21,7 +21,7 @@ func TestRepliesCompleteBeforeTheirStream(t *testing.T) {
 	engines(t, func(t *testing.T, e *engine) {
 		req := func(path string) *Request {
 			r := NewRequest("POST", path, []byte("{}"))
-			r.Complete = h1test.HoldsResult
+			r.Watch = h1test.WatchResult
 			return r
 		}
 		c := e.conn(&Conn{Addr: addr, Timeout: 10 * time.Second})
@@ -64,11 +64,11 @@ func TestRepliesCompleteBeforeTheirStream(t *testing.T) {
 		if err := e.do(c2, req("/never"), &r); !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("a stream that never holds the result: %v, want a timeout", err)
 		}
-		// Without a Complete the reply is the whole stream.
+		// Without a Watch the reply is the whole stream.
 		c3 := e.conn(&Conn{Addr: addr, Timeout: 10 * time.Second})
 		defer c3.Close()
 		if err := e.do(c3, NewRequest("POST", "/ends", []byte("{}")), &r); err != nil || !r.Done.IsZero() || r.Cut {
-			t.Errorf("no Complete: %v, done %v, cut %v", err, r.Done, r.Cut)
+			t.Errorf("no Watch: %v, done %v, cut %v", err, r.Done, r.Cut)
 		}
 	})
 }

@@ -22,13 +22,14 @@ func (c *Conn) ReadBody(r io.Reader) ([]byte, error) {
 	return out, err
 }
 
-// ReadBodyUntil is ReadBody for a request with a Complete: grace is called
-// once the body is complete (it must make the stream's reads end within
-// StreamGrace), and done is when it was. An error after that is the
-// stream's cut, not the request's: the body is the reply.
-func (c *Conn) ReadBodyUntil(r io.Reader, complete func([]byte) bool, grace func()) (body []byte, done time.Time, err error) {
+// ReadBodyUntil is ReadBody for a request with a Watch (watch is its
+// reply's): grace is called once the body is complete (it must make the
+// stream's reads end within StreamGrace), and done is when it was. An
+// error after that is the stream's cut, not the request's: the body is
+// the reply.
+func (c *Conn) ReadBodyUntil(r io.Reader, watch func(more []byte) bool, grace func()) (body []byte, done time.Time, err error) {
 	b := c.bodyLimits(&c.reply)
-	end := &streamEnd{complete: complete, grace: grace}
+	end := &streamEnd{watch: watch, grace: grace}
 	out, err := b.readAll(r, b.buf[:0], end)
 	b.buf = out
 	if err != nil && !end.done.IsZero() {

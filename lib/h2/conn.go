@@ -209,7 +209,7 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 		return true, err
 	}
 	var cut context.CancelFunc
-	if req.Complete != nil {
+	if req.Watch != nil {
 		// The stream's own context: cancelled StreamGrace after the body
 		// is complete, it ends a stream the server keeps open.
 		ctx, cut = context.WithCancel(ctx)
@@ -232,9 +232,9 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 	}
 	var body []byte
 	var done time.Time
-	if req.Complete != nil {
+	if req.Watch != nil {
 		var grace *time.Timer
-		body, done, err = c.limits.ReadBodyUntil(res.Body, req.Complete, func() { grace = time.AfterFunc(h1.StreamGrace, cut) })
+		body, done, err = c.limits.ReadBodyUntil(res.Body, req.Watch(), func() { grace = time.AfterFunc(h1.StreamGrace, cut) })
 		if grace != nil {
 			grace.Stop()
 		}

@@ -20,7 +20,7 @@ func TestRepliesCompleteBeforeTheirStream(t *testing.T) {
 	defer c.Close()
 	req := func(path string) *h1.Request {
 		r := h1.NewRequest("POST", path, []byte("{}"))
-		r.Complete = h1test.HoldsResult
+		r.Watch = h1test.WatchResult
 		return r
 	}
 	var r h1.Response

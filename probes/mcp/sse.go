@@ -10,36 +10,77 @@ import (
 
 // post is a JSON-RPC request to an MCP endpoint. Its reply may be an event
 // stream that the server keeps open after the result; the reply is timed
-// to the result (h1.Request.Complete).
+// to the result (h1.Request.Watch).
 func post(t *probes.Target, path string, body []byte, header ...h1.Field) *h1.Request {
 	r := t.Request("POST", path, body, header...)
-	r.Complete = holdsRPCReply
+	r.Watch = watchRPCReply
 	return r
 }
 
-// holdsRPCReply says whether an event stream's complete events so far
-// hold a JSON-RPC result or error (what readRPCReply takes as the reply).
-// A JSON body is not an event stream: it is read to its end.
-func holdsRPCReply(stream []byte) bool {
-	if len(stream) == 0 || stream[0] == '{' || stream[0] == '[' {
+// watchRPCReply is a reply's watch: it reads an event stream as it comes,
+// each byte once (a stream of a million small events costs its length, not
+// its length squared), and says complete at the first event that holds a
+// JSON-RPC result or error (what readRPCReply takes as the reply). A body
+// that starts as JSON is not an event stream: it is read to its end.
+func watchRPCReply() func(more []byte) bool {
+	var w sseWatch
+	return w.more
+}
+
+// sseWatch is an event stream read so far: the current line's start and
+// the current event's data.
+type sseWatch struct {
+	notSSE bool
+	line   []byte // the current line, not yet ended
+	data   []byte // the current event's data lines, joined
+	inData bool   // data holds a line of this event
+}
+
+func (w *sseWatch) more(b []byte) bool {
+	if w.notSSE {
 		return false
 	}
-	// Only whole events: the last blank line ends the last of them.
-	end := max(bytes.LastIndex(stream, []byte("\n\n")), bytes.LastIndex(stream, []byte("\n\r\n")))
-	if end < 0 {
+	if len(w.line) == 0 && !w.inData && len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		w.notSSE = true
 		return false
 	}
-	for _, data := range sseEvents(stream[:end+1]) {
-		var m struct {
-			Method string          `json:"method"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			w.line = append(w.line, b...)
+			return false
 		}
-		if json.Unmarshal(data, &m) == nil && m.Method == "" && (m.Result != nil || m.Error != nil) {
-			return true
+		line := bytes.TrimSuffix(append(w.line, b[:i]...), []byte("\r"))
+		b = b[i+1:]
+		switch {
+		case len(line) == 0:
+			if w.inData && answers(w.data) {
+				return true
+			}
+			w.data, w.inData = w.data[:0], false
+		case bytes.HasPrefix(line, []byte("data:")):
+			if w.inData {
+				w.data = append(w.data, '\n')
+			}
+			w.data = append(w.data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+			w.inData = true
 		}
+		w.line = line[:0] // its buffer, for the next line
 	}
 	return false
+}
+
+// answers says whether an event's data is a JSON-RPC result or error.
+func answers(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"result"`)) && !bytes.Contains(data, []byte(`"error"`)) {
+		return false // a notification, decoded for nothing
+	}
+	var m struct {
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.Method == "" && (m.Result != nil || m.Error != nil)
 }
 
 // sseEvents are the data of an event stream's events, each event's data

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -49,6 +50,58 @@ func TestEventStreamsKeptOpenAfterTheResult(t *testing.T) {
 		}
 		if !cut {
 			t.Errorf("stateless=%t: no stream-kept-open warning in %v", stateless, run.Warnings)
+		}
+	}
+}
+
+// The watch, told an event stream in pieces of any size, says complete
+// exactly when the stream so far holds an answering event: the whole
+// stream's reading (readRPCReply) agrees, and a stream cut just before
+// the answer's blank line is not complete yet.
+func TestWatchRPCReplyInPieces(t *testing.T) {
+	tools := `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`
+	for _, stream := range []string{
+		"event: message\nid: 1_0\ndata: " + tools + "\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"id\":2,\r\ndata: \"result\":{}}\r\n\r\n",
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: " + tools + "\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n\ndata: " + tools + "\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n",
+		"data: hello\n\n: a comment\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-1}}\n\n",
+	} {
+		msg, err := readRPCReply(&probes.Reply{Body: []byte(stream), Header: func(string) string { return "text/event-stream" }})
+		want := err == nil && (msg.Result != nil || msg.Error != nil)
+		for _, size := range []int{1, 2, 7, len(stream)} {
+			watch := watchRPCReply()
+			got, at := false, 0
+			for i := 0; i < len(stream) && !got; i += size {
+				got, at = watch([]byte(stream[i:min(i+size, len(stream))])), min(i+size, len(stream))
+			}
+			if got != want {
+				t.Errorf("%q in pieces of %d: complete %t, want %t", stream, size, got, want)
+			}
+			if got && size == 1 && !strings.HasSuffix(stream[:at], "\n\n") && !strings.HasSuffix(stream[:at], "\r\n\r\n") {
+				t.Errorf("%q: complete at %d, before the event's blank line", stream, at)
+			}
+		}
+	}
+	if watch := watchRPCReply(); watch([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}`+"\n\n")) {
+		t.Error("a JSON body taken for an event stream")
+	}
+}
+
+// A stream of a million small events is told to the watch once: a cost
+// linear in its length (the watch parsed the whole body again at every
+// read before, a hostile stream's square).
+func BenchmarkWatchRPCReply(b *testing.B) {
+	event := []byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n")
+	chunk := bytes.Repeat(event, 32<<10/len(event))
+	for b.Loop() {
+		watch := watchRPCReply()
+		for range 64 { // 2 MiB in 32 KiB reads
+			if watch(chunk) {
+				b.Fatal("complete on notifications")
+			}
 		}
 	}
 }

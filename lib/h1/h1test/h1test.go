@@ -74,7 +74,16 @@ func EventStream() http.HandlerFunc {
 	}
 }
 
-// HoldsResult is a Request.Complete for EventStream's replies.
+// HoldsResult says whether a body of EventStream holds the result.
 func HoldsResult(body []byte) bool {
 	return bytes.Contains(body, []byte(`"result":{}}`+"\n\n"))
+}
+
+// WatchResult is a Request.Watch for EventStream's replies.
+func WatchResult() func(more []byte) bool {
+	var body []byte
+	return func(more []byte) bool {
+		body = append(body, more...)
+		return HoldsResult(body)
+	}
 }
