@@ -34,9 +34,9 @@ type Request struct {
 	// (Response.Done), and a stream still open StreamGrace later is cut:
 	// the connection closes and the request has its reply.
 	Watch func() func(more []byte) bool
-	raw      []byte
-	host     string
-	err    error // why raw could not be built: the request is refused, not sent
+	raw   []byte
+	host  string
+	err   error // why raw could not be built: the request is refused, not sent
 }
 
 // Field is one header line.
@@ -90,11 +90,11 @@ type Response struct {
 	WireBytes int    // status line, headers and body as they crossed the wire
 	// Done is when the request's Watch first said complete (zero without one,
 	// or when the stream ended first); Cut, that the stream was cut after.
-	Done      time.Time
-	Cut       bool
-	header    []byte // the raw header block
-	encoding  []byte // the first Content-Encoding's value, within header
-	close     bool
+	Done     time.Time
+	Cut      bool
+	header   []byte // the raw header block
+	encoding []byte // the first Content-Encoding's value, within header
+	close    bool
 }
 
 // Encoding is the reply's Content-Encoding ("" when it has none), as

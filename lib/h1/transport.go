@@ -2,9 +2,9 @@ package h1
 
 import (
 	"io"
-	"time"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // What another transport (HTTP/2, lib/h2) needs of this one: the same

@@ -85,7 +85,7 @@ func TestWatchRPCReplyInPieces(t *testing.T) {
 			}
 		}
 	}
-	if watch := watchRPCReply(); watch([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}`+"\n\n")) {
+	if watch := watchRPCReply(); watch([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n\n")) {
 		t.Error("a JSON body taken for an event stream")
 	}
 }
