@@ -207,13 +207,13 @@ func quietWord(st *report.Settle) string {
 }
 
 // WithWrites is o with the writes of wl beside its reads: each request's
-// time kept (the reads during writes), a profile window a second.
+// time kept (the reads during writes), a profile window a second, back to back.
 func WithWrites(o probes.LoadOptions, wl *probes.WriteLoad) probes.LoadOptions {
 	o.RequestTimes = true
 	o.During = wl.Run
 	if o.Profile != nil {
 		p := *o.Profile
-		p.Window = time.Second
+		p.Window, p.Gap = time.Second, -1 // every second profiled: a sync in a gap would go unseen
 		o.Profile = &p
 	}
 	return o

@@ -157,7 +157,7 @@ func RunLoad(ctx context.Context, ml Microload, t *Target, o LoadOptions) (*resu
 	for _, c := range clients {
 		c.rec.second = newSecondTally(seconds, measureFrom, o.Duration)
 	}
-	if o.Profile != nil && server.PID > 0 {
+	if o.Profile != nil && o.Profile.Gap >= 0 && server.PID > 0 {
 		// The CPU windows take turns with unprofiled gaps, so that the run
 		// measures what its profiling cost the target.
 		po, pid := *o.Profile, server.PID

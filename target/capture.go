@@ -44,7 +44,10 @@ type ProfileOptions struct {
 	// separated by unprofiled gaps of Gap (default 1s), and what each
 	// stretch cost is Profiles.Cost: the run measures what profiling costs.
 	Reading func() (cpu time.Duration, answered int64, ok bool)
-	Gap     time.Duration
+	// Gap is the unprofiled gaps' length (0: 1s); negative: the windows
+	// stay back to back (a run whose windows must cover every second, as
+	// reads during writes, whose syncs a gap would miss).
+	Gap time.Duration
 	// invalid hears of the samples a fetched profile dropped as invalid
 	// (pprofio.DropInvalid); nil: they are dropped unsaid.
 	invalid func(path, dropped string)
@@ -88,8 +91,11 @@ func CaptureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *re
 	if o.Slack <= 0 {
 		o.Slack = 20 * time.Second
 	}
-	if o.Gap <= 0 {
+	if o.Gap == 0 {
 		o.Gap = time.Second
+	}
+	if o.Gap < 0 {
+		o.Reading = nil
 	}
 	p := &result.Profiles{Raw: map[string][]byte{}}
 	var mu sync.Mutex
