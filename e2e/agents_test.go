@@ -13,22 +13,13 @@ import (
 
 	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/target"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // buildAgentsBroken builds testdata/agentsbroken, the MCP server with a
 // seeded fault.
-func buildAgentsBroken(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "agentsbroken")
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/agentsbroken")
-	if os.Getenv("GOTOOLCHAIN") == "" {
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3")
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building testdata/agentsbroken: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildAgentsBroken(t *testing.T) string { return testbuild.Program(t, "./testdata/agentsbroken") }
 
 // startAgentsBroken runs it with trap ("": none) and is its URL.
 func startAgentsBroken(t *testing.T, bin, trap string) string {

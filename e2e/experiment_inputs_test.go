@@ -9,6 +9,8 @@ import (
 
 	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // experimentRun runs the built probe with args, profiled, with the
@@ -77,7 +79,7 @@ func variantOf(e *report.Experiment, name string) *report.ExperimentVariant {
 // header keeps them cacheable; the constant settings, with Accept-Language
 // sent and varied, are still load-time.
 func TestExperimentHeaderInputs(t *testing.T) {
-	probe := buildGo(t, "../cmd/probe", "probe")
+	probe := testbuild.Program(t, "../cmd/probe")
 	target := startExperimentServer(t)
 	for _, tc := range []struct {
 		name, path, header string
@@ -137,8 +139,8 @@ func TestExperimentHeaderInputs(t *testing.T) {
 // message's field, of equal cost for every user, is another reply per
 // key: memoise per input, never load-time.
 func TestExperimentGRPC(t *testing.T) {
-	probe := buildGo(t, "../cmd/probe", "probe")
-	server := buildGo(t, "./testdata/grpcexperiment", "grpcexperiment")
+	probe := testbuild.Program(t, "../cmd/probe")
+	server := testbuild.Program(t, "./testdata/grpcexperiment")
 	for _, tc := range []struct {
 		mode, verdict, keys string
 		trap, metadata      bool // metadata: the work is keyed on x-user

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // The experiment in MCP's own terms (issue 35): on testdata/mcptools, an
@@ -18,8 +20,8 @@ import (
 // the strict tool refuses the control with isError, and the variant is
 // void with its errors shown, never counted.
 func TestExperimentMCPArguments(t *testing.T) {
-	probe := buildGo(t, "../cmd/probe", "probe")
-	server := buildGo(t, "./testdata/mcptools", "mcptools")
+	probe := testbuild.Program(t, "../cmd/probe")
+	server := testbuild.Program(t, "./testdata/mcptools")
 	addr := freeAddr(t)
 	pprofAddr := freeAddr(t)
 	startProcess(t, server, "-addr", addr, "-pprof", pprofAddr)

@@ -2,27 +2,14 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/probehq/probe/report"
-)
 
-// buildGo builds the package at dir (relative to e2e/) into a binary.
-func buildGo(t *testing.T, dir, name string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", bin, dir)
-	if os.Getenv("GOTOOLCHAIN") == "" {
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3")
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", dir, err, out)
-	}
-	return bin
-}
+	"github.com/probehq/probe/internal/testbuild"
+)
 
 // TestExperiment runs the built probe against testdata/experiment, a server
 // of two endpoints: /config decodes constant settings whatever the page,
@@ -31,7 +18,7 @@ func buildGo(t *testing.T, dir, name string) string {
 // the trap.
 func TestExperiment(t *testing.T) {
 	probeCmd.BadInput(t, []string{"http", "--path", "/", "--profile", "--experiment-time", "1s"}, exitUsage, "--experiment-time 1s: want at least 6s")
-	probe := buildGo(t, "../cmd/probe", "probe")
+	probe := testbuild.Program(t, "../cmd/probe")
 	target := startExperimentServer(t)
 	for _, tc := range []struct {
 		path, param string
@@ -100,7 +87,7 @@ func TestExperiment(t *testing.T) {
 // loopback port and returns its URL once it answers.
 func startExperimentServer(t *testing.T) string {
 	t.Helper()
-	server := buildGo(t, "./testdata/experiment", "experiment")
+	server := testbuild.Program(t, "./testdata/experiment")
 	addr := freeAddr(t)
 	startProcess(t, server, "-addr", addr)
 	target := "http://" + addr
@@ -115,7 +102,7 @@ func startExperimentServer(t *testing.T) string {
 // function of the user: no finding may claim load-time, and the
 // experiment, when it can tell, says so with the reason (issue 34, item 12).
 func TestExperimentEqualCostPerUser(t *testing.T) {
-	probe := buildGo(t, "../cmd/probe", "probe")
+	probe := testbuild.Program(t, "../cmd/probe")
 	target := startExperimentServer(t)
 	// A busy machine can leave the seconds too noisy to tell: the
 	// experiment then rightly claims nothing, and it is run again, twice

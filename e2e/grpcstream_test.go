@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/probehq/probe/report"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // startGRPCStream builds and starts testdata/grpcstream (a grpc-go server
 // of its own process, pprof on its port) and returns its URL.
 func startGRPCStream(t *testing.T) string {
 	t.Helper()
-	bin := buildGo(t, "./testdata/grpcstream", "grpcstream")
+	bin := testbuild.Program(t, "./testdata/grpcstream")
 	addr := freeAddr(t)
 	startProcess(t, bin, "-addr", addr)
 	for deadline := time.Now().Add(10 * time.Second); ; {

@@ -17,6 +17,8 @@ import (
 	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
 	"github.com/probehq/probe/target"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // TestHostileTarget runs the probe binary against a server that misbehaves
@@ -28,8 +30,8 @@ func TestHostileTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds probe and a hostile server, and runs probe against it (about a minute)")
 	}
-	probeBin := buildGo(t, "../cmd/probe", "probe")
-	hostile := buildGo(t, "./testdata/hostile", "hostile")
+	probeBin := testbuild.Program(t, "../cmd/probe")
+	hostile := testbuild.Program(t, "./testdata/hostile")
 	srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{hostile}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/probehq/probe/internal/cli/clitest"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // e2eParkForever is a leaked goroutine: nobody sends on its channel.
@@ -34,7 +36,7 @@ func TestLeakFinding(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds probe and runs it three times against a server of the test's own (about 20 s)")
 	}
-	probeBin := buildGo(t, "../cmd/probe", "probe")
+	probeBin := testbuild.Program(t, "../cmd/probe")
 	var badProfile atomic.Bool // set by the test, read by the handler
 	mux := http.NewServeMux()
 	mux.HandleFunc("/leak", e2eLeakyHandler)

@@ -13,6 +13,8 @@ import (
 	"github.com/probehq/probe/fixtures/site"
 	"github.com/probehq/probe/internal/cli"
 	"github.com/probehq/probe/internal/cli/clitest"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // The exit codes of cli.Run (internal/cli/main.go).
@@ -60,5 +62,5 @@ var probeCmd = clitest.Probe(cli.Run)
 // fuzz_test does).
 func buildVictim(t *testing.T) string {
 	t.Helper()
-	return buildGo(t, "../probes/fuzz/testdata/victim", "victim")
+	return testbuild.Program(t, "../probes/fuzz/testdata/victim")
 }

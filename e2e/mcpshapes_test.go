@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // The official SDK's four shapes of e2e/testdata/mcptools (sessions or
@@ -16,7 +18,7 @@ func TestToolsListEveryMCPShape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the SDK's server")
 	}
-	server := buildGo(t, "./testdata/mcptools", "mcptools")
+	server := testbuild.Program(t, "./testdata/mcptools")
 	file := filepath.Join(t.TempDir(), "mcp.json")
 	if err := os.WriteFile(file, []byte(`{"microloads": [
 		{"name": "summary", "mcp": "catalog_summary", "arguments": "{\"client\": \"ann\"}"}]}`), 0o644); err != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/probehq/probe/target"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // TestWSGarbageFrames: a server that sends garbage (random binary, a
@@ -16,7 +18,7 @@ import (
 // does not read the huge message into memory, and exits 1 with a verdict
 // that says the events were missing on the connections the server broke.
 func TestWSGarbageFrames(t *testing.T) {
-	bin := buildGo(t, "./testdata/wsbroken", "wsbroken")
+	bin := testbuild.Program(t, "./testdata/wsbroken")
 	srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-fault", "garbage"}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"github.com/probehq/probe/report/wsreport"
 	"github.com/probehq/probe/result"
 	"github.com/probehq/probe/target"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // wsPushRun starts wspush in mode and runs probe ws on it, profiled: the
@@ -50,7 +52,7 @@ func TestWSPerSubscriberEncode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two profiled runs with the per-delivery experiment")
 	}
-	bin := buildGo(t, "./testdata/wspush", "wspush")
+	bin := testbuild.Program(t, "./testdata/wspush")
 	code, stderr, d, md := wsPushRun(t, bin, "per-subscriber")
 	if code != exitOK || d.Failed() {
 		t.Fatalf("exit %d, verdict %q\n%s", code, d.Verdict, stderr)
@@ -86,7 +88,7 @@ func TestWSPerSubscriberEncode(t *testing.T) {
 // experiment sees the empty room's events arrive, voids itself and claims
 // nothing.
 func TestWSRoomIgnored(t *testing.T) {
-	bin := buildGo(t, "./testdata/wspush", "wspush")
+	bin := testbuild.Program(t, "./testdata/wspush")
 	code, stderr, d, md := wsPushRun(t, bin, "ignore-room", "--rooms", "1", "--publish-body", `{"data":"{event}"}`)
 	if code != exitOK || d.Failed() {
 		t.Fatalf("exit %d, verdict %q\n%s", code, d.Verdict, stderr)

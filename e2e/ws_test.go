@@ -12,6 +12,8 @@ import (
 	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report/wsreport"
 	"github.com/probehq/probe/target"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // wsReport runs probe ws with args and reads its report.json.
@@ -35,7 +37,7 @@ func wsReport(t *testing.T, args ...string) (int, string, *wsreport.WS) {
 // counted exactly and named, and exit 1; one that refuses the upgrade
 // is one line with its status and body.
 func TestWSTrapServers(t *testing.T) {
-	bin := buildGo(t, "./testdata/wsbroken", "wsbroken")
+	bin := testbuild.Program(t, "./testdata/wsbroken")
 	start := func(fault string) string {
 		srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-fault", fault}, Wait: 30 * time.Second})
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,15 +16,12 @@ import (
 	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/report"
 	"github.com/probehq/probe/report/fuzzreport"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 func buildVictim(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "victim")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../probes/fuzz/testdata/victim").CombinedOutput(); err != nil {
-		t.Fatalf("building the victim server: %v\n%s", err, out)
-	}
-	return bin
+	return testbuild.Program(t, "../../probes/fuzz/testdata/victim")
 }
 
 func TestFuzzBadInput(t *testing.T) {

@@ -3,19 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 func buildMCPVictim(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fuzzvictim")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../probes/mcp/testdata/fuzzvictim").CombinedOutput(); err != nil {
-		t.Fatalf("building the victim MCP server: %v\n%s", err, out)
-	}
-	return bin
+	return testbuild.Program(t, "../../probes/mcp/testdata/fuzzvictim")
 }
 
 // What probe fuzz mcp cannot fuzz is one line and exit 2: no --cmd, a

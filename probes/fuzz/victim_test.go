@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,34 +13,12 @@ import (
 	"github.com/probehq/probe/lib/crash"
 	"github.com/probehq/probe/result"
 	"github.com/probehq/probe/target"
-)
 
-var (
-	victimOnce sync.Once
-	victimBin  string
-	victimErr  error
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // victim builds testdata/victim, a server with one way to die per endpoint.
-func victim(t *testing.T) string {
-	t.Helper()
-	victimOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "probe-victim")
-		if err != nil {
-			victimErr = err
-			return
-		}
-		victimBin = filepath.Join(dir, "victim")
-		if out, err := exec.Command("go", "build", "-o", victimBin, "./testdata/victim").CombinedOutput(); err != nil {
-			victimErr = err
-			victimBin = string(out)
-		}
-	})
-	if victimErr != nil {
-		t.Fatalf("building the victim server: %v\n%s", victimErr, victimBin)
-	}
-	return victimBin
-}
+func victim(t *testing.T) string { return testbuild.Program(t, "./testdata/victim") }
 
 func startVictim(bin string, memLimit uint64, args ...string) func(context.Context, io.Writer) (*target.Child, error) {
 	return func(ctx context.Context, w io.Writer) (*target.Child, error) {

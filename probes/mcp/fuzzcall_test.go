@@ -7,12 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,34 +16,13 @@ import (
 	"github.com/probehq/probe/probes/fuzz"
 	"github.com/probehq/probe/result"
 	"github.com/probehq/probe/target"
-)
 
-var (
-	fuzzVictimOnce sync.Once
-	fuzzVictimBin  string
-	fuzzVictimErr  error
+	"github.com/probehq/probe/internal/testbuild"
 )
 
 // fuzzVictim builds testdata/fuzzvictim, an MCP server on the official SDK
 // with a tool that dies on a large argument and one that is fine.
-func fuzzVictim(t *testing.T) string {
-	t.Helper()
-	fuzzVictimOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "probe-fuzzvictim")
-		if err != nil {
-			fuzzVictimErr = err
-			return
-		}
-		fuzzVictimBin = filepath.Join(dir, "fuzzvictim")
-		if out, err := exec.Command("go", "build", "-o", fuzzVictimBin, "./testdata/fuzzvictim").CombinedOutput(); err != nil {
-			fuzzVictimErr, fuzzVictimBin = err, string(out)
-		}
-	})
-	if fuzzVictimErr != nil {
-		t.Fatalf("building the victim MCP server: %v\n%s", fuzzVictimErr, fuzzVictimBin)
-	}
-	return fuzzVictimBin
-}
+func fuzzVictim(t *testing.T) string { return testbuild.Program(t, "./testdata/fuzzvictim") }
 
 func startFuzzVictim(bin string, args ...string) func(context.Context, io.Writer) (*target.Child, error) {
 	return func(ctx context.Context, w io.Writer) (*target.Child, error) {
