@@ -200,6 +200,9 @@ func (c *Conn) Do(req *Request, resp *Response) error {
 // request goes (a clock read a request fewer).
 func (c *Conn) DoAt(now time.Time, req *Request, resp *Response) error {
 	c.release(resp)
+	// A request that fails before its reply is read keeps no Done or Cut
+	// of the reply before it (its caller would time the failure to it).
+	resp.Done, resp.Cut = time.Time{}, false
 	raw, err := req.bytes(c.Addr)
 	if err != nil {
 		return err // nothing sent: the connection stays as it was
@@ -293,11 +296,19 @@ func (c *Conn) read(req *Request, resp *Response) error {
 	err := readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp, &c.end)
 	if !c.end.done.IsZero() && !resp.Cut && c.nc != nil {
 		// The stream ended within its grace: the connection stays, with
-		// the request timeout's deadline back.
-		c.rearm = time.Time{}
-		if c.Timeout <= 0 {
+		// the request timeout's deadline back now. The grace's, left to
+		// expire while it idles, would blind closedByPeer (a read past its
+		// deadline never looks): a POST would go on a connection the
+		// server has closed, and fail.
+		c.mu.Lock()
+		if c.Timeout > 0 {
+			now := time.Now()
+			c.nc.SetDeadline(now.Add(c.Timeout))
+			c.rearm = now.Add(c.Timeout / 2)
+		} else {
 			c.nc.SetDeadline(time.Time{})
 		}
+		c.mu.Unlock()
 	}
 	return err
 }

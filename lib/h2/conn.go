@@ -159,6 +159,9 @@ func (g *group) broken(cc *http.ClientConn) {
 // sent again once on a new one when it is idempotent, as h1 does.
 func (c *Conn) Do(req *h1.Request, resp *h1.Response) error {
 	c.limits.Release(resp)
+	// A request that fails before Fill keeps no Done or Cut of the reply
+	// before it (its caller would time the failure to it).
+	resp.Done, resp.Cut = time.Time{}, false
 	host := c.pool.Host
 	if host == "" {
 		host = c.pool.Addr

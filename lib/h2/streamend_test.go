@@ -45,3 +45,26 @@ func TestRepliesCompleteBeforeTheirStream(t *testing.T) {
 		t.Errorf("a stream that never holds the result: %v, want a timeout", err)
 	}
 }
+
+// A request refused before it is sent keeps no Done or Cut of the reply
+// before it (lib/h1's TestWatchNotStaleAfterAFailure).
+func TestWatchNotStaleAfterAFailure(t *testing.T) {
+	addr, _ := h2cServer(t, h1test.EventStream())
+	p := &Pool{Addr: addr}
+	c := p.Conn(10*time.Second, 0, nil)
+	defer c.Close()
+	req := h1.NewRequest("POST", "/open", []byte("{}"))
+	req.Watch = h1test.WatchResult
+	var r h1.Response
+	if err := c.Do(req, &r); err != nil || !r.Cut || r.Done.IsZero() {
+		t.Fatalf("a stream kept open: %v, cut %v, done %v", err, r.Cut, r.Done)
+	}
+	bad := h1.NewRequest("POST", "/ends", []byte("{}"), h1.Field{Name: "X-Bad", Value: "a\r\nb"})
+	bad.Watch = h1test.WatchResult
+	if err := c.Do(bad, &r); err == nil {
+		t.Fatal("a request with a CR LF in a header value was sent")
+	}
+	if !r.Done.IsZero() || r.Cut {
+		t.Errorf("a refused request's reply: done %v, cut %v, left from the reply before it", r.Done, r.Cut)
+	}
+}

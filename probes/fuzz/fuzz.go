@@ -47,10 +47,12 @@ type Options struct {
 	// session refuses a request whose id another in flight holds); n
 	// counts the requests. Reports show the body as the template renders it.
 	Vary func(body []byte, n uint64) []byte
-	// Whole, when set, says a reply is whole before its stream ends (an
-	// MCP event stream holding its result, which a server may keep open
-	// after it): the rest is not waited for, and is no hang.
-	Whole func(header http.Header, body []byte) bool
+	// Whole, when set, is a reply's watch (nil: none for this reply):
+	// told each part of the body as it comes, each byte once, it says when
+	// the body so far is whole before its stream ends (an MCP event stream
+	// holding its result, which a server may keep open after it): the
+	// rest is not waited for, and is no hang.
+	Whole func(header http.Header) func(more []byte) bool
 
 	randomOnly bool // tests: no extremes first, to measure what they add
 }

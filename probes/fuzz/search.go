@@ -234,19 +234,21 @@ func (f *fuzzer) send(ctx context.Context, hc *http.Client, child *target.Child,
 // echo a megabyte argument JSON-escaped, six bytes a byte.
 const wholeLimit = 16 << 20
 
-// readUntilWhole reads a reply until whole says it is (the rest of its
-// stream is not waited for: the connection is closed) or it ends. whole
-// is asked when a line has ended (an event stream's events end with a
-// blank line), not at every read of a large reply; past wholeLimit the
-// rest is read and dropped.
-func readUntilWhole(resp *http.Response, whole func(http.Header, []byte) bool) ([]byte, error) {
+// readUntilWhole reads a reply until its watch (whole's) says it is
+// whole (the rest of its stream is not waited for: the connection is
+// closed) or it ends. The watch is told each byte once, so a reply of
+// many small events costs its length, not its length squared; past
+// wholeLimit the rest is read and dropped.
+func readUntilWhole(resp *http.Response, whole func(http.Header) func([]byte) bool) ([]byte, error) {
 	var body []byte
+	watch := whole(resp.Header)
 	chunk := make([]byte, 32<<10)
 	for {
 		n, err := resp.Body.Read(chunk)
 		if len(body) < wholeLimit {
-			body = append(body, chunk[:min(n, wholeLimit-len(body))]...)
-			if bytes.IndexByte(chunk[:n], '\n') >= 0 && whole(resp.Header, body) {
+			more := chunk[:min(n, wholeLimit-len(body))]
+			body = append(body, more...)
+			if watch != nil && len(more) > 0 && watch(more) {
 				return body, nil
 			}
 		}

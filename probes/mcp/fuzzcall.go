@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/lib/textline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/fuzz"
@@ -31,6 +32,11 @@ type FuzzServer struct {
 // maxToolPages bounds the pages of tools/list read: a server whose cursor
 // never ends must not keep probe listing.
 const maxToolPages = 100
+
+// maxToolsListed bounds the bytes of the tools kept over all the pages of
+// tools/list (each page is bounded as a reply is: a server whose every
+// page holds a reply's worth of schemas would have probe keep a hundred).
+const maxToolsListed = 16 << 20
 
 // ToolSchema is a tool as tools/list names it.
 type ToolSchema struct {
@@ -57,7 +63,7 @@ func ListToolsToFuzz(base, path string, timeout time.Duration) (*FuzzServer, err
 		return nil, err
 	}
 	s := &FuzzServer{Lane: ln, Path: path}
-	cursor := ""
+	cursor, size := "", 0
 	for page := 0; page == 0 || cursor != "" && page < maxToolPages; page++ {
 		params := ""
 		if cursor != "" {
@@ -72,6 +78,11 @@ func ListToolsToFuzz(base, path string, timeout time.Duration) (*FuzzServer, err
 				}
 				if err := json.Unmarshal(r, &listed); err != nil {
 					return fmt.Errorf("tools/list result: %v", err)
+				}
+				for _, tool := range listed.Tools {
+					if size += len(tool.Name) + len(tool.InputSchema); size > maxToolsListed {
+						return fmt.Errorf("the server lists over %d MiB of tools and input schemas", maxToolsListed>>20)
+					}
 				}
 				s.Tools, cursor = append(s.Tools, listed.Tools...), listed.NextCursor
 				return nil
@@ -136,17 +147,20 @@ func postFuzz(ctx context.Context, url string, h http.Header, body []byte) (int,
 		return 0, nil, nil, err
 	}
 	req.Header = h.Clone()
-	resp, err := http.DefaultClient.Do(req)
+	// No redirect is followed (lib/redirect's policy): the session's
+	// opening goes to the server fuzzed, nowhere its reply points.
+	resp, err := (&http.Client{CheckRedirect: redirect.Refuse("the MCP session's opening")}).Do(req)
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	var got []byte
 	chunk := make([]byte, 32<<10)
+	whole := FuzzReplyWhole(resp.Header)
 	for len(got) < maxToolArguments {
 		n, err := resp.Body.Read(chunk)
 		got = append(got, chunk[:n]...)
-		if err == io.EOF || n > 0 && FuzzReplyWhole(resp.Header, got) {
+		if err == io.EOF || n > 0 && whole != nil && whole(chunk[:n]) {
 			break
 		}
 		if err != nil {
@@ -195,7 +209,7 @@ func (s *FuzzServer) FuzzTemplates(only []string) ([]*fuzz.Template, []Skipped, 
 		}
 		ts, why := s.toolTemplates(tool)
 		if why != "" {
-			skipped = append(skipped, Skipped{Tool: tool.Name, Why: why})
+			skipped = append(skipped, Skipped{Tool: textline.Of(tool.Name, 80), Why: why}) // the server's text, said
 			continue
 		}
 		out = append(out, ts...)
@@ -341,7 +355,9 @@ func (s *FuzzServer) template(tool string, args []argument) (*fuzz.Template, err
 	if err != nil {
 		return nil, err
 	}
-	t.Endpoint, t.HoleNames = "tools/call "+tool, holeNames
+	// The server's name for its tool is said in the report and on the
+	// terminal: as text, no control character in it.
+	t.Endpoint, t.HoleNames = "tools/call "+textline.Of(tool, 80), holeNames
 	return t, nil
 }
 
@@ -386,17 +402,16 @@ func SessionOpening() (initialize, initialized []byte) {
 		`"version":"0.1"}`, sessionVersion)), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
 }
 
-// FuzzReplyWhole says whether a reply already holds its JSON-RPC result
-// or error in whole events of an event stream: a server may keep the
-// stream open after it, and the fuzzer must not count the wait as a hang.
-func FuzzReplyWhole(header http.Header, body []byte) bool {
+// FuzzReplyWhole is the watch of a reply with header (nil unless it is
+// an event stream): told the body as it comes, each byte once, it says
+// when the stream holds its JSON-RPC result or error in a whole event (a
+// server may keep the stream open after it, and the fuzzer must not count
+// the wait as a hang). It reads as the loads' watch does (watchRPCReply):
+// the body is not read again at each line, which cost a stream of many
+// small events its length squared.
+func FuzzReplyWhole(header http.Header) func(more []byte) bool {
 	if !strings.Contains(header.Get("Content-Type"), "text/event-stream") {
-		return false
+		return nil
 	}
-	end := max(bytes.LastIndex(body, []byte("\n\n")), bytes.LastIndex(body, []byte("\n\r\n")))
-	if end < 0 {
-		return false
-	}
-	_, err := readRPCReply(&probes.Reply{Status: http.StatusOK, Header: header.Get, Body: body[:end+1]})
-	return err == nil
+	return watchRPCReply()
 }

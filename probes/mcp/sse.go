@@ -27,45 +27,118 @@ func watchRPCReply() func(more []byte) bool {
 	return w.more
 }
 
-// sseWatch is an event stream read so far: the current line's start and
-// the current event's data.
+// maxWatchedEvent bounds the data of one event the watch holds (its copy
+// is outside the reply's bound and the connections' budget): past it the
+// watch gives up, and the reply is read to its stream's end, as without
+// a watch.
+const maxWatchedEvent = 4 << 20
+
+// sseWatch is an event stream read so far. Only the current event's data
+// is kept: of any other line, its first bytes until they tell its field
+// (an endless comment or unknown field costs nothing). Lines end at CR
+// LF, LF or CR, as the event stream format says.
 type sseWatch struct {
-	notSSE bool
-	line   []byte // the current line, not yet ended
-	data   []byte // the current event's data lines, joined
-	inData bool   // data holds a line of this event
+	notSSE  bool
+	started bool   // a byte of the stream has been seen
+	gaveUp  bool   // an event's data passed maxWatchedEvent
+	cr      bool   // the last byte was a CR: an LF next is its line end's
+	field   []byte // the current line's start, until it says "data:" or not (at most 5 bytes)
+	kind    byte   // the current line: 0 its field not yet known, 'd' data (' ' one space may follow "data:"), 'o' other
+	empty   bool   // the current line has no byte yet
+	data    []byte // the current event's data lines, joined
+	inData  bool   // data holds a line of this event
 }
 
 func (w *sseWatch) more(b []byte) bool {
-	if w.notSSE {
+	if w.notSSE || w.gaveUp || len(b) == 0 {
 		return false
 	}
-	if len(w.line) == 0 && !w.inData && len(b) > 0 && (b[0] == '{' || b[0] == '[') {
-		w.notSSE = true
-		return false
-	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			w.line = append(w.line, b...)
+	if !w.started {
+		w.started, w.empty = true, true
+		if b[0] == '{' || b[0] == '[' {
+			w.notSSE = true
 			return false
 		}
-		line := bytes.TrimSuffix(append(w.line, b[:i]...), []byte("\r"))
-		b = b[i+1:]
-		switch {
-		case len(line) == 0:
-			if w.inData && answers(w.data) {
-				return true
+	}
+	for len(b) > 0 {
+		if w.cr {
+			w.cr = false
+			if b[0] == '\n' { // a CR LF's LF: the line ended at its CR
+				b = b[1:]
+				continue
 			}
-			w.data, w.inData = w.data[:0], false
-		case bytes.HasPrefix(line, []byte("data:")):
-			if w.inData {
-				w.data = append(w.data, '\n')
-			}
-			w.data = append(w.data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
-			w.inData = true
 		}
-		w.line = line[:0] // its buffer, for the next line
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			w.take(b)
+			return false
+		}
+		w.take(b[:i])
+		w.cr = b[i] == '\r'
+		b = b[i+1:]
+		if w.gaveUp {
+			return false
+		}
+		if w.endLine() {
+			return true
+		}
+	}
+	return false
+}
+
+// take adds part of the current line.
+func (w *sseWatch) take(part []byte) {
+	if len(part) == 0 || w.gaveUp {
+		return
+	}
+	w.empty = false
+	if w.kind == 0 {
+		n := min(len(part), 5-len(w.field))
+		w.field, part = append(w.field, part[:n]...), part[n:]
+		if len(w.field) < 5 {
+			return
+		}
+		if string(w.field) != "data:" {
+			w.kind = 'o'
+			return
+		}
+		w.kind = ' '
+		w.dataLine()
+	}
+	if w.kind == ' ' && len(part) > 0 {
+		w.kind = 'd'
+		part = bytes.TrimPrefix(part, []byte(" "))
+	}
+	if w.kind == 'o' {
+		return
+	}
+	if len(w.data)+len(part) > maxWatchedEvent {
+		w.gaveUp, w.data = true, nil
+		return
+	}
+	w.data = append(w.data, part...)
+}
+
+// dataLine begins a data line of the current event.
+func (w *sseWatch) dataLine() {
+	if w.inData {
+		w.data = append(w.data, '\n')
+	}
+	w.inData = true
+}
+
+// endLine ends the current line: a blank one dispatches the event, and
+// says whether it answers.
+func (w *sseWatch) endLine() bool {
+	defer func() { w.field, w.kind, w.empty = w.field[:0], 0, true }()
+	switch {
+	case w.empty:
+		if w.inData && answers(w.data) {
+			return true
+		}
+		w.data, w.inData = w.data[:0], false
+	case w.kind == 0 && string(w.field) == "data": // a data field without a colon: an empty line of data
+		w.dataLine()
 	}
 	return false
 }
@@ -84,16 +157,28 @@ func answers(data []byte) bool {
 }
 
 // sseEvents are the data of an event stream's events, each event's data
-// lines joined (events without data left out).
+// lines joined (events without data left out). Lines end at CR LF, LF or
+// CR, as sseWatch reads them.
 func sseEvents(stream []byte) [][]byte {
 	var events, data [][]byte
-	for _, line := range bytes.Split(stream, []byte("\n")) {
-		line = bytes.TrimSuffix(line, []byte("\r"))
+	for len(stream) > 0 {
+		line := stream
+		if i := bytes.IndexAny(stream, "\r\n"); i >= 0 {
+			line = stream[:i]
+			if stream[i] == '\r' && i+1 < len(stream) && stream[i+1] == '\n' {
+				i++
+			}
+			stream = stream[i+1:]
+		} else {
+			stream = nil
+		}
 		switch {
 		case len(line) == 0 && len(data) > 0:
 			events, data = append(events, bytes.Join(data, []byte("\n"))), nil
 		case bytes.HasPrefix(line, []byte("data:")):
 			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+		case string(line) == "data":
+			data = append(data, nil)
 		}
 	}
 	if len(data) > 0 {

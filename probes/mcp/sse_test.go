@@ -80,7 +80,9 @@ func TestWatchRPCReplyInPieces(t *testing.T) {
 			if got != want {
 				t.Errorf("%q in pieces of %d: complete %t, want %t", stream, size, got, want)
 			}
-			if got && size == 1 && !strings.HasSuffix(stream[:at], "\n\n") && !strings.HasSuffix(stream[:at], "\r\n\r\n") {
+			// A CR ends a line (the format's CR LF, LF or CR): a CR LF
+			// blank line ends the event at its CR.
+			if got && size == 1 && !strings.HasSuffix(stream[:at], "\n\n") && !strings.HasSuffix(stream[:at], "\r\n\r") {
 				t.Errorf("%q: complete at %d, before the event's blank line", stream, at)
 			}
 		}
