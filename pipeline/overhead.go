@@ -28,7 +28,7 @@ func (p *Pipeline) ProfilingOverhead(ctx context.Context, ml probes.Microload, t
 			lo.Profile = nil
 			if profiled && o.Profile != nil {
 				po := *o.Profile
-				po.Window = max(time.Second, leg/2)
+				po.Window, po.Gap = max(time.Second, leg/2), -1 // profiled throughout: the leg is the profiled side
 				lo.Profile = &po
 			}
 			run, err := p.o.Load(ctx, ml, t, lo)

@@ -183,10 +183,16 @@ func profilePartial(run *result.Run) (result.Warning, bool) {
 		return result.Warning{}, false
 	}
 	profiled := analyzers.CPUTime(prof.CPU)
-	if profiled >= tp.CPU/2 {
+	covered, span := time.Duration(prof.CPU.DurationNanos), run.CPUSpan()
+	expected := tp.CPU
+	if prof.Cost != nil && covered > 0 && covered < span {
+		// The unprofiled gaps that measured profiling_cost: the profile is
+		// short of the run by them, not by anything the target hid.
+		expected = time.Duration(float64(expected) * covered.Seconds() / span.Seconds())
+	}
+	if profiled >= expected/2 {
 		return result.Warning{}, false
 	}
-	covered, span := time.Duration(prof.CPU.DurationNanos), run.CPUSpan()
 	var why []string
 	if err := prof.CPUWindowError; err != nil {
 		switch {

@@ -175,15 +175,16 @@ func (c *Client) doAt(call Call, intended, sent time.Time, setup bool) (*Reply, 
 		// stream's result is its latency, not the stream's close.
 		done = c.resp.Done
 	}
-	if c.resp.Cut {
-		c.cut++
-	}
+	cut := c.resp.Cut
 	var reply *Reply
 	if err == nil {
 		reply, err = c.verify(call)
 	}
 	if !setup && !c.measuring.Load() {
 		return reply, err
+	}
+	if cut && !setup {
+		c.cut++ // a measured request's stream, as the warning counts them
 	}
 	if err != nil && c.targetGone(err) {
 		return reply, err // not a failed request: the run is ending with the target

@@ -135,7 +135,7 @@ func CaptureProfiles(ctx context.Context, o ProfileOptions, d time.Duration) *re
 			mu.Lock()
 			p.Windows = append(p.Windows, prof)
 			mu.Unlock()
-			if legs != nil && time.Until(deadline) >= settleAfterWindow+o.Gap+500*time.Millisecond {
+			if legs != nil && time.Until(deadline) >= settleAfterWindow+o.Gap+time.Second {
 				// A gap between this window and the next. The window's
 				// stretch ends a moment after the fetch: the target's
 				// writing of the profile is the profiling's cost too.

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/probehq/probe/lib/redirect"
@@ -258,4 +259,39 @@ func nameList(names []string) string {
 		q = append(q, fmt.Sprintf("%q", limitName(n)))
 	}
 	return strings.Join(q, ", ")
+}
+
+// remoteRuntimeTTL is how long a target's runtime read over HTTP is taken
+// as known: every run of a suite opens the target again, and reading it
+// costs a goroutine profile (the world stopped) and up to 6 s when it
+// hangs.
+const remoteRuntimeTTL = time.Minute
+
+var remoteRuntimes = struct {
+	sync.Mutex
+	m map[string]remoteRuntime
+}{m: map[string]remoteRuntime{}}
+
+type remoteRuntime struct {
+	rt *result.Runtime
+	at time.Time
+}
+
+// runtimeOverHTTPOnce is RuntimeOverHTTP, read again only when the last
+// read of the same URLs is older than remoteRuntimeTTL.
+func runtimeOverHTTPOnce(ctx context.Context, pprof, checked *url.URL, why string) *result.Runtime {
+	key := fmt.Sprint(pprof, "|", checked, "|", why)
+	remoteRuntimes.Lock()
+	c, ok := remoteRuntimes.m[key]
+	remoteRuntimes.Unlock()
+	if ok && time.Since(c.at) < remoteRuntimeTTL {
+		rt := *c.rt
+		return &rt
+	}
+	rt := RuntimeOverHTTP(ctx, pprof, checked, why)
+	remoteRuntimes.Lock()
+	remoteRuntimes.m[key] = remoteRuntime{rt: rt, at: time.Now()}
+	remoteRuntimes.Unlock()
+	cp := *rt
+	return &cp
 }

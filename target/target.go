@@ -63,7 +63,7 @@ func Open(ctx context.Context, s Spec) *Target {
 		t.Unseen = err.Error()
 		t.warn("target-unseen", "the target's process cannot be seen ("+t.Unseen+"): "+cmp.Or(s.Without,
 			"no target CPU, RSS, threads or open files, and no machine-busy figure"))
-		t.Runtime = RuntimeOverHTTP(ctx, s.Pprof, t.Pprof, "its process is not seen")
+		t.Runtime = runtimeOverHTTPOnce(ctx, s.Pprof, t.Pprof, "its process is not seen")
 		return t
 	}
 	t.PID = l.PID
@@ -79,7 +79,7 @@ func Open(ctx context.Context, s Spec) *Target {
 func (t *Target) runtime(ctx context.Context, s Spec) {
 	rt, err := RuntimeOf(t.PID)
 	if err != nil {
-		rt = RuntimeOverHTTP(ctx, s.Pprof, t.Pprof, err.Error())
+		rt = runtimeOverHTTPOnce(ctx, s.Pprof, t.Pprof, err.Error())
 	}
 	t.Runtime = rt
 }
