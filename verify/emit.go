@@ -45,6 +45,21 @@ func (p *callPlan) apply(f *ast.File, src []byte) ([]byte, error) {
 	for i, k := range p.keys {
 		inner = append(inner, edit{p.offset(k.Pos()), p.offset(k.End()), fmt.Sprintf("probeIn%d", i)})
 	}
+	for e, i := range p.also {
+		inner = append(inner, edit{p.offset(e.Pos()), p.offset(e.End()), fmt.Sprintf("probeIn%d", i)})
+	}
+	if p.subst != nil {
+		ast.Inspect(p.call, func(node ast.Node) bool {
+			id, ok := node.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			if rhs, ok := p.subst[p.a.pkg.TypesInfo.Uses[id]]; ok {
+				inner = append(inner, edit{p.offset(id.Pos()), p.offset(id.End()), "(" + p.render(rhs, src) + ")"})
+			}
+			return true
+		})
+	}
 	ast.Inspect(p.call, func(node ast.Node) bool {
 		id, ok := node.(*ast.Ident)
 		if !ok {
@@ -68,7 +83,13 @@ func (p *callPlan) apply(f *ast.File, src []byte) ([]byte, error) {
 		return true
 	})
 	callFrom, callTo := p.offset(p.call.Pos()), p.offset(p.call.End())
-	callText := string(applyEdits(src[callFrom:callTo], inner, callFrom))
+	in := inner[:0:0]
+	for _, e := range inner {
+		if callFrom <= e.from && e.to <= callTo { // keys made of a variable's value are outside the call
+			in = append(in, e)
+		}
+	}
+	callText := string(applyEdits(src[callFrom:callTo], in, callFrom))
 
 	results := make([]string, len(p.results))
 	for i, t := range p.results {
@@ -92,6 +113,16 @@ func (p *callPlan) apply(f *ast.File, src []byte) ([]byte, error) {
 	out := applyEdits(src, []edit{{callFrom, callTo, site}}, 0)
 	out = append(out, decl...)
 	return addImports(out, imports.missing)
+}
+
+// render is e's text with what the memo is keyed by as its inputs.
+func (p *callPlan) render(e ast.Expr, src []byte) string {
+	var edits []edit
+	for x, i := range p.keyUses(e) {
+		edits = append(edits, edit{p.offset(x.Pos()), p.offset(x.End()), fmt.Sprintf("probeIn%d", i)})
+	}
+	from, to := p.offset(e.Pos()), p.offset(e.End())
+	return string(applyEdits(src[from:to], edits, from))
 }
 
 // memoDecl is a memo of the call keyed by its inputs, and the call site.

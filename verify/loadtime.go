@@ -16,7 +16,9 @@ type analysis struct {
 	pkg     *packages.Package
 	written map[types.Object]token.Pos   // variables assigned after load time: where first
 	writes  map[types.Object][]token.Pos // and everywhere
+	into    map[types.Object][]token.Pos // where into what it holds (x[i] =, x.f =, &x), not x =
 	path    []ast.Node                   // the call's enclosing nodes, innermost first
+	defs    map[types.Object]defSite     // the enclosing function's locals (localDefs)
 }
 
 // effectPackages are the standard packages whose functions are called for
@@ -31,7 +33,8 @@ var effectPackages = map[string]bool{
 }
 
 func newAnalysis(pkg *packages.Package, path []ast.Node) *analysis {
-	a := &analysis{pkg: pkg, written: map[types.Object]token.Pos{}, writes: map[types.Object][]token.Pos{}, path: path}
+	a := &analysis{pkg: pkg, written: map[types.Object]token.Pos{}, writes: map[types.Object][]token.Pos{},
+		into: map[types.Object][]token.Pos{}, path: path}
 	for _, f := range pkg.Syntax {
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "init" {
@@ -47,6 +50,7 @@ func newAnalysis(pkg *packages.Package, path []ast.Node) *analysis {
 // address of (a pointer may write it later).
 func (a *analysis) noteWrites(n ast.Node) bool {
 	var targets []ast.Expr
+	whole := true // the variable itself, not what it holds (x =, x++)
 	switch n := n.(type) {
 	case *ast.AssignStmt:
 		targets = n.Lhs
@@ -54,7 +58,7 @@ func (a *analysis) noteWrites(n ast.Node) bool {
 		targets = []ast.Expr{n.X}
 	case *ast.UnaryExpr:
 		if n.Op == token.AND {
-			targets = []ast.Expr{n.X}
+			targets, whole = []ast.Expr{n.X}, false
 		}
 	case *ast.RangeStmt:
 		if n.Tok == token.ASSIGN {
@@ -68,6 +72,9 @@ func (a *analysis) noteWrites(n ast.Node) bool {
 					a.written[obj] = id.Pos()
 				}
 				a.writes[obj] = append(a.writes[obj], id.Pos())
+				if _, bare := ast.Unparen(t).(*ast.Ident); !bare || !whole {
+					a.into[obj] = append(a.into[obj], id.Pos())
+				}
 			}
 		}
 	}
@@ -322,6 +329,429 @@ func typeFunc(info *types.Info, call *ast.CallExpr) *types.Func {
 		return typeFunc(info, &ast.CallExpr{Fun: f.X})
 	case *ast.IndexListExpr:
 		return typeFunc(info, &ast.CallExpr{Fun: f.X})
+	}
+	return nil
+}
+
+// A value the request cannot change: not a constant, but made at start and
+// only read since (the method's receiver, its fields, a pointer to data it
+// loaded, a variable defined once from those, the result of a call on
+// those). A load-time call on such values cannot be hoisted to a package
+// value, but it can be memoised by them: new data, a new key.
+
+// defSite is where a function's local variable is defined.
+type defSite struct {
+	rhs   ast.Expr // its value (a call of several results for each of its variables)
+	rng   ast.Expr // or the collection it ranges over
+	plain bool     // declared with no value
+}
+
+// enclosingFunc is the declaration the call is in.
+func (a *analysis) enclosingFunc() *ast.FuncDecl {
+	for _, n := range a.path {
+		if fd, ok := n.(*ast.FuncDecl); ok {
+			return fd
+		}
+	}
+	return nil
+}
+
+// receiverOf reports whether v is the receiver of the method the call is in.
+func (a *analysis) receiverOf(v *types.Var) bool {
+	fd := a.enclosingFunc()
+	return fd != nil && fd.Recv != nil && fd.Recv.Pos() <= v.Pos() && v.Pos() < fd.Recv.End()
+}
+
+// localDefs maps the enclosing function's local variables to their definitions.
+func (a *analysis) localDefs() map[types.Object]defSite {
+	if a.defs != nil {
+		return a.defs
+	}
+	a.defs = map[types.Object]defSite{}
+	fd := a.enclosingFunc()
+	if fd == nil || fd.Body == nil {
+		return a.defs
+	}
+	info := a.pkg.TypesInfo
+	def := func(id ast.Expr, d defSite) {
+		if id, ok := id.(*ast.Ident); ok {
+			if obj := info.Defs[id]; obj != nil {
+				a.defs[obj] = d
+			}
+		}
+	}
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				break
+			}
+			for i, l := range n.Lhs {
+				switch {
+				case len(n.Rhs) == len(n.Lhs):
+					def(l, defSite{rhs: n.Rhs[i]})
+				case len(n.Rhs) == 1:
+					def(l, defSite{rhs: n.Rhs[0]})
+				}
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				switch {
+				case len(n.Values) == len(n.Names):
+					def(name, defSite{rhs: n.Values[i]})
+				case len(n.Values) == 1:
+					def(name, defSite{rhs: n.Values[0]})
+				default:
+					def(name, defSite{plain: true})
+				}
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.DEFINE {
+				def(n.Key, defSite{rng: n.X})
+				def(n.Value, defSite{rng: n.X})
+			}
+		}
+		return true
+	})
+	return a.defs
+}
+
+// stable reports why e is not a value the request cannot change; nil if it is.
+func (a *analysis) stable(e ast.Expr) *notLoadTime {
+	return a.stableDepth(e, 0)
+}
+
+func (a *analysis) stableDepth(e ast.Expr, depth int) *notLoadTime {
+	if depth > 32 {
+		return &notLoadTime{why: "`" + a.text(e) + "` is too deep a chain of definitions to follow"}
+	}
+	if _, no := a.loadTime(e, true); no == nil {
+		return nil
+	}
+	info := a.pkg.TypesInfo
+	check := func(es ...ast.Expr) *notLoadTime {
+		for _, x := range es {
+			if x == nil {
+				continue
+			}
+			if no := a.stableDepth(x, depth+1); no != nil {
+				return no
+			}
+		}
+		return nil
+	}
+	switch e := e.(type) {
+	case *ast.Ident:
+		return a.identStable(e, depth)
+	case *ast.ParenExpr:
+		return check(e.X)
+	case *ast.BinaryExpr:
+		return check(e.X, e.Y)
+	case *ast.UnaryExpr:
+		if e.Op == token.AND {
+			if _, lit := e.X.(*ast.CompositeLit); !lit {
+				return &notLoadTime{why: "`" + a.text(e) + "` points at a variable"}
+			}
+		}
+		if e.Op == token.ARROW {
+			return &notLoadTime{why: "`" + a.text(e) + "` receives from a channel"}
+		}
+		return check(e.X)
+	case *ast.StarExpr:
+		return check(e.X)
+	case *ast.SelectorExpr:
+		if id, ok := e.X.(*ast.Ident); ok {
+			if _, pkg := info.Uses[id].(*types.PkgName); pkg {
+				_, no := a.qualifiedLoadTime(e)
+				return no
+			}
+		}
+		return check(e.X)
+	case *ast.IndexExpr:
+		return check(e.X, e.Index)
+	case *ast.IndexListExpr:
+		return check(append([]ast.Expr{e.X}, e.Indices...)...)
+	case *ast.SliceExpr:
+		return check(e.X, e.Low, e.High, e.Max)
+	case *ast.CompositeLit:
+		return check(e.Elts...)
+	case *ast.KeyValueExpr:
+		return check(e.Value)
+	case *ast.CallExpr:
+		return a.callStable(e, depth)
+	}
+	return &notLoadTime{why: "`" + a.text(e) + "` is not an expression probe can follow"}
+}
+
+func (a *analysis) identStable(id *ast.Ident, depth int) *notLoadTime {
+	v, ok := a.pkg.TypesInfo.Uses[id].(*types.Var)
+	if !ok {
+		_, no := a.identLoadTime(id, true)
+		return no
+	}
+	if pos, ok := a.written[v]; ok {
+		if rhs := a.reaching(v); rhs != nil && v.Parent() != a.pkg.Types.Scope() {
+			return a.stableDepth(rhs, depth+1)
+		}
+		return &notLoadTime{why: "`" + id.Name + "` is assigned at " + a.where(pos) + ", after load time"}
+	}
+	if a.receiverOf(v) {
+		return nil // the value the method is called on: made before the request, read by it
+	}
+	if fn := a.paramOf(v); fn != "" {
+		return &notLoadTime{why: "`" + id.Name + "` is a parameter of " + fn + ": it comes with each call"}
+	}
+	d, ok := a.localDefs()[v]
+	switch {
+	case !ok:
+		return &notLoadTime{why: "`" + id.Name + "` is not defined in " + a.enclosingFunc().Name.Name + " (" + a.where(v.Pos()) + ")"}
+	case d.rng != nil:
+		return a.stableDepth(d.rng, depth+1)
+	case d.plain:
+		return &notLoadTime{why: "`" + id.Name + "` is declared without a value (" + a.where(v.Pos()) + ")"}
+	}
+	return a.stableDepth(d.rhs, depth+1)
+}
+
+// isContext reports whether t is context.Context: a call's cancellation and
+// deadline, not an input of what it computes.
+func isContext(t types.Type) bool {
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" && n.Obj().Name() == "Context"
+}
+
+func (a *analysis) callStable(e *ast.CallExpr, depth int) *notLoadTime {
+	info := a.pkg.TypesInfo
+	all := func(es []ast.Expr) *notLoadTime {
+		for _, x := range es {
+			if isContext(info.TypeOf(x)) {
+				continue
+			}
+			if no := a.stableDepth(x, depth+1); no != nil {
+				return no
+			}
+		}
+		return nil
+	}
+	if tv, ok := info.Types[e.Fun]; ok && tv.IsType() { // a conversion
+		return all(e.Args)
+	}
+	if id, ok := ast.Unparen(e.Fun).(*ast.Ident); ok {
+		if b, ok := info.Uses[id].(*types.Builtin); ok {
+			switch b.Name() {
+			case "len", "cap", "min", "max", "complex", "real", "imag":
+				return all(e.Args)
+			}
+			return &notLoadTime{why: "`" + a.text(e) + "` calls " + b.Name() + ", which makes, changes or reads state"}
+		}
+	}
+	fn := typeFunc(info, e)
+	if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && info.Selections[sel] != nil {
+		// A method of a request's value: the request is the reason.
+		if no := a.stableDepth(sel.X, depth+1); no != nil {
+			return no
+		}
+	}
+	if fn != nil && fn.Pkg() != nil && effectPackages[fn.Pkg().Path()] {
+		return &notLoadTime{why: "`" + a.text(e) + "` calls " + fn.FullName() + ", called for its effects or a value that changes"}
+	}
+	if fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "fmt" &&
+		!strings.HasPrefix(fn.Name(), "Sprint") && fn.Name() != "Errorf" && fn.Name() != "Append" {
+		return &notLoadTime{why: "`" + a.text(e) + "` reads or writes a stream"}
+	}
+	if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok {
+		if id, ok := sel.X.(*ast.Ident); ok {
+			if _, pkg := info.Uses[id].(*types.PkgName); pkg {
+				return all(e.Args)
+			}
+		}
+		if no := a.stableDepth(sel.X, depth+1); no != nil {
+			return no
+		}
+		return all(e.Args)
+	}
+	if fn == nil { // a function value: the same one while what holds it is
+		if no := a.stableDepth(e.Fun, depth+1); no != nil {
+			return no
+		}
+	}
+	return all(e.Args)
+}
+
+// rooted reports whether e reaches data the server held before the call:
+// its receiver, a package-level variable, or what is read through them (a
+// field, an element, a method's result). A value a call makes afresh from
+// constants (a constructor, &T{}) is not: a pointer to it is new each time,
+// nothing to memoise by.
+func (a *analysis) rooted(e ast.Expr) bool { return a.rootedDepth(e, 0) }
+
+func (a *analysis) rootedDepth(e ast.Expr, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	info := a.pkg.TypesInfo
+	switch e := e.(type) {
+	case *ast.Ident:
+		v, ok := info.Uses[e].(*types.Var)
+		switch {
+		case !ok:
+			return false
+		case v.Parent() == a.pkg.Types.Scope() || a.receiverOf(v):
+			return true
+		case a.paramOf(v) != "":
+			return false
+		}
+		if _, ok := a.written[v]; ok {
+			rhs := a.reaching(v)
+			return rhs != nil && a.rootedDepth(rhs, depth+1)
+		}
+		d, ok := a.localDefs()[v]
+		switch {
+		case !ok || d.plain:
+			return false
+		case d.rng != nil:
+			return a.rootedDepth(d.rng, depth+1)
+		}
+		return a.rootedDepth(d.rhs, depth+1)
+	case *ast.ParenExpr:
+		return a.rootedDepth(e.X, depth+1)
+	case *ast.StarExpr:
+		return a.rootedDepth(e.X, depth+1)
+	case *ast.IndexExpr:
+		return a.rootedDepth(e.X, depth+1)
+	case *ast.SliceExpr:
+		return a.rootedDepth(e.X, depth+1)
+	case *ast.SelectorExpr:
+		if id, ok := e.X.(*ast.Ident); ok {
+			if _, pkg := info.Uses[id].(*types.PkgName); pkg {
+				_, isVar := info.Uses[e.Sel].(*types.Var)
+				return isVar
+			}
+		}
+		return a.rootedDepth(e.X, depth+1)
+	case *ast.CallExpr:
+		if tv, ok := info.Types[e.Fun]; ok && tv.IsType() {
+			return len(e.Args) == 1 && a.rootedDepth(e.Args[0], depth+1)
+		}
+		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && info.Selections[sel] != nil {
+			return a.rootedDepth(sel.X, depth+1) // a method of held data: what it holds
+		}
+		if typeFunc(info, e) == nil {
+			return a.rootedDepth(e.Fun, depth+1)
+		}
+		for _, arg := range e.Args {
+			if a.rootedDepth(arg, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reaching is the value local variable v has at the call when v is
+// assigned after its declaration: its last whole assignment (x = …) among
+// the statements before the call in the blocks around it, none of which
+// otherwise writes it, and no loop around the call writing it after; nil
+// when not known.
+func (a *analysis) reaching(v *types.Var) ast.Expr {
+	info := a.pkg.TypesInfo
+	if len(a.into[v]) > 0 {
+		return nil
+	}
+	call := a.path[0].Pos()
+	for _, n := range a.path {
+		switch n := n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			for _, w := range a.writes[v] {
+				if n.Pos() <= w && w < n.End() && w > call {
+					return nil // the next turn's value
+				}
+			}
+		case *ast.FuncLit, *ast.FuncDecl:
+			return nil
+		case *ast.BlockStmt:
+			for j := len(n.List) - 1; j >= 0; j-- {
+				st := n.List[j]
+				if st.Pos() > call {
+					continue
+				}
+				if st.End() > call {
+					continue // the statement holding the call
+				}
+				if rhs, ok := a.assigns(st, v); ok {
+					return rhs
+				}
+				for _, w := range a.writes[v] {
+					if st.Pos() <= w && w < st.End() {
+						return nil // written on some paths only
+					}
+				}
+				for id, obj := range info.Defs {
+					if obj == v && st.Pos() <= id.Pos() && id.Pos() < st.End() {
+						return nil // declared within: not one the blocks above see
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// assigns is the value statement st gives v as a whole, if it does: `v =
+// e`, `v := e`, `var v = e`.
+func (a *analysis) assigns(st ast.Stmt, v *types.Var) (ast.Expr, bool) {
+	info := a.pkg.TypesInfo
+	is := func(e ast.Expr) bool {
+		id, ok := e.(*ast.Ident)
+		return ok && (info.Uses[id] == v || info.Defs[id] == v)
+	}
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		if st.Tok != token.ASSIGN && st.Tok != token.DEFINE {
+			return nil, false
+		}
+		for i, l := range st.Lhs {
+			if !is(l) {
+				continue
+			}
+			if len(st.Rhs) == len(st.Lhs) {
+				return st.Rhs[i], true
+			}
+			return st.Rhs[0], true
+		}
+	case *ast.DeclStmt:
+		if gd, ok := st.Decl.(*ast.GenDecl); ok {
+			for _, sp := range gd.Specs {
+				vs, ok := sp.(*ast.ValueSpec)
+				if !ok {
+					continue
+				}
+				for i, name := range vs.Names {
+					if info.Defs[name] != v {
+						continue
+					}
+					switch {
+					case len(vs.Values) == len(vs.Names):
+						return vs.Values[i], true
+					case len(vs.Values) == 1:
+						return vs.Values[0], true
+					}
+					return nil, false
+				}
+			}
+		}
+	}
+	return nil, false
+}
+
+// valueOf is a local variable's value at the call: its definition, or the
+// assignment that reaches the call; nil if not known.
+func (a *analysis) valueOf(v *types.Var) ast.Expr {
+	if _, ok := a.written[v]; ok {
+		return a.reaching(v)
+	}
+	if d, ok := a.localDefs()[v]; ok && d.rhs != nil {
+		return d.rhs
 	}
 	return nil
 }

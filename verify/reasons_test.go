@@ -76,7 +76,31 @@ func fields() []string {
 	return f
 }
 
+type box struct{ pat string }
+
+func (b *box) re() *regexp.Regexp { return regexp.MustCompile(b.pat) }
+
+func fresh() *regexp.Regexp {
+	b := &box{pat: "a+"}
+	return b.re() // hot: fresh
+}
+
+type held struct {
+	out *strings.Builder
+	pat string
+}
+
+func note(b *strings.Builder, s string) int {
+	b.WriteString(s) // hot: writes into
+	return b.Len()
+}
+
+func (h *held) record() int {
+	return note(h.out, h.pat) // hot: writes into held
+}
+
 func main() {
+	_, _ = fresh(), (&held{out: &strings.Builder{}}).record()
 	_ = generic([]int{1})
 	_ = fields()
 	set("y")
@@ -135,8 +159,19 @@ func TestRewriteSaysWhyACallIsNotDoneOnce(t *testing.T) {
 		{"fields", "result written", "strings.Fields", LoadTime,
 			"`f`, the result, is written at line " + lineOf(t, `f[0] = "z"`)},
 		{"generic", "generic", "main.first[go.shape.int]", LoadTime, "depends on a type parameter"},
+		// Made afresh on each call: a new address each time, nothing to key by.
+		{"fresh", "fresh", "main.(*box).re", LoadTime, "a method on a value made per call: `b` is a pointer"},
+		// One frame up from a write into what note is given: a value the
+		// server holds, which a memo would stop writing.
+		{"record", "writes into held", "", LoadTime, "`h.out` is held by the server and note writes into what it is given"},
 	} {
-		_, err := Rewrite(dir, reasonsSite(t, dir, c.fn, c.mark, c.callee), c.class)
+		site := reasonsSite(t, dir, c.fn, c.mark, c.callee)
+		if c.fn == "record" {
+			inner := reasonsSite(t, dir, "note", "writes into", "strings.(*Builder).WriteString")
+			site = Site{Callee: inner.Callee, Frames: append(inner.Frames, Frame{Func: "main.(*held).record",
+				File: site.Frames[0].File, Line: site.Frames[0].Line})}
+		}
+		_, err := Rewrite(dir, site, c.class)
 		var nr *NotRewritable
 		if !errors.As(err, &nr) || !strings.Contains(nr.Why, c.why) {
 			t.Errorf("%s (%s): got %v, want not rewritable because %q", c.mark, c.class, err, c.why)

@@ -22,6 +22,10 @@ const (
 	Once      Form = "once"                // hoisted whole to a sync.OnceValue(s)
 	MemoRange Form = "memo-by-range-value" // memoised by the load-time collection's value it ranges over
 	MemoArgs  Form = "memo-by-arguments"   // memoised by the call's own inputs, bounded
+	// MemoHeld is a load-time call on values the server made before the
+	// request and only reads (its receiver, their fields, a pointer to data
+	// it loaded): memoised by those values, bounded, as MemoArgs.
+	MemoHeld Form = "memo-by-held-value"
 )
 
 // Variant is a rewrite of one file of the user's source.
@@ -40,6 +44,13 @@ type Variant struct {
 type NotRewritable struct {
 	Why     string
 	perCall bool // because of a value made per call: a caller's frame may pass a constant
+	// up: the work is the frame's function as a whole (the runtime's, or
+	// effects on values the function was given or made): its caller's
+	// call of it is tried, whatever the class.
+	up bool
+	// intoParams: up because the call writes into values the function was
+	// given: the caller's call must not pass it shared ones.
+	intoParams bool
 }
 
 func (e *NotRewritable) Error() string { return "not rewritable: " + e.Why }
@@ -50,8 +61,10 @@ const memoBound = 4096
 
 // Rewrite finds the call at site in the module holding dir and rewrites it
 // as class says: load-time work once (or once per value of the package-level
-// collection it ranges over), cacheable work once per input. A call that
-// cannot be rewritten is a *NotRewritable error; others are load failures.
+// collection it ranges over, or, when its inputs are values the server holds
+// since start rather than constants, once per value of those), cacheable
+// work once per input. A call that cannot be rewritten is a *NotRewritable
+// error; others are load failures.
 func Rewrite(dir string, site Site, class Class) (*Variant, error) {
 	if class != LoadTime && class != Cacheable {
 		return nil, fmt.Errorf("verify: class %q is neither %s nor %s", class, LoadTime, Cacheable)
@@ -63,10 +76,11 @@ func Rewrite(dir string, site Site, class Class) (*Variant, error) {
 	if err != nil {
 		return nil, err
 	}
-	var first *NotRewritable
+	var first *NotRewritable // the last frame's reason
 	callee := site.Callee
+	writes := false // the frame below writes into what it is given
 	for _, fr := range site.Frames {
-		v, err := rewriteFrame(root, fr, callee, class)
+		v, err := rewriteFrame(root, fr, callee, class, writes)
 		if err == nil {
 			return v, nil
 		}
@@ -74,20 +88,21 @@ func Rewrite(dir string, site Site, class Class) (*Variant, error) {
 		if !errors.As(err, &nr) {
 			return nil, err
 		}
-		if first == nil {
-			first = nr
-		}
+		// The reason of the frame the walk up the stack ends at: why the
+		// value a helper was given is made per call.
+		first = nr
 		// A helper's per-call input is its caller's argument: compile(text)
 		// called with a constant is load-time one frame up.
-		if class != LoadTime || !nr.perCall {
+		if !nr.up && (class != LoadTime || !nr.perCall) {
 			break
 		}
+		writes = nr.intoParams
 		callee = fr.Func
 	}
 	return nil, first
 }
 
-func rewriteFrame(root string, fr Frame, callee string, class Class) (*Variant, error) {
+func rewriteFrame(root string, fr Frame, callee string, class Class, writes bool) (*Variant, error) {
 	file, err := sourceFile(root, fr.File)
 	if err != nil {
 		return nil, err
@@ -115,7 +130,7 @@ func rewriteFrame(root string, fr Frame, callee string, class Class) (*Variant, 
 		return nil, &NotRewritable{Why: fmt.Sprintf("line %d of %s is not in %s: the source is not the one profiled",
 			fr.Line, filepath.Base(file), fr.Func)}
 	}
-	plan, err := planCall(a, call, class)
+	plan, err := planCall(a, call, class, writes)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +176,12 @@ func callAt(pkg *packages.Package, f *ast.File, line int, callee string) (*ast.C
 		if callee != "" {
 			what = "no call to " + callee
 		}
+		if strings.HasPrefix(pprofKey(callee), "runtime.") {
+			// A map literal, make, append: the compiler's call, the frame's
+			// own work; its caller's call of it is what to do once.
+			return nil, &NotRewritable{Why: callee + " at " + where + " is the runtime's, called by the code itself: " +
+				"no call of the source's to do once", up: true}
+		}
 		return nil, &NotRewritable{Why: what + " at " + where + ": the source is not the one profiled"}
 	}
 	// Innermost: the smallest span (ast.Inspect visits outer calls first).
@@ -173,7 +194,7 @@ func callAt(pkg *packages.Package, f *ast.File, line int, callee string) (*ast.C
 // of the same name (the profile names the concrete method that ran).
 func calls(fn *types.Func, callee string) bool {
 	key := pprofKey(callee)
-	if funcKey(fn) == key {
+	if funcKey(fn) == key || funcKeyByPath(fn) == key {
 		return true
 	}
 	return isInterfaceMethod(fn) && strings.HasSuffix(key, "."+fn.Name())
@@ -198,15 +219,27 @@ type callPlan struct {
 	a       *analysis
 	call    *ast.CallExpr
 	form    Form
-	keys    []ast.Expr // arguments the memo is keyed by, in order
+	keys    []ast.Expr                // what the memo is keyed by, in order: arguments, or variables they are made of
+	also    map[ast.Expr]int          // more uses in the call of a variable keyed: the key's index
+	held    bool                      // a key is a value held since start, not a constant nor the call's own input
+	subst   map[types.Object]ast.Expr // a variable keyed by what it is made of: its value, made again in the memo
 	results []types.Type
 }
 
-// planCall decides whether call can be done once and how.
-func planCall(a *analysis, call *ast.CallExpr, class Class) (*callPlan, error) {
+// planCall decides whether call can be done once and how. writes: the
+// callee writes into what it is given (a frame below found it), so the call
+// must not give it values the server holds.
+func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callPlan, error) {
 	info := a.pkg.TypesInfo
+	fn := typeFunc(info, call)
 	if _, stmt := a.path[0].(*ast.ExprStmt); stmt {
-		return nil, &NotRewritable{Why: "`" + a.text(call) + "`'s result is dropped: it is called for its effects"}
+		nr := &NotRewritable{Why: "`" + a.text(call) + "`'s result is dropped: it is called for its effects"}
+		if fn != nil && !isInterfaceMethod(fn) && (fn.Pkg() == nil || !effectPackages[fn.Pkg().Path()]) {
+			// Effects on values the function made or was given: the
+			// function's own call may be done once, one frame up.
+			nr.up, nr.intoParams = a.effectsOnOwn(call)
+		}
+		return nil, nr
 	}
 	if _, isGo := a.path[0].(*ast.GoStmt); isGo {
 		return nil, &NotRewritable{Why: "`" + a.text(call) + "` is started as a goroutine: it is called for its effects"}
@@ -214,7 +247,6 @@ func planCall(a *analysis, call *ast.CallExpr, class Class) (*callPlan, error) {
 	if _, isDefer := a.path[0].(*ast.DeferStmt); isDefer {
 		return nil, &NotRewritable{Why: "`" + a.text(call) + "` is deferred: it is called for its effects"}
 	}
-	fn := typeFunc(info, call)
 	if fn == nil {
 		return nil, &NotRewritable{Why: "`" + a.text(call) + "` calls a function value, which may differ per call"}
 	}
@@ -225,7 +257,7 @@ func planCall(a *analysis, call *ast.CallExpr, class Class) (*callPlan, error) {
 	if fn.Pkg() != nil && effectPackages[fn.Pkg().Path()] {
 		return nil, &NotRewritable{Why: fn.FullName() + " is called for its effects or a value that changes"}
 	}
-	p := &callPlan{a: a, call: call, form: Once}
+	p := &callPlan{a: a, call: call, form: Once, also: map[ast.Expr]int{}}
 	switch t := info.TypeOf(call).(type) {
 	case *types.Tuple:
 		for i := range t.Len() {
@@ -247,27 +279,58 @@ func planCall(a *analysis, call *ast.CallExpr, class Class) (*callPlan, error) {
 	if why := a.sharedResultWritten(call); why != "" {
 		return nil, &NotRewritable{Why: why}
 	}
+	shared := func(e ast.Expr) *NotRewritable {
+		if !writes || !isReference(info.TypeOf(e)) {
+			return nil
+		}
+		if !a.rooted(e) || a.stable(e) != nil {
+			return nil // made per call: the callee's writes stay in it
+		}
+		return &NotRewritable{Why: "`" + a.text(e) + "` is held by the server and " + fn.Name() +
+			" writes into what it is given: done once, its writes would be lost"}
+	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && info.Selections[sel] != nil {
+		if nr := shared(sel.X); nr != nil {
+			return nil, nr
+		}
 		if _, no := a.loadTime(sel.X, false); no != nil {
-			return nil, &NotRewritable{Why: "a method on a value made per call: " + no.why, perCall: true}
+			sno := a.stable(sel.X)
+			if sno != nil {
+				return nil, &NotRewritable{Why: "a method on a value made per call: " + because(no, sno), perCall: true}
+			}
+			if err := p.key(sel.X, true); err != nil {
+				err.Why = "a method on a value made per call: " + err.Why
+				err.perCall = class == LoadTime
+				return nil, err
+			}
 		}
 	}
 	ranged := false
 	for _, arg := range call.Args {
+		if nr := shared(arg); nr != nil {
+			return nil, nr
+		}
 		r, no := a.loadTime(arg, class == LoadTime)
-		switch {
-		case no == nil && !r:
+		if no == nil && !r {
 			continue // the same on every call: stays in the call
-		case no != nil && class == LoadTime:
-			return nil, &NotRewritable{Why: no.why, perCall: true}
+		}
+		held := no == nil // ranging over a load-time collection: its values are held
+		if no != nil {
+			sno := a.stable(arg)
+			if class == LoadTime && sno != nil {
+				return nil, &NotRewritable{Why: because(no, sno), perCall: true}
+			}
+			held = sno == nil
 		}
 		ranged = ranged || r
-		t := info.TypeOf(arg)
-		if why := unkeyable(t); why != "" {
-			return nil, &NotRewritable{Why: "`" + a.text(arg) + "` is " + why + ": nothing to memoise by"}
+		if err := p.key(arg, held); err != nil {
+			// A load-time call's input that is made per call: a caller's
+			// frame may pass what it is made of.
+			err.perCall = class == LoadTime
+			return nil, err
 		}
-		p.keys = append(p.keys, arg)
 	}
+	p.alsoUses()
 	switch {
 	case len(p.keys) == 0:
 		if len(p.results) > 2 {
@@ -276,6 +339,8 @@ func planCall(a *analysis, call *ast.CallExpr, class Class) (*callPlan, error) {
 		}
 	case ranged:
 		p.form = MemoRange
+	case p.held && class == LoadTime:
+		p.form = MemoHeld
 	default:
 		p.form = MemoArgs
 	}
@@ -309,7 +374,7 @@ func (a *analysis) sharedResultWritten(call *ast.CallExpr) string {
 		if obj == nil {
 			obj = a.pkg.TypesInfo.Uses[id]
 		}
-		for _, pos := range a.writes[obj] {
+		for _, pos := range a.into[obj] {
 			if pos != id.Pos() && obj.Parent() != a.pkg.Types.Scope() {
 				return "`" + id.Name + "`, the result, is written at " + a.where(pos) +
 					": one shared result would carry each call's changes to the next"
@@ -317,6 +382,285 @@ func (a *analysis) sharedResultWritten(call *ast.CallExpr) string {
 		}
 	}
 	return ""
+}
+
+// because joins why a value is not load-time and why it is not held since
+// start, when the second says more.
+func because(no, held *notLoadTime) string {
+	if held == nil || held.why == no.why {
+		return no.why
+	}
+	return no.why + "; " + held.why
+}
+
+// key adds e to the memo's key: by its value when that can key a map (a
+// pointer too, when the value is held since start: new data, new address),
+// else by the variables it is made of, the whole computed from them.
+func (p *callPlan) key(e ast.Expr, held bool) *NotRewritable {
+	info := p.a.pkg.TypesInfo
+	why := keyable(info.TypeOf(e), held && p.a.rooted(e))
+	if why == "" {
+		p.addKey(e, held)
+		return nil
+	}
+	if held && keyable(info.TypeOf(e), true) == "" {
+		why = "a pointer made on each call, not one the server holds (a new address each time)"
+	}
+	nothing := &NotRewritable{Why: "`" + p.a.text(e) + "` is " + why + ": nothing to memoise by"}
+	heldOf := func(x ast.Expr) bool { return (held || p.a.stable(x) == nil) && p.a.rooted(x) }
+	leaves, ok := p.a.leaves(e, func(x ast.Expr) bool { return keyable(info.TypeOf(x), heldOf(x)) == "" })
+	if ok && len(leaves) == 1 && leaves[0] == e && p.subst == nil {
+		// A variable held since start that cannot key a map (a []byte made
+		// from the snapshot): keyed by what its value is made of, and made
+		// again from those in the memo.
+		if v, isVar := info.Uses[e.(*ast.Ident)].(*types.Var); isVar && p.a.stable(e) == nil {
+			if rhs := p.a.valueOf(v); rhs != nil {
+				if _, tuple := info.TypeOf(rhs).(*types.Tuple); !tuple {
+					p.subst = map[types.Object]ast.Expr{v: rhs}
+					if err := p.key(rhs, true); err != nil {
+						p.subst = nil
+						return nothing
+					}
+					return nil
+				}
+			}
+		}
+	}
+	if !ok || len(leaves) == 0 || (len(leaves) == 1 && leaves[0] == e) {
+		return nothing
+	}
+	for _, x := range leaves {
+		p.addKey(x, heldOf(x))
+	}
+	return nil
+}
+
+func (p *callPlan) addKey(e ast.Expr, held bool) {
+	info := p.a.pkg.TypesInfo
+	for _, k := range p.keys {
+		kid, kIsID := k.(*ast.Ident)
+		id, isID := e.(*ast.Ident)
+		if kIsID && isID && info.Uses[id] == info.Uses[kid] || !kIsID && !isID && types.ExprString(k) == types.ExprString(e) {
+			return // keyed already
+		}
+	}
+	p.keys = append(p.keys, e)
+	p.held = p.held || held
+}
+
+// alsoUses finds the call's other uses of what is keyed (outside the
+// keys): each becomes the memo's input too, as a local is out of scope at
+// package level.
+func (p *callPlan) alsoUses() {
+	for n, i := range p.keyUses(p.call) {
+		if n != p.keys[i] {
+			p.also[n] = i
+		}
+	}
+}
+
+// keyUses are the expressions under root that are a key: the same variable,
+// or the same expression of variables (a.f, m[k]).
+func (p *callPlan) keyUses(root ast.Node) map[ast.Expr]int {
+	info := p.a.pkg.TypesInfo
+	out := map[ast.Expr]int{}
+	var walk func(n ast.Node) bool
+	walk = func(n ast.Node) bool {
+		e, ok := n.(ast.Expr)
+		if !ok {
+			return true
+		}
+		for i, k := range p.keys {
+			kid, kIsID := k.(*ast.Ident)
+			id, isID := e.(*ast.Ident)
+			switch {
+			case kIsID != isID:
+				continue
+			case isID && info.Uses[id] != nil && info.Uses[id] == info.Uses[kid]:
+			case !isID && types.ExprString(e) == types.ExprString(k):
+			default:
+				continue
+			}
+			out[e] = i
+			return false
+		}
+		if sel, ok := e.(*ast.SelectorExpr); ok {
+			ast.Inspect(sel.X, walk) // not the field's name
+			return false
+		}
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if id, isID := kv.Key.(*ast.Ident); !isID || !isField(info.Uses[id]) {
+				ast.Inspect(kv.Key, walk)
+			}
+			ast.Inspect(kv.Value, walk)
+			return false
+		}
+		return true
+	}
+	ast.Inspect(root, walk)
+	return out
+}
+
+// leaves are the largest parts of e that are not load-time and that ok
+// says can key a memo: variables, or their fields and elements (a.cat, not
+// a, whose field may be set anew); false when e holds what cannot be made
+// again from them (a function literal) or a variable that cannot key one.
+func (a *analysis) leaves(e ast.Expr, ok func(ast.Expr) bool) ([]ast.Expr, bool) {
+	info := a.pkg.TypesInfo
+	var out []ast.Expr
+	good := true
+	var walk func(n ast.Node) bool
+	walk = func(n ast.Node) bool {
+		x, isExpr := n.(ast.Expr)
+		if !isExpr || !good {
+			return good
+		}
+		if _, lit := x.(*ast.FuncLit); lit {
+			good = false
+			return false
+		}
+		if tv, has := info.Types[x]; has && (tv.IsType() || tv.Value != nil) {
+			return false
+		}
+		switch y := x.(type) {
+		case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
+			if sel, isSel := y.(*ast.SelectorExpr); isSel {
+				if id, isID := sel.X.(*ast.Ident); isID {
+					if _, pkg := info.Uses[id].(*types.PkgName); pkg {
+						return false // a package's name
+					}
+				}
+				if s := info.Selections[sel]; s != nil && s.Kind() != types.FieldVal {
+					ast.Inspect(sel.X, walk) // a method value: its receiver
+					return false
+				}
+			}
+			if id, isID := y.(*ast.Ident); isID {
+				if _, isVar := info.Uses[id].(*types.Var); !isVar {
+					return false // a function, a nil
+				}
+			}
+			if _, no := a.loadTime(x, false); no == nil {
+				return false
+			}
+			if x != e && ok(x) {
+				out = append(out, x)
+				return false
+			}
+			if id, isID := y.(*ast.Ident); isID {
+				if x != e {
+					good = false // a variable that cannot key a memo
+				} else {
+					out = append(out, id)
+				}
+				return false
+			}
+			if sel, isSel := y.(*ast.SelectorExpr); isSel {
+				ast.Inspect(sel.X, walk)
+				return false
+			}
+		case *ast.KeyValueExpr:
+			if id, isID := y.Key.(*ast.Ident); !isID || !isField(info.Uses[id]) {
+				ast.Inspect(y.Key, walk)
+			}
+			ast.Inspect(y.Value, walk)
+			return false
+		}
+		return true
+	}
+	ast.Inspect(e, walk)
+	return out, good
+}
+
+func isField(obj types.Object) bool {
+	v, ok := obj.(*types.Var)
+	return ok && v.IsField()
+}
+
+// effectsOnOwn reports whether a call made for its effects writes only into
+// values its function made per call or was given (up), and whether into the
+// latter (intoParams): the writes of the function's own call land in its
+// caller's values, not the server's.
+func (a *analysis) effectsOnOwn(call *ast.CallExpr) (up, intoParams bool) {
+	info := a.pkg.TypesInfo
+	var targets []ast.Expr
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && info.Selections[sel] != nil {
+		targets = append(targets, sel.X)
+	}
+	for _, arg := range call.Args {
+		if isReference(info.TypeOf(arg)) && !isWriterWrite(typeFunc(info, call)) {
+			targets = append(targets, arg)
+		}
+	}
+	for _, t := range targets {
+		if u, ok := ast.Unparen(t).(*ast.UnaryExpr); ok && u.Op == token.AND {
+			t = u.X
+		}
+		id := baseIdent(t)
+		if id == nil {
+			return false, false
+		}
+		v, ok := info.Uses[id].(*types.Var)
+		if !ok || v.Parent() == a.pkg.Types.Scope() {
+			return false, false
+		}
+		switch {
+		case a.receiverOf(v) || a.paramOf(v) != "":
+			intoParams = true
+		case a.stable(id) == nil:
+			return false, false // a local naming what the server holds
+		}
+	}
+	return len(targets) > 0, intoParams
+}
+
+// isWriterWrite reports whether fn is an io.Writer's Write, which by its
+// contract does not modify the bytes it is given.
+func isWriterWrite(fn *types.Func) bool {
+	if fn == nil || fn.Name() != "Write" {
+		return false
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil || sig.Params().Len() != 1 || sig.Results().Len() != 2 {
+		return false
+	}
+	sl, ok := sig.Params().At(0).Type().(*types.Slice)
+	if !ok || !types.Identical(sl.Elem(), types.Typ[types.Byte]) {
+		return false
+	}
+	return types.Identical(sig.Results().At(0).Type(), types.Typ[types.Int]) &&
+		types.Identical(sig.Results().At(1).Type(), types.Universe.Lookup("error").Type())
+}
+
+// isReference reports whether a value of t gives access to memory the callee
+// can write: a pointer, slice, map, channel or interface.
+func isReference(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Slice, *types.Map, *types.Chan, *types.Interface:
+		return true
+	}
+	return false
+}
+
+// keyable is unkeyable, a pointer allowed when it is held since start.
+func keyable(t types.Type, held bool) string {
+	if held {
+		if _, ptr := t.Underlying().(*types.Pointer); ptr {
+			return ""
+		}
+		if s, ok := t.Underlying().(*types.Struct); ok {
+			for f := range s.Fields() {
+				if why := keyable(f.Type(), true); why != "" {
+					return why
+				}
+			}
+			return ""
+		}
+	}
+	return unkeyable(t)
 }
 
 // typeParameterIn reports whether t mentions a type parameter.

@@ -18,6 +18,10 @@ type rewriteCase struct {
 
 func rewriteCases(t *testing.T) []rewriteCase {
 	schemaOuter := hotFrame(t, "schema", "validate", "schema compile")
+	heldOuter := hotFrame(t, "held", "(*server).validate", "held schema")
+	heldTrap := hotFrame(t, "held", "(*server).trap", "held trap")
+	resolve := "github.com/google/jsonschema-go/jsonschema.(*Schema).Resolve"
+	heldGzip := hotFrame(t, "held", "(*server).download", "held gzip")
 	return []rewriteCase{
 		{name: "rules", server: "rules", fn: "match", mark: "rules", callee: "regexp.MustCompile", class: LoadTime,
 			form: MemoRange},
@@ -26,6 +30,16 @@ func rewriteCases(t *testing.T) []rewriteCase {
 		{name: "schema", server: "schema", fn: "compile", mark: "schema resolve",
 			callee: "github.com/google/jsonschema-go/jsonschema.(*Schema).Resolve", class: LoadTime, outer: &schemaOuter,
 			form: Once},
+		// No constant to hoist: the schema is made from the catalog the
+		// server loaded, memoised by it (a pointer held since start).
+		{name: "held", server: "held", fn: "schemaOf", mark: "held resolve", callee: resolve, class: LoadTime,
+			outer: &heldOuter, form: MemoHeld},
+		{name: "held trap", server: "held", fn: "schemaOf", mark: "held resolve", callee: resolve, class: LoadTime,
+			outer: &heldTrap, why: "`r` is a parameter of trap"},
+		// Called for its effects on a writer it made: its function's call,
+		// one frame up, on bytes made from the catalog, keyed by it.
+		{name: "held bytes", server: "held", fn: "gzipped", mark: "held gzip write",
+			callee: "compress/gzip.(*Writer).Write", class: LoadTime, outer: &heldGzip, form: MemoHeld},
 		{name: "trap regexp load-time", server: "traps", fn: "grep", mark: "trap regexp", callee: "regexp.Compile",
 			class: LoadTime, why: "`r` is a parameter of grep"},
 		{name: "trap regexp cacheable", server: "traps", fn: "grep", mark: "trap regexp", callee: "regexp.Compile",

@@ -41,20 +41,25 @@ const (
 // pprofKey is how pprof's name of a function reads after its last '/',
 // generic brackets dropped: template.(*Template).Parse, main.compile.
 func pprofKey(name string) string {
+	// Brackets first, matched by depth: a shape's type arguments hold
+	// brackets and slashes of their own (AddTool[go.shape.map[string]int]).
+	var b strings.Builder
+	depth := 0
+	for _, r := range name {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	name = b.String()
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
 	}
-	for {
-		i := strings.Index(name, "[")
-		if i < 0 {
-			return name
-		}
-		j := strings.Index(name[i:], "]")
-		if j < 0 {
-			return name
-		}
-		name = name[:i] + name[i+j+1:]
-	}
+	return name
 }
 
 // funcKey is pprofKey's form of a function the type checker resolved.
@@ -63,6 +68,24 @@ func funcKey(fn *types.Func) string {
 	if fn.Pkg() != nil {
 		pkg = fn.Pkg().Name()
 	}
+	return funcKeyIn(fn, pkg)
+}
+
+// funcKeyByPath is funcKey with the package named as pprof names it, by
+// its import path's last element, where that is not the package's name
+// (github.com/google/go-jsonnet is package jsonnet).
+func funcKeyByPath(fn *types.Func) string {
+	pkg := ""
+	if fn.Pkg() != nil {
+		pkg = fn.Pkg().Path()
+		if i := strings.LastIndex(pkg, "/"); i >= 0 {
+			pkg = pkg[i+1:]
+		}
+	}
+	return funcKeyIn(fn, pkg)
+}
+
+func funcKeyIn(fn *types.Func, pkg string) string {
 	sig, _ := fn.Type().(*types.Signature)
 	if sig == nil || sig.Recv() == nil {
 		return pkg + "." + fn.Name()

@@ -33,6 +33,7 @@ func TestPprofNamesMatchTheTypeCheckersFunctions(t *testing.T) {
 		"text/template.(*Template).Parse":                        "template.(*Template).Parse",
 		"regexp.MustCompile":                                     "regexp.MustCompile",
 		"github.com/x/y/pkg.Map[go.shape.string,go.shape.int].F": "pkg.Map.F",
+		"github.com/x/sdk/mcp.AddTool[go.shape.map[string]interface {},go.shape.*github.com/x/y.T]": "mcp.AddTool",
 	} {
 		if got := pprofKey(name); got != want {
 			t.Errorf("pprofKey(%q) = %q, want %q", name, got, want)

@@ -347,6 +347,9 @@ func (p runner) repliesOf(ctx context.Context, plan Plan, side *pipeline.Version
 // HotSite is the finding's site in the CPU profile: of the samples whose
 // stack holds the finding's own frame (and its innermost library frame,
 // when it names one), the site (verify.SiteOf) that holds the most CPU.
+// When no sample holds both (a finding whose own frame is one caller of
+// its work and whose leaf is under another), the frames of its chain
+// outside the leaf's library are tried in its order.
 func HotSite(p *profile.Profile, f analyzers.Finding) (verify.Site, bool) {
 	own := f.OwnFrame
 	if own == "" && len(f.Frames) > 0 {
@@ -356,6 +359,21 @@ func HotSite(p *profile.Profile, f analyzers.Finding) (verify.Site, bool) {
 	if len(f.Frames) > 1 && f.Frames[0] != own {
 		leaf = f.Frames[0]
 	}
+	if site, ok := hotSite(p, own, leaf); ok || leaf == "" {
+		return site, ok
+	}
+	for _, fr := range f.Frames[1:] {
+		if fr == "…" || fr == own || frames.PkgPath(fr) == frames.PkgPath(leaf) {
+			continue
+		}
+		if site, ok := hotSite(p, fr, leaf); ok {
+			return site, true
+		}
+	}
+	return verify.Site{}, false
+}
+
+func hotSite(p *profile.Profile, own, leaf string) (verify.Site, bool) {
 	vi := len(p.SampleType) - 1
 	for i, st := range p.SampleType {
 		if st.Type == "cpu" {
