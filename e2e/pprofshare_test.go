@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,7 +90,9 @@ func focusOf(f analyzers.Finding, r analyzers.Rule) (focus, ignore string) {
 	case r.Detector == "reply" || f.WaitShare > 0 || f.CPUShare == 0:
 		return "", ""
 	case len(r.Frames) > 0 && (r.Detector == "frames" || r.Detector == "gc"):
-		return strings.Join(r.Frames, "|"), strings.Join(r.Exclude, "|")
+		// other_work is not the rule's work either (a regexp's matching under
+		// regexp.MatchString, which compiles first): pprof ignores it too.
+		return strings.Join(r.Frames, "|"), strings.Join(append(slices.Clone(r.Exclude), r.OtherWork...), "|")
 	case (r.Detector == "full-scan" || r.Detector == "per-message" && !strings.Contains(f.Evidence, "a walk of the data")) &&
 		f.OwnFrame != "":
 		return "^" + regexp.QuoteMeta(f.OwnFrame) + "$", ""
