@@ -150,16 +150,17 @@ type Conn struct {
 	Dropped int     // kept-alive connections the server closed (Connection: close, or gone when reused): churn
 	// Loop, when set, is the event loop the connection is read, written
 	// and dialled in: Do is then called from one of its clients.
-	Loop    *Loop
-	reply   body // accounts for the reply's body buffer
-	decoded body // and for the buffer Decode fills
-	nc      socket
-	io      io.ReadWriter // nc's socket read and written raw (rawIO), or nc
-	br      *bufio.Reader
-	mu      sync.Mutex // guards nc against Interrupt from another goroutine
-	rearm   time.Time  // when the read/write deadline is due to be moved on
-	sentAt  time.Time  // when the last request on nc was sent: nc is hot while it is recent
-	end     streamEnd  // the last request's, when it has a Watch
+	Loop     *Loop
+	reply    body // accounts for the reply's body buffer
+	decoded  body // and for the buffer Decode fills
+	nc       socket
+	io       io.ReadWriter // nc's socket read and written raw (rawIO), or nc
+	br       *bufio.Reader
+	mu       sync.Mutex // guards nc against Interrupt from another goroutine
+	rearm    time.Time  // when the read/write deadline is due to be moved on
+	sentAt   time.Time  // when the last request on nc was sent: nc is hot while it is recent
+	end      streamEnd  // the last request's, when it has a Watch
+	armGrace func()     // c.graceDeadline, bound once
 }
 
 // hotGap is how recently a connection's last request must have gone for
@@ -286,13 +287,10 @@ func (c *Conn) read(req *Request, resp *Response) error {
 	if req.Watch == nil {
 		return readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp, nil)
 	}
-	c.end = streamEnd{watch: req.Watch(), grace: func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.nc != nil {
-			c.nc.SetDeadline(time.Now().Add(StreamGrace))
-		}
-	}}
+	if c.armGrace == nil {
+		c.armGrace = c.graceDeadline // bound once: not a closure a request
+	}
+	c.end = streamEnd{watch: req.Watch(), grace: c.armGrace}
 	err := readResponse(c.br, req.Method == "HEAD", c.bodyLimits(&c.reply), resp, &c.end)
 	if !c.end.done.IsZero() && !resp.Cut && c.nc != nil {
 		// The stream ended within its grace: the connection stays, with
@@ -311,6 +309,15 @@ func (c *Conn) read(req *Request, resp *Response) error {
 		c.mu.Unlock()
 	}
 	return err
+}
+
+// graceDeadline gives the stream of a complete reply StreamGrace to end.
+func (c *Conn) graceDeadline() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nc != nil {
+		c.nc.SetDeadline(time.Now().Add(StreamGrace))
+	}
 }
 
 // bodyLimits sets b's bounds from the connection's.
