@@ -19,7 +19,7 @@ func TestProfilingCostIsMeasuredInTheRun(t *testing.T) {
 		path     string
 		min, max float64 // the overhead's bounds
 	}{{"/burn?ms=1", -0.4, 0.4}, {"/costly?ms=1", 0.25, 1.8}} {
-		o := probes.LoadOptions{Concurrency: 2, Duration: 5 * time.Second, Timeout: 5 * time.Second,
+		o := probes.LoadOptions{Concurrency: 2, Duration: 7 * time.Second, Timeout: 5 * time.Second,
 			Profile: &target.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}}
 		run, err := probes.RunLoad(context.Background(), &probes.HTTP{Path: tc.path}, &probes.Target{URL: u}, o)
 		if err != nil {

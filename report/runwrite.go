@@ -350,6 +350,7 @@ func ProfilingCostLine(c *result.ProfilingCost) string {
 			off++
 		}
 	}
-	return fmt.Sprintf("Profiling cost the target %+.1f%% CPU a request [%+.1f%%, %+.1f%%] (%d profiled stretches against %d "+
-		"unprofiled gaps; negative: within the noise).", 100*c.Overhead, 100*c.Interval[0], 100*c.Interval[1], on, off)
+	return fmt.Sprintf("Profiling cost the target %+.1f%% CPU a request [%+.1f%%, %+.1f%%] (%d unprofiled gaps against the "+
+		"CPU windows beside them, the first of %d windows left out; negative: within the noise).", 100*c.Overhead, 100*c.Interval[0],
+		100*c.Interval[1], off, on)
 }

@@ -77,21 +77,25 @@ func (l *costLegs) cost() *result.ProfilingCost {
 // and each profiled one beside it (the drift between them least), the
 // profiled CPU per answered request over the unprofiled less one; the
 // overhead is their median, the interval their least and greatest (nil
-// without such a pair).
+// with fewer than two such pairs).
 func CostOf(legs []result.CostLeg) *result.ProfilingCost {
+	// The first window is left out: it holds the run's one-off profiling
+	// work (the heap snapshot after a GC, the leak profile's baseline),
+	// which would read as a steady cost per request.
+	first := slices.IndexFunc(legs, func(l result.CostLeg) bool { return l.Profiled })
 	var ratios []float64
 	for i, l := range legs {
 		if l.Profiled || l.CPU <= 0 || l.Answered == 0 {
 			continue
 		}
 		for _, j := range []int{i - 1, i + 1} {
-			if j >= 0 && j < len(legs) && legs[j].Profiled && legs[j].CPU > 0 && legs[j].Answered > 0 {
+			if j >= 0 && j < len(legs) && j != first && legs[j].Profiled && legs[j].CPU > 0 && legs[j].Answered > 0 {
 				ratios = append(ratios, perAnswer(legs[j])/perAnswer(l)-1)
 			}
 		}
 	}
-	if len(ratios) == 0 {
-		return nil
+	if len(ratios) < 2 {
+		return nil // one pair is no figure: its noise alone can read ±50 % (a 10 s run has one)
 	}
 	slices.Sort(ratios)
 	return &result.ProfilingCost{Overhead: stats.Median(ratios), Interval: [2]float64{ratios[0], ratios[len(ratios)-1]}, Legs: legs}
