@@ -128,6 +128,39 @@ func spin(stop <-chan struct{}) {
 
 var sink atomic.Int64
 
+// profileClients profiles the process while the target's own ticker
+// (spin) runs and n clients, each made by newClient, call until one says
+// stop (nil: none made): for at least 2 s and a second of CPU, at most 12 s.
+func profileClients(t *testing.T, n int, newClient func() (call func() bool)) *profile.Profile {
+	t.Helper()
+	stop := make(chan struct{})
+	go spin(stop)
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		t.Skipf("CPU profile: %v", err)
+	}
+	start, cpu0 := time.Now(), processCPU()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			call := newClient()
+			for since := time.Duration(0); call != nil && (since < 2*time.Second || processCPU()-cpu0 < time.Second && since < 12*time.Second); since = time.Since(start) {
+				if !call() {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	pprof.StopCPUProfile()
+	close(stop)
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // cpuUnder is the CPU of p's samples with a frame re matches, in seconds.
 func cpuUnder(p *profile.Profile, re string) float64 {
 	q := p.Copy()
@@ -217,34 +250,16 @@ func TestServingCPUHoldsGRPCsGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	stop := make(chan struct{})
-	go spin(stop)
-	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		t.Skipf("CPU profile: %v", err)
-	}
-	start, cpu0 := time.Now(), processCPU()
-	var wg sync.WaitGroup
-	for c := 0; c < 4; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for since := time.Duration(0); since < 2*time.Second || processCPU()-cpu0 < time.Second && since < 12*time.Second; since = time.Since(start) {
-				out := new(wrapperspb.StringValue)
-				if err := cc.Invoke(context.Background(), "/t.Primes/Count", wrapperspb.Int64(3000), out); err != nil || out.Value != "430" {
-					t.Errorf("Count: %v %q", err, out.Value)
-					return
-				}
+	p := profileClients(t, 4, func() func() bool {
+		return func() bool {
+			out := new(wrapperspb.StringValue)
+			err := cc.Invoke(context.Background(), "/t.Primes/Count", wrapperspb.Int64(3000), out)
+			if err != nil || out.Value != "430" {
+				t.Errorf("Count: %v %q", err, out.Value)
 			}
-		}()
-	}
-	wg.Wait()
-	pprof.StopCPUProfile()
-	close(stop)
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+			return err == nil && out.Value == "430"
+		}
+	})
 	c := Analyze(p, nil, Evidence{Endpoint: "/t.Primes/Count"}, DefaultRules()).CPU
 	server := cpuUnder(p, `^google\.golang\.org/grpc\.\(\*Server\)\.|^google\.golang\.org/grpc/internal/transport\.(\(\*http2Server\)|NewServerTransport)`)
 	handler := cpuUnder(p, `^google\.golang\.org/grpc\.\(\*Server\)\.handleStream$`)

@@ -1,19 +1,14 @@
 package analyzers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"runtime/pprof"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
-	"github.com/google/pprof/profile"
 )
 
 // wsEvent is what the push server sends: encoded per subscriber.
@@ -55,40 +50,22 @@ func wsPush(w http.ResponseWriter, r *http.Request) {
 func TestServingCPUHoldsAWebSocketWriteLoop(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(wsPush))
 	defer srv.Close()
-	stop := make(chan struct{})
-	go spin(stop)
-	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		t.Skipf("CPU profile: %v", err)
-	}
-	start, cpu0 := time.Now(), processCPU()
-	var wg sync.WaitGroup
-	for i := 0; i < 2; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	p := profileClients(t, 2, func() func() bool {
+		c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		c.SetReadLimit(1 << 20)
+		return func() bool {
+			_, _, err := c.Read(context.Background())
 			if err != nil {
 				t.Error(err)
-				return
 			}
-			defer c.CloseNow()
-			c.SetReadLimit(1 << 20)
-			for since := time.Duration(0); since < 2*time.Second || processCPU()-cpu0 < time.Second && since < 12*time.Second; since = time.Since(start) {
-				if _, _, err := c.Read(context.Background()); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	pprof.StopCPUProfile()
-	close(stop)
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+			return err == nil
+		}
+	})
 	c := Analyze(p, nil, Evidence{Endpoint: "ws push"}, DefaultRules()).CPU
 	loop := cpuUnder(p, `analyzers\.wsWriteLoop$`)
 	encode := cpuUnder(p, `analyzers\.wsWriteLoop$`) - cpuUnder(p, `^net\.\(\*conn\)\.Write$`)

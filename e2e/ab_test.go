@@ -19,9 +19,6 @@ type abReport = abreport.AB
 // TestABAcrossGitRefs is the seed's June-against-October comparison on a
 // repository made in the test: v2 does a tenth of v1's work.
 func TestABAcrossGitRefs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two versions and runs eight loads")
-	}
 	repo := testrepo.GitServer(t)
 	out := t.TempDir()
 	code, stdout, stderr := probeCmd.Run(t, context.Background(), "ab", "--git", repo, "--before-ref", "v1", "--after-ref", "v2",
@@ -83,9 +80,6 @@ func TestABAcrossGitRefs(t *testing.T) {
 
 // run; the report names them and keeps the other side's figures.
 func TestABVersionThatFails(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs loads")
-	}
 	victim := buildVictim(t)
 	for _, tc := range []struct{ after, want string }{
 		{"/nonexistent/server -addr {addr}", "does not start"},

@@ -230,9 +230,6 @@ func TestAgentsProfileNamesTheWriteCost(t *testing.T) {
 // appends and saves the graph without a lock), and no item is called
 // stale for them.
 func TestAgentsSDKMemoryServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the SDK's example server")
-	}
 	bin := filepath.Join(t.TempDir(), "memory")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/examples/server/memory")
 	if os.Getenv("GOTOOLCHAIN") == "" {

@@ -54,9 +54,6 @@ func autoRun(t *testing.T, args ...string) (*report.Run, string) {
 // grow by about 2× and 8 not grow (78 rps at both), and chooses 4; 8
 // only if the 4-client window fell short by 10 % on a busy machine.
 func TestAutoConcurrencyFindsTheCapacity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a ramp of four 1 s windows and a 2 s run")
-	}
 	s := workersServer(t, 4, 50*time.Millisecond)
 	rep, stderr := autoRun(t, "http", "--target", s.URL, "--path", "/x", "--concurrency", "auto",
 		"--duration", "2s", "--warmup", "200ms")
@@ -80,9 +77,6 @@ func TestAutoConcurrencyFindsTheCapacity(t *testing.T) {
 // on one core) with a 3 s timeout. 32 clients would queue 48 s deep and
 // time out; the ramp stops at one client (its median is past 3 s/4).
 func TestAutoConcurrencySlowEndpoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1.5 s requests")
-	}
 	s := workersServer(t, 1, 1500*time.Millisecond)
 	rep, _ := autoRun(t, "http", "--target", s.URL, "--path", "/x", "--concurrency", "auto",
 		"--timeout", "3s", "--duration", "3s", "--warmup", "0s")
@@ -113,9 +107,6 @@ func TestConcurrencyFlagWords(t *testing.T) {
 // first request alone; /slow's takes 1.2 s (one worker), so its clients
 // are chosen by the ramp and the report says why; /fast keeps the flag's.
 func TestAllChoosesClientsForASlowEndpoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1.2 s requests")
-	}
 	slow := workersServer(t, 1, 1200*time.Millisecond)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/fast", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
@@ -152,9 +143,6 @@ func TestAllChoosesClientsForASlowEndpoint(t *testing.T) {
 // endpoint whose first reply takes over a second, unless --concurrency
 // was given: then the user's number stands.
 func TestHTTPChoosesClientsForASlowEndpointUnlessGiven(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1.2 s requests")
-	}
 	s := workersServer(t, 1, 1200*time.Millisecond)
 	for _, c := range []struct {
 		args []string

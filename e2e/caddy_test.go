@@ -198,9 +198,6 @@ func startCaddy(t testing.TB) (site, admin string) {
 type caddyRun = report.Run
 
 func TestCaddy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds Caddy from the module proxy and profiles it")
-	}
 	site, admin := startCaddy(t)
 	d := "4s"
 	if v := os.Getenv("PROBE_CADDY_DURATION"); v != "" {

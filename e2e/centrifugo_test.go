@@ -55,9 +55,6 @@ func startCentrifugo(t *testing.T, apiKey string) string {
 // server is profiled, and the per-delivery experiment claims nothing: its
 // fan-out does per subscriber only what it must, write to the socket.
 func TestWSCentrifugo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds Centrifugo from the module proxy")
-	}
 	url := startCentrifugo(t, "probe-test-key")
 	code, stderr, d := wsReport(t, "--target", url, "--connections", "1000", "--rooms", "10", "--events", "10", "--rounds", "2",
 		"--pause", "1s", "--ws-path", "/connection/websocket", "--auth", "none",

@@ -40,9 +40,6 @@ func startGRPCStream(t *testing.T) string {
 // the calls' counts a range with its median. A watch on the same server is
 // said on stderr and measured, not requests 0.
 func TestGRPCStreamSendLoopIsPerMessageWork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and profiles a server")
-	}
 	url := startGRPCStream(t)
 	out := t.TempDir()
 	code, stdout, stderr := probeCmd.Run(t, context.Background(), "grpc", "--target", url, "--call", "probe.fixture.Notes/List",

@@ -69,9 +69,6 @@ func TestFixtureKeyStaysOffTheCommandLine(t *testing.T) {
 // the load-time fixture survives the same search and answers the shrunk
 // crasher with an error.
 func TestFuzzNoteQueryFixture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fuzzes the fixture for half a minute in each mode")
-	}
 	out := t.TempDir()
 	code, stdout, stderr := probeCmd.Run(t, context.Background(), "fuzz", "notequery", "--duration", "20s", "--shrink-time", "40s",
 		"--json", "--out", out)
@@ -154,9 +151,6 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 // Ctrl-C during ab --git's build ends the build's whole process group at
 // once, removes the worktrees and exits 130.
 func TestABBuildInterrupted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds in a git repository")
-	}
 	repo := testrepo.GitServer(t)
 	marker := "probe-test-build-" + filepath.Base(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())

@@ -27,9 +27,6 @@ import (
 // trace reaches the user, and probe's peak RSS stays under 300 MB with the
 // default 32 clients.
 func TestHostileTarget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds probe and a hostile server, and runs probe against it (about a minute)")
-	}
 	probeBin := testbuild.Program(t, "../cmd/probe")
 	hostile := testbuild.Program(t, "./testdata/hostile")
 	srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{hostile}, Wait: 30 * time.Second})

@@ -33,9 +33,6 @@ func e2eLeakyHandler(w http.ResponseWriter, r *http.Request) {
 // the handler, and /clean gets none. A goroutineleak that is not a
 // profile is one warning line, and the report is still written.
 func TestLeakFinding(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds probe and runs it three times against a server of the test's own (about 20 s)")
-	}
 	probeBin := testbuild.Program(t, "../cmd/probe")
 	var badProfile atomic.Bool // set by the test, read by the handler
 	mux := http.NewServeMux()

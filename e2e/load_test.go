@@ -12,9 +12,6 @@ import (
 // TestAllAgainstTheFixture starts the fixture as probe does (this test
 // binary stands in for the probe binary) and runs every microload briefly.
 func TestAllAgainstTheFixture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fixture")
-	}
 	out := t.TempDir()
 	code, stdout, stderr := probeCmd.Run(t, context.Background(), "all", "--notes", "60", "--duration", "1s", "--warmup", "200ms",
 		"--concurrency", "4", "--json", "--out", out)
@@ -48,9 +45,6 @@ func TestAllAgainstTheFixture(t *testing.T) {
 // with a deep recursion kills the per-request fixture; the report keeps what
 // was measured and classifies the death.
 func TestTargetKilledByItsLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fixture and waits for a 1 GB stack to overflow")
-	}
 	out := t.TempDir()
 	code, stdout, stderr := probeCmd.Run(t, context.Background(), "http", "--path", "/q/link-walk", "--param", "depth=5,200000",
 		"--notes", "60", "--duration", "60s", "--warmup", "0s", "--concurrency", "1", "--json", "--out", out)

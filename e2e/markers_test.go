@@ -24,9 +24,6 @@ import (
 // serving requests that holds the handler, never "0 % of the CPU serving
 // requests", and the decoding of the posted body is never claimed.
 func TestMarkersAcrossGoVersionsAndTransports(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a server with two Go releases and loads each three ways")
-	}
 	for _, goVersion := range []string{"go1.26.8", "go1.27.3"} {
 		bin := filepath.Join(t.TempDir(), "h2versions")
 		build := exec.Command("go", "build", "-o", bin, ".")

@@ -15,9 +15,6 @@ import (
 // in the 2026-07-28 lane (server/discover, no session), the session
 // server in the session lane (issue 38).
 func TestToolsListEveryMCPShape(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the SDK's server")
-	}
 	server := testbuild.Program(t, "./testdata/mcptools")
 	file := filepath.Join(t.TempDir(), "mcp.json")
 	if err := os.WriteFile(file, []byte(`{"microloads": [

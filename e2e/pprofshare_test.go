@@ -142,9 +142,6 @@ func pprofSeconds(t *testing.T, profile, focus, ignore string) (float64, bool) {
 // a profile of known shares: 3 s of sort.Sort and 1 s of probe's own
 // measuring in 11 s, so sorting is 30 % of the target's CPU.
 func TestSharesCheckAgainstPprof(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go tool pprof")
-	}
 	prof := filepath.Join(t.TempDir(), "cpu.pb.gz")
 	writeKnownProfile(t, prof)
 	if off := sharesOffPprof(t, "known", prof, []analyzers.Finding{{Rule: "repeated-sort", CPUShare: 0.315}}); len(off) != 0 {

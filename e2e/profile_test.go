@@ -46,9 +46,6 @@ func profileAll(t *testing.T, mode string) map[string]profiledRun {
 // the fixture, taken in the test. Per-request mode shows every seeded hot
 // spot under the right rule and endpoint; load-time mode shows none.
 func TestProfilesOfTheFixture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("profiles the fixture in both modes (about a minute)")
-	}
 	runs := profileAll(t, "per-request")
 	// The note queries' replies differ by query and their requests carry
 	// bodies: the evidence cannot tell the notes' encoding (the same for

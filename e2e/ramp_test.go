@@ -96,9 +96,6 @@ const workScenario = `{"scenarios": [{"name": "work", "steps": [{"name": "work",
 // counts). The knee probe finds lies within 10% of it, and the ramp stops
 // past it.
 func TestRampFindsTheKnee(t *testing.T) {
-	if testing.Short() {
-		t.Skip("ramps a server to its knee")
-	}
 	url := startCapacityServer(t, 10, "50")
 	r := rampWork(t, url, "120,160,180,190,210,240,280/3s")
 	t.Logf("knee %g/s: %q; windows %+v", r.Knee.Rate, r.Knee.Says, r.Windows)
@@ -121,9 +118,6 @@ func TestRampFindsTheKnee(t *testing.T) {
 // The same work behind one lock: capacity 1/S, and a contention finding
 // names the lock's function.
 func TestRampNamesTheLock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("ramps a server to its knee")
-	}
 	url := startCapacityServer(t, 64, "20-locked")
 	r := rampWork(t, url, "20,40,60,80/3s")
 	t.Logf("knee %g/s: %q; findings %+v", r.Knee.Rate, r.Knee.Says, r.Findings)

@@ -73,9 +73,6 @@ type scaleReport = rampreport.Scale
 // contention spends more of it scheduling), a share of the same profile
 // does not.
 func TestScaleOnTheFixture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fixture six times")
-	}
 	reps := map[string]scaleReport{}
 	for _, mode := range []string{"per-request", "load-time"} {
 		code, stdout, stderr := probeCmd.Run(t, context.Background(), "scale", "page", "--fixture-mode", mode, "--notes", "150,300,600",
@@ -142,9 +139,6 @@ func TestScaleOnTheFixture(t *testing.T) {
 
 // line, and the report is still written.
 func TestScaleLostChanges(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a server three times")
-	}
 	self, _ := os.Executable()
 	out := t.TempDir()
 	code, _, stderr := probeCmd.Run(t, context.Background(), "scale", "page", "--cmd", self+" static-server {vault}", "--vault-gen",

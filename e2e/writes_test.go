@@ -12,9 +12,6 @@ import (
 // stalls the readers, load-time mode's incremental sync does not; no write
 // is lost in either.
 func TestReadsDuringWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fixture twice and writes while it reads")
-	}
 	for _, mode := range []string{"per-request", "load-time"} {
 		code, stdout, stderr := probeCmd.Run(t, context.Background(), "page", "--fixture-mode", mode, "--notes", "400",
 			"--rate", "40", "--during-writes", "1/s", "--duration", "6s", "--warmup", "1s", "--concurrency", "16", "--json", "--out", t.TempDir())

@@ -49,9 +49,6 @@ func wsPushRun(t *testing.T, bin, mode string, args ...string) (int, string, *ws
 // finding with its share, stack and fix, in report.json and report.md;
 // one that encodes once per event gets none.
 func TestWSPerSubscriberEncode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two profiled runs with the per-delivery experiment")
-	}
 	bin := testbuild.Program(t, "./testdata/wspush")
 	code, stderr, d, md := wsPushRun(t, bin, "per-subscriber")
 	if code != exitOK || d.Failed() {

@@ -378,9 +378,6 @@ func zooTable(results []zooResult, stale []analyzers.Finding) string {
 // PROBE_ZOO_DURATION sets each run's measured time (default 1.5s);
 // PROBE_ZOO_ONLY=TEXT runs only the cases whose path holds TEXT.
 func TestZoo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds testdata/zoo and profiles sixty endpoints (about three minutes)")
-	}
 	d := 1500 * time.Millisecond
 	if s := os.Getenv("PROBE_ZOO_DURATION"); s != "" {
 		var err error

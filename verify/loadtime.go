@@ -136,43 +136,66 @@ func (a *analysis) loadTime(e ast.Expr, ranges bool) (ranged bool, no *notLoadTi
 		return false, nil
 	case *ast.Ident:
 		return a.identLoadTime(e, ranges)
-	case *ast.ParenExpr:
-		return check(e.X)
-	case *ast.BinaryExpr:
-		return check(e.X, e.Y)
-	case *ast.UnaryExpr:
-		if e.Op == token.AND {
-			if _, lit := e.X.(*ast.CompositeLit); !lit {
-				return false, &notLoadTime{why: "`" + a.text(e) + "` points at a variable"}
-			}
-		}
-		if e.Op == token.ARROW {
-			return false, &notLoadTime{why: "`" + a.text(e) + "` receives from a channel"}
-		}
-		return check(e.X)
-	case *ast.StarExpr:
-		return check(e.X)
 	case *ast.SelectorExpr:
-		if id, ok := e.X.(*ast.Ident); ok {
-			if _, pkg := info.Uses[id].(*types.PkgName); pkg {
-				return a.qualifiedLoadTime(e)
-			}
+		if a.qualified(e) {
+			return a.qualifiedLoadTime(e)
 		}
-		return check(e.X)
-	case *ast.IndexExpr:
-		return check(e.X, e.Index)
-	case *ast.IndexListExpr:
-		return check(append([]ast.Expr{e.X}, e.Indices...)...)
-	case *ast.SliceExpr:
-		return check(e.X, e.Low, e.High, e.Max)
-	case *ast.CompositeLit:
-		return check(e.Elts...)
-	case *ast.KeyValueExpr:
-		return check(e.Value)
 	case *ast.CallExpr:
 		return a.callLoadTime(e, ranges)
 	}
-	return false, &notLoadTime{why: "`" + a.text(e) + "` is not a constant expression probe can follow"}
+	kids, no, ok := a.operands(e)
+	if no != nil {
+		return false, no
+	}
+	if !ok {
+		return false, &notLoadTime{why: "`" + a.text(e) + "` is not a constant expression probe can follow"}
+	}
+	return check(kids...)
+}
+
+// qualified reports whether e names another package's member (pkg.Name).
+func (a *analysis) qualified(e *ast.SelectorExpr) bool {
+	id, ok := e.X.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	_, pkg := a.pkg.TypesInfo.Uses[id].(*types.PkgName)
+	return pkg
+}
+
+// operands are the expressions e's value is made of, for the shapes both
+// walkers (loadTime, stable) see through alike; ok is false for any other
+// shape, and no says why a shape is never the same on every call.
+func (a *analysis) operands(e ast.Expr) (kids []ast.Expr, no *notLoadTime, ok bool) {
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return []ast.Expr{e.X}, nil, true
+	case *ast.BinaryExpr:
+		return []ast.Expr{e.X, e.Y}, nil, true
+	case *ast.UnaryExpr:
+		if _, lit := e.X.(*ast.CompositeLit); e.Op == token.AND && !lit {
+			return nil, &notLoadTime{why: "`" + a.text(e) + "` points at a variable"}, true
+		}
+		if e.Op == token.ARROW {
+			return nil, &notLoadTime{why: "`" + a.text(e) + "` receives from a channel"}, true
+		}
+		return []ast.Expr{e.X}, nil, true
+	case *ast.StarExpr:
+		return []ast.Expr{e.X}, nil, true
+	case *ast.SelectorExpr:
+		return []ast.Expr{e.X}, nil, true
+	case *ast.IndexExpr:
+		return []ast.Expr{e.X, e.Index}, nil, true
+	case *ast.IndexListExpr:
+		return append([]ast.Expr{e.X}, e.Indices...), nil, true
+	case *ast.SliceExpr:
+		return []ast.Expr{e.X, e.Low, e.High, e.Max}, nil, true
+	case *ast.CompositeLit:
+		return e.Elts, nil, true
+	case *ast.KeyValueExpr:
+		return []ast.Expr{e.Value}, nil, true
+	}
+	return nil, nil, false
 }
 
 func (a *analysis) qualifiedLoadTime(e *ast.SelectorExpr) (bool, *notLoadTime) {
@@ -428,7 +451,6 @@ func (a *analysis) stableDepth(e ast.Expr, depth int) *notLoadTime {
 	if _, no := a.loadTime(e, true); no == nil {
 		return nil
 	}
-	info := a.pkg.TypesInfo
 	check := func(es ...ast.Expr) *notLoadTime {
 		for _, x := range es {
 			if x == nil {
@@ -443,44 +465,22 @@ func (a *analysis) stableDepth(e ast.Expr, depth int) *notLoadTime {
 	switch e := e.(type) {
 	case *ast.Ident:
 		return a.identStable(e, depth)
-	case *ast.ParenExpr:
-		return check(e.X)
-	case *ast.BinaryExpr:
-		return check(e.X, e.Y)
-	case *ast.UnaryExpr:
-		if e.Op == token.AND {
-			if _, lit := e.X.(*ast.CompositeLit); !lit {
-				return &notLoadTime{why: "`" + a.text(e) + "` points at a variable"}
-			}
-		}
-		if e.Op == token.ARROW {
-			return &notLoadTime{why: "`" + a.text(e) + "` receives from a channel"}
-		}
-		return check(e.X)
-	case *ast.StarExpr:
-		return check(e.X)
 	case *ast.SelectorExpr:
-		if id, ok := e.X.(*ast.Ident); ok {
-			if _, pkg := info.Uses[id].(*types.PkgName); pkg {
-				_, no := a.qualifiedLoadTime(e)
-				return no
-			}
+		if a.qualified(e) {
+			_, no := a.qualifiedLoadTime(e)
+			return no
 		}
-		return check(e.X)
-	case *ast.IndexExpr:
-		return check(e.X, e.Index)
-	case *ast.IndexListExpr:
-		return check(append([]ast.Expr{e.X}, e.Indices...)...)
-	case *ast.SliceExpr:
-		return check(e.X, e.Low, e.High, e.Max)
-	case *ast.CompositeLit:
-		return check(e.Elts...)
-	case *ast.KeyValueExpr:
-		return check(e.Value)
 	case *ast.CallExpr:
 		return a.callStable(e, depth)
 	}
-	return &notLoadTime{why: "`" + a.text(e) + "` is not an expression probe can follow"}
+	kids, no, ok := a.operands(e)
+	if no != nil {
+		return no
+	}
+	if !ok {
+		return &notLoadTime{why: "`" + a.text(e) + "` is not an expression probe can follow"}
+	}
+	return check(kids...)
 }
 
 func (a *analysis) identStable(id *ast.Ident, depth int) *notLoadTime {

@@ -16,11 +16,18 @@ import (
 )
 
 // Elsewhere is the other address, and the requests it got (over HTTP/1.1
-// or h2c).
+// or h2c). The test fails at its end if it got any: a test need check
+// the count itself only to say when.
 func Elsewhere(t testing.TB) (*url.URL, *atomic.Int64) {
 	t.Helper()
 	var n atomic.Int64
-	return h2ctest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }), true).URL, &n
+	u := h2ctest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }), true).URL
+	t.Cleanup(func() {
+		if got := n.Load(); got != 0 {
+			t.Errorf("the other address got %d requests", got)
+		}
+	})
+	return u, &n
 }
 
 // Mover answers every request 307 to the same path and query at other.
