@@ -216,6 +216,24 @@ func sitemapHandler(w http.ResponseWriter, r *http.Request) {
 	w.Write(zb.Bytes())
 }
 
+// A repeated reply's allocations are its handler's: its alloc share is
+// go tool pprof's -focus on the handler in the allocation profile of the
+// same run (it was 0 % whatever the handler allocated).
+func TestRepeatedReplyCountsItsAllocations(t *testing.T) {
+	before := heapProfile(t)
+	p, rs := loadAndProfile(t, 2*time.Second, http.HandlerFunc(sitemapHandler), "/sitemap.xml")
+	allocs := heapDelta(t, before, heapProfile(t))
+	reply := find(Analyze(p, allocs, Evidence{Endpoint: "GET /sitemap.xml", Replies: rs}, DefaultRules()).Findings,
+		"repeated-reply")
+	if reply == nil || !strings.HasSuffix(reply.OwnFrame, ".sitemapHandler") {
+		t.Fatalf("repeated-reply %+v", reply)
+	}
+	want := focusShare(allocs, `analyzers\.sitemapHandler$`)
+	if want < 0.3 || reply.AllocShare < want-0.05 || reply.AllocShare > want+0.05 {
+		t.Errorf("alloc share %.2f; pprof -focus=sitemapHandler on alloc_space says %.2f", reply.AllocShare, want)
+	}
+}
+
 // A sample belongs to one top-level finding: the gzip of a reply that was
 // byte-identical every time is a part of the repeated reply, not more CPU.
 func TestFindingsInsideFindingsArePartsOfThem(t *testing.T) {

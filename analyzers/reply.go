@@ -88,7 +88,7 @@ func repeatedReply(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding 
 		}
 	}
 	f.Frames = []string{f.OwnFrame}
-	f.AllocShare = 0
+	f.AllocShare = share(s.replyAllocs(f.OwnFrame), s.allocTotal)
 	f.Evidence = fmt.Sprintf("%s: %s, and the handlers spent %s of the target's CPU (%s of the CPU serving requests) building "+
 		"them, sending them left out",
 		r.What, why, pct(f.CPUShare), pct(f.CPUShareOfRequests))
@@ -194,4 +194,25 @@ func thinSuggestion(r *Rule) string {
 	return "Run longer (--duration) or with more clients (--concurrency) until the endpoint gets " +
 		fmt.Sprint(minReplyRequests) + " replies or more; if they are still byte-identical: " +
 		strings.ToLower(r.Suggestion[:1]) + r.Suggestion[1:]
+}
+
+// replyAllocs are the bytes allocated building replies under own, the
+// handler's frame: the allocation samples the CPU's building samples would
+// be (not sending or reading files, not work done once) whose stack holds
+// own (which makes them serving: no role is given to allocation samples).
+func (s *samples) replyAllocs(own string) int64 {
+	var sum int64
+	for _, st := range s.allocs {
+		if s.marked(st, markSending) || s.marked(st, markStorage) ||
+			doneOnce(st) || collecting(st) || plumbing(st) {
+			continue
+		}
+		for k, fn := range st.funcs {
+			if st.kinds[k] == frames.Own && frames.DisplayName(fn) == own {
+				sum += st.value
+				break
+			}
+		}
+	}
+	return sum
 }

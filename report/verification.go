@@ -20,8 +20,11 @@ const (
 // original on the same microload. Savings are fractions of the target
 // process's whole CPU per request.
 type Verification struct {
-	Finding         string    `json:"finding"` // rule@function
-	Class           string    `json:"class"`
+	Finding string `json:"finding"` // rule@function
+	Class   string `json:"class"`
+	// Claimed is the class the finding had before the source showed its
+	// call's input made per request ("load-time", then class "cacheable").
+	Claimed         string    `json:"claimed_class,omitempty"`
 	Verdict         string    `json:"verdict"`
 	PredictedSaving float64   `json:"predicted_saving"`
 	MeasuredSaving  *float64  `json:"measured_saving"` // null: not measured
@@ -49,6 +52,14 @@ func (r *Run) AttachFile(name string, b []byte) {
 // (--fail-on unverified).
 func (v Verification) Unverified() bool { return v.Verdict != Confirmed }
 
+// class is the class verified, and the one claimed before when other.
+func (v Verification) class() string {
+	if v.Claimed == "" || v.Claimed == v.Class {
+		return v.Class
+	}
+	return v.Class + " (claimed " + v.Claimed + ")"
+}
+
 func (v Verification) measured() string {
 	if v.MeasuredSaving == nil {
 		return "–"
@@ -71,7 +82,7 @@ func verificationTable(vs []Verification) *Table {
 	t := &Table{Columns: []Column{{Title: "finding"}, {Title: "class"}, {Title: "verdict"}, {Title: "predicted", Right: true},
 		{Title: "measured [interval]", Right: true}, {Title: "replies same"}, {Title: "patch"}, {Title: "why"}}}
 	for _, v := range vs {
-		t.AddRow(v.Finding, v.Class, v.Verdict, fmt.Sprintf("%.0f%%", 100*v.PredictedSaving), v.measured(), v.replies(), v.Patch, v.Why)
+		t.AddRow(v.Finding, v.class(), v.Verdict, fmt.Sprintf("%.0f%%", 100*v.PredictedSaving), v.measured(), v.replies(), v.Patch, v.Why)
 	}
 	return t
 }
@@ -79,7 +90,7 @@ func verificationTable(vs []Verification) *Table {
 // writeVerificationLines are the terminal's lines of --verify.
 func (r *Run) writeVerificationLines(w io.Writer) {
 	for _, v := range r.Verification {
-		fmt.Fprintf(w, "  verify: %s [%s] %s: predicted %.0f%%, measured %s%s\n", v.Finding, v.Class, v.Verdict,
+		fmt.Fprintf(w, "  verify: %s [%s] %s: predicted %.0f%%, measured %s%s\n", v.Finding, v.class(), v.Verdict,
 			100*v.PredictedSaving, v.measured(), whyTail(v.Why))
 	}
 }

@@ -55,6 +55,10 @@ type NotRewritable struct {
 
 func (e *NotRewritable) Error() string { return "not rewritable: " + e.Why }
 
+// PerCall says the call's input is made on each call, up to the outermost
+// frame tried: the source's own evidence that the work is not load-time.
+func (e *NotRewritable) PerCall() bool { return e.perCall }
+
 // memoBound is how many inputs a memo keeps: enough for the inputs a
 // microload repeats, bounded so a flood of distinct ones cannot grow it.
 const memoBound = 4096
@@ -92,8 +96,10 @@ func Rewrite(dir string, site Site, class Class) (*Variant, error) {
 		// value a helper was given is made per call.
 		first = nr
 		// A helper's per-call input is its caller's argument: compile(text)
-		// called with a constant is load-time one frame up.
-		if !nr.up && (class != LoadTime || !nr.perCall) {
+		// called with a constant is load-time one frame up, and a helper
+		// that makes its own receiver from what it is given is memoised by
+		// that, one frame up.
+		if !nr.up && !nr.perCall {
 			break
 		}
 		writes = nr.intoParams
@@ -300,7 +306,7 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 			}
 			if err := p.key(sel.X, true); err != nil {
 				err.Why = "a method on a value made per call: " + err.Why
-				err.perCall = class == LoadTime
+				err.perCall = true
 				return nil, err
 			}
 		}
@@ -324,9 +330,9 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 		}
 		ranged = ranged || r
 		if err := p.key(arg, held); err != nil {
-			// A load-time call's input that is made per call: a caller's
-			// frame may pass what it is made of.
-			err.perCall = class == LoadTime
+			// An input that is made per call: a caller's frame may pass
+			// what it is made of.
+			err.perCall = true
 			return nil, err
 		}
 	}

@@ -62,13 +62,15 @@ func Run(ctx context.Context, pl *pipeline.Pipeline, rep *report.Run, run *resul
 	q := runner{pl.WithExperiment(0)}
 	plan.Options.Profile = nil
 	rep.Verification = nil
-	for _, f := range rep.Findings {
+	for i, f := range rep.Findings {
 		class, ok := verifiable[f.Class]
 		if !ok || ctx.Err() != nil {
 			continue
 		}
 		v := report.Verification{Finding: f.Rule + "@" + f.OwnFrame, Class: f.Class, PredictedSaving: predicted(f, run)}
-		q.verifyOne(ctx, &v, f, class, rep, run, plan)
+		if perRequest := q.verifyOne(ctx, &v, f, class, rep, run, plan); perRequest != "" {
+			demote(&rep.Findings[i], perRequest)
+		}
 		if plan.Say != nil {
 			plan.Say(fmt.Sprintf("verify %s: %s%s", v.Finding, v.Verdict, whyTail(v.Why)))
 		}
@@ -112,29 +114,60 @@ func predicted(f analyzers.Finding, run *result.Run) float64 {
 	return min(1, share)
 }
 
+// demote makes a load-time finding cacheable: the source computes its
+// call's input on each request (why), so the work is not the same for
+// every request, whatever the run's replies showed.
+func demote(f *analyzers.Finding, why string) {
+	f.Class = "cacheable"
+	f.Evidence += "; --verify read the source: the call's input is made per request (" + why + ")"
+	f.Suggestion = "Memoise this work by its input and reuse it until the data it reads changes; it moves to load time only " +
+		"if the inputs are a fixed set known at start (then compute each once there)."
+}
+
+// verifyOne fills v. For a load-time finding whose call the source shows
+// taking an input made per request, it returns why: the claim is then
+// cacheable, and the variant measured is the memo by that input.
 func (p runner) verifyOne(ctx context.Context, v *report.Verification, f analyzers.Finding, class verify.Class, rep *report.Run,
-	run *result.Run, plan Plan) {
+	run *result.Run, plan Plan) (perRequest string) {
 	v.Verdict = report.NotBuilt
 	if run.Profiles == nil || run.Profiles.CPU == nil {
 		v.Why = "the run has no CPU profile to find the hot site in"
-		return
+		return ""
+	}
+	if f.OwnFrame == "" {
+		v.Why = "the finding names no function of the target's own to rewrite"
+		return ""
 	}
 	site, ok := HotSite(run.Profiles.CPU, f)
 	if !ok {
 		v.Why = "no sample under " + f.OwnFrame + " in the CPU profile calls from the target's own code into a library"
-		return
+		return ""
 	}
 	variant, err := verify.Rewrite(plan.Dir, site, class)
+	var nr *verify.NotRewritable
+	if class == verify.LoadTime && errors.As(err, &nr) && nr.PerCall() {
+		perRequest = textline.Of(nr.Why, textline.Max)
+		v.Claimed, v.Class = v.Class, "cacheable"
+		memo, merr := verify.Rewrite(plan.Dir, site, verify.Cacheable)
+		if merr == nil {
+			variant, err = memo, nil
+		} else if errors.As(merr, &nr) {
+			err = fmt.Errorf("not load-time: %s; no memo by it either: %s", perRequest, nr.Why)
+		}
+	}
 	if err != nil {
-		var nr *verify.NotRewritable
+		v.Why = err.Error()
 		if errors.As(err, &nr) {
 			v.Why = nr.Why
-		} else {
-			v.Why = err.Error()
 		}
 		v.Why = textline.Of(v.Why, textline.Max)
-		return
+		return perRequest
 	}
+	defer func() {
+		if perRequest != "" && v.Why == "" {
+			v.Why = textline.Of("not load-time: "+perRequest+"; the memo by it saves this while the inputs repeat", textline.Max)
+		}
+	}()
 	v.Form, v.Call = string(variant.Form), textline.Of(variant.Call, textline.Max)
 	v.Site = fmt.Sprintf("%s:%d", filepath.Base(variant.Frame.File), variant.Frame.Line)
 	if patch, err := variant.Patch(); err == nil {
@@ -144,13 +177,13 @@ func (p runner) verifyOne(ctx context.Context, v *report.Verification, f analyze
 	tmp, err := os.MkdirTemp("", "probe-verify-")
 	if err != nil {
 		v.Why = err.Error()
-		return
+		return perRequest
 	}
 	defer os.RemoveAll(tmp)
 	overlay, err := variant.WriteOverlay(tmp)
 	if err != nil {
 		v.Why = err.Error()
-		return
+		return perRequest
 	}
 	if plan.Say != nil {
 		plan.Say(fmt.Sprintf("verify %s: building the variant (%s of %s)", v.Finding, variant.Form, v.Call))
@@ -158,11 +191,12 @@ func (p runner) verifyOne(ctx context.Context, v *report.Verification, f analyze
 	after, remove, err := plan.Variant(ctx, overlay)
 	if err != nil {
 		v.Why = textline.Of(err.Error(), textline.Max)
-		return
+		return perRequest
 	}
 	defer remove()
 	defer after.Stop()
 	p.measureVariant(ctx, v, plan, after)
+	return perRequest
 }
 
 // measureVariant compares the replies, then runs the rounds, and judges.
@@ -186,9 +220,13 @@ func (p runner) measureVariant(ctx context.Context, v *report.Verification, plan
 		v.RepliesSame = same
 	}
 	var cpu [2][]float64
+	var failed, made [2]int
 	for round := 1; round <= plan.Rounds && ctx.Err() == nil; round++ {
 		for i, side := range []*pipeline.Version{plan.Original, after} {
-			perReq, err := p.verifyRound(ctx, plan, side, fmt.Sprintf("verify %d/%d %s", round, plan.Rounds, side.Label))
+			r, err := p.verifyRound(ctx, plan, side, fmt.Sprintf("verify %d/%d %s", round, plan.Rounds, side.Label))
+			if err == nil && i == 1 {
+				err = moreFailed(r, failed[0], made[0])
+			}
 			if err != nil {
 				v.Why = textline.Of(fmt.Sprintf("round %d, the %s: %v", round, side.Label, err), textline.Max)
 				if side == after {
@@ -196,7 +234,8 @@ func (p runner) measureVariant(ctx context.Context, v *report.Verification, plan
 				}
 				return
 			}
-			cpu[i] = append(cpu[i], perReq)
+			cpu[i] = append(cpu[i], r.cpuPerRequest)
+			failed[i], made[i] = failed[i]+r.failed, made[i]+r.requests
 			v.Rounds++
 		}
 	}
@@ -236,25 +275,51 @@ func judge(v *report.Verification, orig, variant []float64, repliesWhy string) {
 	}
 }
 
-// verifyRound is one run of the microload on side: the CPU seconds per
-// request of its process.
-func (p runner) verifyRound(ctx context.Context, plan Plan, side *pipeline.Version, label string) (float64, error) {
+// round is one round's figures of a side.
+type round struct {
+	cpuPerRequest    float64 // CPU seconds of the process per request
+	requests, failed int
+}
+
+// moreFailed says why the variant's round failed more of its requests
+// than the original's rounds so far: a target that fails some requests
+// by itself (a check its replies never pass) is measured all the same,
+// but a variant must not fail more. A share above the original's by more
+// than 2 points and a tenth of it is more.
+func moreFailed(r round, origFailed, origMade int) error {
+	if r.failed == 0 || r.requests == 0 {
+		return nil
+	}
+	orig := 0.0
+	if origMade > 0 {
+		orig = float64(origFailed) / float64(origMade)
+	}
+	if share := float64(r.failed) / float64(r.requests); share > 1.1*orig+0.02 {
+		return fmt.Errorf("%d of %d requests failed (the original's rounds: %.1f%%)", r.failed, r.requests, 100*orig)
+	}
+	return nil
+}
+
+// verifyRound is one run of the microload on side. Failed requests are
+// counted, not refused: the original may fail some by itself.
+func (p runner) verifyRound(ctx context.Context, plan Plan, side *pipeline.Version, label string) (round, error) {
 	if err := side.Ensure(ctx); err != nil {
-		return 0, err
+		return round{}, err
 	}
 	u, _ := url.Parse(side.Child().URL)
 	rep, r, err := p.Measure(ctx, label, plan.Microload(), plan.Target(u, side.Child()), plan.Options)
 	switch {
 	case err != nil:
-		return 0, err
+		return round{}, err
 	case r.Ended != "":
-		return 0, fmt.Errorf("the run ended early: %s", r.Ended)
-	case rep.Latency.Errors > 0:
-		return 0, fmt.Errorf("%d of %d requests failed", rep.Latency.Errors, rep.Latency.Requests)
-	case rep.TargetProcess == nil || rep.TargetProcess.CPUSeconds <= 0 || rep.Latency.Requests == 0:
-		return 0, errors.New("no CPU figure of the process")
+		return round{}, fmt.Errorf("the run ended early: %s", r.Ended)
+	case rep.Latency.Requests == 0 || rep.Latency.Errors == rep.Latency.Requests:
+		return round{}, fmt.Errorf("%d of %d requests failed", rep.Latency.Errors, rep.Latency.Requests)
+	case rep.TargetProcess == nil || rep.TargetProcess.CPUSeconds <= 0:
+		return round{}, errors.New("no CPU figure of the process")
 	}
-	return rep.TargetProcess.CPUSeconds / float64(rep.Latency.Requests), nil
+	return round{cpuPerRequest: rep.TargetProcess.CPUSeconds / float64(rep.Latency.Requests),
+		requests: int(rep.Latency.Requests), failed: int(rep.Latency.Errors)}, nil
 }
 
 // sameReplies asks the original the same calls twice, then the variant
