@@ -232,3 +232,67 @@ func TestVerifyAVariantThatCrashesUnderLoad(t *testing.T) {
 		t.Errorf("the run's own figures were not written: %d requests, %d findings", rep.Latency.Requests, len(rep.Findings))
 	}
 }
+
+// A rule set picked by the request's path, compiled per request: every
+// reply of the one path probe loads is the same, so the profile's claim
+// is load-time, but the source shows the pattern drawn from the request.
+// --verify makes the finding cacheable, says which class was claimed, and
+// measures the memo by the pattern, which the one path repeats.
+func TestVerifyTurnsALoadTimeClaimOnTheRequestsInputCacheable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two servers and runs loads")
+	}
+	dir := srcModule(t, "main", `import (
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	_ "net/http/pprof"
+	"regexp"
+	"strings"
+)
+
+var patterns = map[string]string{
+	"sql":  strings.Repeat("^(?i)select\\s+.+\\s+from\\s+\\w+(\\s+where\\s+.+)?$|", 8) + "x",
+	"html": strings.Repeat("(?i)<script[^>]*>.*?</script>|\\b(?:\\d{1,3}\\.){3}\\d{1,3}\\b|", 8) + "y",
+}
+
+func rules(w http.ResponseWriter, r *http.Request) {
+	p, ok := patterns[r.PathValue("set")]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	re := regexp.MustCompile(p)
+	fmt.Fprintln(w, re.NumSubexp())
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	flag.Parse()
+	http.HandleFunc("/rules/{set}", rules)
+	log.Fatal(http.ListenAndServe(*addr, nil))
+}
+`)
+	rep := verified(t, dir, "/rules/sql")
+	var v *report.Verification
+	for i := range rep.Verification {
+		if strings.HasPrefix(rep.Verification[i].Finding, "repeated-regexp-compile@") {
+			v = &rep.Verification[i]
+		}
+	}
+	if v == nil {
+		t.Fatalf("the compile was not verified: findings %+v, verifications %+v", rep.Findings, rep.Verification)
+	}
+	if v.Class != "cacheable" || v.Claimed != "load-time" || v.Form != "memo-by-arguments" || !strings.Contains(v.Why, "not load-time") {
+		t.Errorf("%+v: want the load-time claim measured as a memo by the request's pattern", v)
+	}
+	if v.Verdict != report.Confirmed || v.RepliesSame == nil || !*v.RepliesSame {
+		t.Errorf("%+v: want the memo confirmed, the replies the same", v)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == "repeated-regexp-compile" && (f.Class != "cacheable" || !strings.Contains(f.Evidence, "made per request")) {
+			t.Errorf("finding %s is %s: %s", f.Rule, f.Class, f.Evidence)
+		}
+	}
+}

@@ -284,8 +284,9 @@ type round struct {
 // moreFailed says why the variant's round failed more of its requests
 // than the original's rounds so far: a target that fails some requests
 // by itself (a check its replies never pass) is measured all the same,
-// but a variant must not fail more. A share above the original's by more
-// than 2 points and a tenth of it is more.
+// but a variant must not fail more. Where the original failed none, any
+// is more; else a share above the original's by more than 2 points and a
+// tenth of it.
 func moreFailed(r round, origFailed, origMade int) error {
 	if r.failed == 0 || r.requests == 0 {
 		return nil
@@ -294,7 +295,7 @@ func moreFailed(r round, origFailed, origMade int) error {
 	if origMade > 0 {
 		orig = float64(origFailed) / float64(origMade)
 	}
-	if share := float64(r.failed) / float64(r.requests); share > 1.1*orig+0.02 {
+	if share := float64(r.failed) / float64(r.requests); origFailed == 0 || share > 1.1*orig+0.02 {
 		return fmt.Errorf("%d of %d requests failed (the original's rounds: %.1f%%)", r.failed, r.requests, 100*orig)
 	}
 	return nil

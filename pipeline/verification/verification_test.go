@@ -41,3 +41,26 @@ func savingOf(v report.Verification) float64 {
 	}
 	return *v.MeasuredSaving
 }
+
+// A variant's round may fail requests as the original's rounds did (a
+// target that fails some by itself), not a larger share.
+func TestVariantMayNotFailMoreThanTheOriginal(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		failed, requests     int
+		origFailed, origMade int
+		refused              bool
+	}{
+		{"none failed", 0, 400, 0, 400, false},
+		{"the original's third", 140, 400, 130, 400, false},
+		{"within 2 points and a tenth", 150, 400, 130, 400, false},
+		{"more than the original", 200, 400, 130, 400, true},
+		{"the original failed none", 10, 400, 0, 400, true},
+		{"one where the original failed none", 1, 400, 0, 400, true},
+	} {
+		err := moreFailed(round{requests: c.requests, failed: c.failed}, c.origFailed, c.origMade)
+		if (err != nil) != c.refused {
+			t.Errorf("%s: %v, want refused %v", c.name, err, c.refused)
+		}
+	}
+}
