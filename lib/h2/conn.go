@@ -1,18 +1,17 @@
-// Package h2 is probe's HTTP/2 client: the standard library's HTTP/2 on
-// connections probe opens one by one (net/http.Transport.NewClientConn),
-// so that a run decides how many connections there are and how many
-// clients' streams each carries (--streams). Requests, replies and their
-// bounds are lib/h1's, so the engine above sees one kind of reply.
+// Package h2 is probe's HTTP/2 client, on x/net/http2's Framer and hpack
+// (wire.go): a run decides how many connections there are and how many
+// clients' streams each carries (--streams), and the frames of a burst of
+// streams leave in one write, where Go's own client writes and flushes
+// each request's HEADERS alone. Requests, replies and their bounds are
+// lib/h1's, so the engine above sees one kind of reply.
 package h2
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"time"
 
@@ -28,8 +27,6 @@ type Pool struct {
 	TLS     *tls.Config // nil: h2c
 	Streams int         // clients a connection carries (default 1)
 
-	once   sync.Once
-	tr     *http.Transport
 	mu     sync.Mutex
 	groups []*group
 }
@@ -38,26 +35,9 @@ type Pool struct {
 type group struct {
 	pool            *Pool
 	mu              sync.Mutex
-	cc              *http.ClientConn
+	cc              *clientConn
 	refs            int
 	opened, dropped int
-}
-
-func (p *Pool) transport() *http.Transport {
-	p.once.Do(func() {
-		var protos http.Protocols
-		if p.TLS != nil {
-			protos.SetHTTP2(true)
-		} else {
-			protos.SetUnencryptedHTTP2(true)
-		}
-		// Only HTTP/2: a server that does not speak it fails the dial
-		// instead of being measured over HTTP/1.1 unawares.
-		p.tr = &http.Transport{Protocols: &protos, TLSClientConfig: p.TLS, ForceAttemptHTTP2: true,
-			DisableCompression:  true, // the engine asks for gzip itself and decodes within its bounds
-			TLSHandshakeTimeout: 5 * time.Second}
-	})
-	return p.tr
 }
 
 func (p *Pool) scheme() string {
@@ -121,7 +101,7 @@ type Conn struct {
 
 // clientConn is the group's connection, dialled when there is none or the
 // last one failed; fresh says it was dialled now.
-func (g *group) clientConn(ctx context.Context) (cc *http.ClientConn, fresh bool, err error) {
+func (g *group) clientConn(ctx context.Context) (cc *clientConn, fresh bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.cc != nil && g.cc.Err() == nil {
@@ -135,7 +115,7 @@ func (g *group) clientConn(ctx context.Context) (cc *http.ClientConn, fresh bool
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	p := g.pool
-	cc, err = p.transport().NewClientConn(dctx, p.scheme(), p.Addr)
+	cc, err = dialConn(dctx, p.Addr, p.TLS)
 	if err != nil {
 		return nil, false, err
 	}
@@ -144,7 +124,7 @@ func (g *group) clientConn(ctx context.Context) (cc *http.ClientConn, fresh bool
 }
 
 // broken drops cc when it is the group's and has failed.
-func (g *group) broken(cc *http.ClientConn) {
+func (g *group) broken(cc *clientConn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.cc == cc && cc.Err() != nil {
@@ -218,33 +198,23 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 		ctx, cut = context.WithCancel(ctx)
 		defer cut()
 	}
-	hreq, err := http.NewRequestWithContext(ctx, req.Method, c.g.pool.scheme()+"://"+host+req.Path, bytes.NewReader(req.Body))
-	if err != nil {
-		return fresh, err
-	}
-	hreq.Host = host
-	if req.Body == nil && req.Method != "POST" && req.Method != "PUT" && req.Method != "PATCH" {
-		hreq.Body, hreq.ContentLength = http.NoBody, 0
-	}
-	for _, f := range req.Header {
-		hreq.Header.Add(f.Name, f.Value)
-	}
-	res, err := cc.RoundTrip(hreq)
+	st, err := cc.RoundTrip(ctx, host, c.g.pool.scheme(), req)
 	if err != nil {
 		return fresh, c.failed(ctx, cc, err)
 	}
+	res := &body{cc: cc, st: st, ctx: ctx}
 	var body []byte
 	var done time.Time
 	if req.Watch != nil {
 		var grace *time.Timer
-		body, done, err = c.limits.ReadBodyUntil(res.Body, req.Watch(), func() { grace = time.AfterFunc(h1.StreamGrace, cut) })
+		body, done, err = c.limits.ReadBodyUntil(res, req.Watch(), func() { grace = time.AfterFunc(h1.StreamGrace, cut) })
 		if grace != nil {
 			grace.Stop()
 		}
 	} else {
-		body, err = c.limits.ReadBody(res.Body)
+		body, err = c.limits.ReadBody(res)
 	}
-	res.Body.Close()
+	res.Close()
 	if err != nil {
 		var tl *h1.TooLargeError
 		var be *h1.BudgetError
@@ -253,16 +223,16 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 		}
 		return fresh, c.failed(ctx, cc, err)
 	}
-	header := res.Header
-	if len(res.Trailer) > 0 { // known once the body is read: gRPC's status is there
+	header := st.header
+	if len(st.trailer) > 0 { // known once the body is read: gRPC's status is there
 		header = header.Clone()
-		for name, vs := range res.Trailer {
+		for name, vs := range st.trailer {
 			// The trailer's first: a grpc-status there is the call's,
 			// whatever the headers said before the body.
 			header[name] = append(append([]string(nil), vs...), header[name]...)
 		}
 	}
-	resp.Fill(res.StatusCode, header, body, wireEstimate(header, len(body)))
+	resp.Fill(st.status, header, body, st.wire)
 	resp.Done = done
 	resp.Cut = !done.IsZero() && ctx.Err() != nil
 	return fresh, nil
@@ -270,7 +240,7 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 
 // failed is a request's error: the request's own timeout as itself (a
 // timeout), a connection that went away as h1.ErrClosed.
-func (c *Conn) failed(ctx context.Context, cc *http.ClientConn, err error) error {
+func (c *Conn) failed(ctx context.Context, cc *clientConn, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %v", ctx.Err(), err)
 	}
@@ -279,20 +249,6 @@ func (c *Conn) failed(ctx context.Context, cc *http.ClientConn, err error) error
 		return fmt.Errorf("%w: %v", h1.ErrClosed, err)
 	}
 	return err
-}
-
-// wireEstimate is an upper bound of what a reply took on the wire: its
-// DATA frames (a 9-byte header each, 16 KiB at most by default) and its
-// header block before HPACK's compression. The connection is shared by
-// streams, so its own byte count cannot be split between them.
-func wireEstimate(h http.Header, body int) int {
-	n := 9 + len(":status: 200\r\n")
-	for name, values := range h {
-		for _, v := range values {
-			n += len(name) + len(v) + 4
-		}
-	}
-	return n + body + 9*(1+body/(16<<10))
 }
 
 // Decode reads r (a decompressor of the last reply) to its end within the
