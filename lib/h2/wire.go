@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -560,21 +561,58 @@ func (cc *clientConn) readLoop() {
 			var se http2.StreamError
 			if errors.As(err, &se) {
 				if st := cc.stream(se.StreamID); st != nil {
+					cc.resetStream(st, se.Code)
 					st.finish(fmt.Errorf("stream error: %v", se))
-					cc.write(func() error { return cc.fr.WriteRSTStream(se.StreamID, se.Code) })
 				}
 				continue
+			}
+			var ce http2.ConnectionError
+			if errors.As(err, &ce) { // the server broke the protocol: say so before leaving
+				cc.goAwayWith(http2.ErrCode(ce))
 			}
 			cc.fail(fmt.Errorf("%w: %v", h1.ErrClosed, err))
 			return
 		}
 		if err := cc.handle(f); err != nil {
-			cc.write(func() error { return cc.fr.WriteGoAway(0, http2.ErrCodeProtocol, nil) })
+			code := http2.ErrCodeProtocol
+			var fe *flowError
+			if errors.As(err, &fe) {
+				code = http2.ErrCodeFlowControl
+			}
+			cc.goAwayWith(code)
 			cc.fail(fmt.Errorf("%w: %v", h1.ErrClosed, err))
 			return
 		}
 	}
 }
+
+// goAwayWith tells the server the connection ends for code, and lingers
+// a moment for it to read that before the socket closes under its data.
+func (cc *clientConn) goAwayWith(code http2.ErrCode) {
+	// The last stream id is the server's own streams' (none: push is off).
+	err := cc.write(func() error { // flushed now: the socket's write side closes next
+		if err := cc.fr.WriteGoAway(0, code, nil); err != nil {
+			return err
+		}
+		return cc.bw.Flush()
+	})
+	if err != nil {
+		return
+	}
+	// Closing with the server's bytes unread would reset the connection,
+	// and a reset drops the GOAWAY from the server's receive queue: read
+	// what still comes, for a moment, first (this is the reader).
+	if tc, ok := cc.nc.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	cc.nc.SetReadDeadline(time.Now().Add(250 * time.Millisecond))
+	io.Copy(io.Discard, io.LimitReader(cc.nc, 1<<20))
+}
+
+// flowError is a window the server overflowed or overran.
+type flowError struct{ msg string }
+
+func (e *flowError) Error() string { return e.msg }
 
 func (cc *clientConn) stream(id uint32) *stream {
 	cc.mu.Lock()
@@ -608,13 +646,25 @@ func (cc *clientConn) handle(f http2.Frame) error {
 		cc.goAwayFrom(f.LastStreamID, f.ErrCode)
 	case *http2.WindowUpdateFrame:
 		cc.mu.Lock()
+		var over *stream
 		if f.StreamID == 0 {
 			cc.sendConn += int64(f.Increment)
+			if cc.sendConn > 1<<31-1 {
+				cc.mu.Unlock()
+				return &flowError{"the server's WINDOW_UPDATEs took the connection's window past 2^31-1"}
+			}
 		} else if st := cc.streams[f.StreamID]; st != nil {
-			st.sendWin += int64(f.Increment)
+			if st.sendWin += int64(f.Increment); st.sendWin > 1<<31-1 {
+				over = st
+			}
 		}
 		cc.broadcast()
 		cc.mu.Unlock()
+		if over != nil { // reset on the wire before its client hears of it
+			err := cc.resetStream(over, http2.ErrCodeFlowControl)
+			over.finish(errors.New("the server's WINDOW_UPDATEs took the stream's window past 2^31-1"))
+			return err
+		}
 	case *http2.RSTStreamFrame:
 		if st := cc.stream(f.StreamID); st != nil {
 			st.finish(fmt.Errorf("the server reset the stream (%v)", f.ErrCode))
@@ -746,7 +796,7 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 	st.received += int64(len(payload))
 	if st.received > streamWindow+st.granted {
 		st.mu.Unlock()
-		return fmt.Errorf("stream %d sent past its window", st.id)
+		return &flowError{fmt.Sprintf("stream %d sent past its window", st.id)}
 	}
 	if !st.ended {
 		st.buf = append(st.buf, payload...)
@@ -766,4 +816,26 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 		}
 	}
 	return nil
+}
+
+// resetStream ends st on the wire with code and forgets it; what it held
+// unread goes back to the connection's window.
+func (cc *clientConn) resetStream(st *stream, code http2.ErrCode) error {
+	st.mu.Lock()
+	unread := len(st.buf)
+	st.buf = nil
+	st.mu.Unlock()
+	cc.mu.Lock()
+	owed := cc.owe(int64(unread))
+	delete(cc.streams, st.id) // its client releases the slot
+	cc.mu.Unlock()
+	return cc.write(func() error {
+		if err := cc.fr.WriteRSTStream(st.id, code); err != nil {
+			return err
+		}
+		if owed > 0 {
+			return cc.fr.WriteWindowUpdate(0, uint32(owed))
+		}
+		return nil
+	})
 }
