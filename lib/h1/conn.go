@@ -37,6 +37,20 @@ type Request struct {
 	raw   []byte
 	host  string
 	err   error // why raw could not be built: the request is refused, not sent
+	// block is the request's HTTP/2 header block for blockHost (HeaderBlock).
+	block     []byte
+	blockHost string
+}
+
+// HeaderBlock is the request's header block on another protocol's wire
+// (lib/h2's HPACK, which keeps no state between blocks), built by build
+// once per authority and then sent as is, as its HTTP/1.1 bytes are. A
+// request is one client's: it is not built by two at once.
+func (r *Request) HeaderBlock(authority string, build func() []byte) []byte {
+	if r.block == nil || r.blockHost != authority {
+		r.block, r.blockHost = bytes.Clone(build()), authority
+	}
+	return r.block
 }
 
 // Field is one header line.

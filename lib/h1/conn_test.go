@@ -388,3 +388,16 @@ func TestFillSaysTheEncoding(t *testing.T) {
 		t.Errorf("encoding %q after a reply without one", r.Encoding())
 	}
 }
+
+// A request's HTTP/2 header block is built once per authority and then
+// sent as is; another authority builds it again.
+func TestHeaderBlockBuiltOncePerAuthority(t *testing.T) {
+	r := NewRequest("GET", "/x", nil)
+	builds := 0
+	build := func() []byte { builds++; return []byte{byte(builds)} }
+	a1, a2 := r.HeaderBlock("http://a", build), r.HeaderBlock("http://a", build)
+	b := r.HeaderBlock("http://b", build)
+	if builds != 2 || a1[0] != 1 || a2[0] != 1 || b[0] != 2 {
+		t.Errorf("%d builds, blocks %v %v %v", builds, a1, a2, b)
+	}
+}

@@ -10,10 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -41,11 +41,17 @@ type clientConn struct {
 	nc net.Conn
 	fr *http2.Framer
 
-	wmu     sync.Mutex // the buffer, the encoder, the framer's writes
-	bw      *bufio.Writer
-	henc    *hpack.Encoder
-	hbuf    bytes.Buffer
-	writers atomic.Int32 // writers waiting for wmu or writing: the last flushes
+	wmu  sync.Mutex // the buffer, the encoder, the framer's writes
+	bw   *bufio.Writer
+	henc *hpack.Encoder
+	hbuf bytes.Buffer
+	// blockKey is scheme://authority, the key of a request's cached block.
+	blockKey string
+	// readerBusy: the reader has frames in hand and flushes the buffer
+	// before it next waits for the socket, so a writer leaves its frames
+	// there (a burst of replies' next requests leaves in one write).
+	readerBusy bool
+	br         *bufio.Reader
 
 	mu        sync.Mutex // all below
 	streams   map[uint32]*stream
@@ -110,7 +116,8 @@ func dialConn(ctx context.Context, addr string, cfg *tls.Config) (*clientConn, e
 	cc := &clientConn{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), streams: map[uint32]*stream{}, nextID: 1, maxActive: 100,
 		maxFrame: 16 << 10, sendConn: 65535, sendInit: 65535, wake: make(chan struct{}), readerEnd: make(chan struct{}),
 		settled: make(chan struct{})}
-	cc.fr = http2.NewFramer(cc.bw, bufio.NewReaderSize(nc, 32<<10))
+	cc.br = bufio.NewReaderSize(nc, 32<<10)
+	cc.fr = http2.NewFramer(cc.bw, cc.br)
 	cc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	cc.fr.MaxHeaderListSize = maxHeaderList
 	cc.fr.SetMaxReadFrameSize(16 << 10)
@@ -178,15 +185,14 @@ func (cc *clientConn) broadcast() {
 	cc.wake = make(chan struct{})
 }
 
-// write runs frames under the write lock; the last of the writers that
-// came meanwhile flushes, so a burst of streams' frames is one write.
+// write runs frames under the write lock and flushes them, unless the
+// reader is busy: it flushes before it waits for the socket again.
 func (cc *clientConn) write(frames func() error) error {
-	cc.writers.Add(1)
 	cc.wmu.Lock()
 	defer cc.wmu.Unlock()
 	err := frames()
 	var u *unsent
-	if cc.writers.Add(-1) == 0 && (err == nil || errors.As(err, &u)) {
+	if !cc.readerBusy && (err == nil || errors.As(err, &u)) {
 		if ferr := cc.bw.Flush(); ferr != nil {
 			err = ferr
 		}
@@ -195,6 +201,38 @@ func (cc *clientConn) write(frames func() error) error {
 		go cc.fail(fmt.Errorf("%w: %v", h1.ErrClosed, err))
 	}
 	return err
+}
+
+// frameInHand says whether the reader's buffer holds a whole frame: the
+// next read does not wait for the socket.
+func (cc *clientConn) frameInHand() bool {
+	if cc.br.Buffered() < 9 {
+		return false // (Peek would wait for the socket)
+	}
+	h, err := cc.br.Peek(9)
+	if err != nil || len(h) < 9 {
+		return false
+	}
+	n := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
+	return cc.br.Buffered() >= 9+n
+}
+
+// idle is the reader about to wait for the socket: the clients its last
+// frames woke write their next requests first (Gosched: on one P they
+// run now), then everything written since leaves in one write.
+func (cc *clientConn) idle() error {
+	runtime.Gosched()
+	cc.wmu.Lock()
+	defer cc.wmu.Unlock()
+	cc.readerBusy = false
+	return cc.bw.Flush()
+}
+
+// busy is the reader with a frame in hand again.
+func (cc *clientConn) busy() {
+	cc.wmu.Lock()
+	cc.readerBusy = true
+	cc.wmu.Unlock()
 }
 
 // unsent is a stream refused before any of its frames was written: the
@@ -286,7 +324,10 @@ func (cc *clientConn) send(ctx context.Context, st *stream, authority, scheme st
 		if err := cc.number(st); err != nil {
 			return err
 		}
-		block := cc.encodeHeaders(authority, scheme, req)
+		if cc.blockKey == "" { // one pool, one authority: made once, not per request
+			cc.blockKey = scheme + "://" + authority
+		}
+		block := req.HeaderBlock(cc.blockKey, func() []byte { return cc.encodeHeaders(authority, scheme, req) })
 		first := true
 		for first || len(block) > 0 {
 			n := min(len(block), int(cc.maxFrameSize()))
@@ -361,7 +402,8 @@ var hopHeaders = map[string]bool{"connection": true, "keep-alive": true, "proxy-
 	"upgrade": true, "host": true, "te": true}
 
 // encodeHeaders is the request's header block, without HPACK's dynamic
-// table (the encoder's is 0: each block stands alone, as h2load's do).
+// table (the encoder's is 0: each block stands alone, so a request's block
+// is built once and sent as is on any connection).
 func (cc *clientConn) encodeHeaders(authority, scheme string, req *h1.Request) []byte {
 	cc.hbuf.Reset()
 	cc.henc.SetMaxDynamicTableSizeLimit(0)
@@ -555,8 +597,20 @@ func (st *stream) headersIn() {
 // readLoop reads every frame the server sends and hands it on.
 func (cc *clientConn) readLoop() {
 	defer close(cc.readerEnd)
+	busy := false
 	for {
+		if busy && !cc.frameInHand() {
+			busy = false
+			if err := cc.idle(); err != nil {
+				cc.fail(fmt.Errorf("%w: %v", h1.ErrClosed, err))
+				return
+			}
+		}
 		f, err := cc.fr.ReadFrame()
+		if !busy && err == nil {
+			busy = true
+			cc.busy()
+		}
 		if err != nil {
 			var se http2.StreamError
 			if errors.As(err, &se) {
