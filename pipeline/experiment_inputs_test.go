@@ -25,8 +25,8 @@ func TestExperimentAcceptLanguageTrap(t *testing.T) {
 	if v == nil || v.Error != "" || v.SameReply || !strings.Contains(v.Request, "Accept-Language: fr") {
 		t.Fatalf("other-header: %+v, want another language asked for and another reply", v)
 	}
-	if raceDetector && cannotTell(ef) {
-		t.Skipf("under the race detector: %s", ef.Why)
+	if couldNotTell(t, ef, f) {
+		return
 	}
 	if ef.Verdict != "replies-with-input" || f.Class != "cacheable" || !strings.Contains(ef.Why, "`Accept-Language`") {
 		t.Errorf("verdict %s, class %s, want replies-with-input naming `Accept-Language`: %s", ef.Verdict, f.Class, ef.Why)
@@ -49,8 +49,8 @@ func TestExperimentCookieIdentityTrap(t *testing.T) {
 		!strings.Contains(v.Error, "401") || strings.Join(v.Varies, ",") != "Cookie" {
 		t.Fatalf("without-headers: %+v, want void with its 401s shown", v)
 	}
-	if raceDetector && cannotTell(ef) {
-		t.Skipf("under the race detector: %s", ef.Why)
+	if couldNotTell(t, ef, f) {
+		return
 	}
 	if ef.Verdict != "inputs-not-varied" || f.Class != "cacheable" || !strings.Contains(ef.Why, "`Cookie` was not varied") ||
 		!strings.Contains(ef.Why, "401") {
@@ -69,8 +69,8 @@ func TestExperimentLoadTimeWithItsHeaderVaried(t *testing.T) {
 	if v := variantNamed(e, "other-header"); v == nil || v.Error != "" || !v.SameReply {
 		t.Fatalf("other-header: %+v, want the same reply", v)
 	}
-	if raceDetector && cannotTell(ef) && f.Class == "info" {
-		t.Skipf("under the race detector: %s", ef.Why)
+	if couldNotTell(t, ef, f) {
+		return
 	}
 	if ef.Verdict != "input-independent" || f.Class != "load-time" || !strings.Contains(ef.Why, "other-header") {
 		t.Errorf("verdict %s, class %s, want input-independent with other-header tested: %s", ef.Verdict, f.Class, ef.Why)

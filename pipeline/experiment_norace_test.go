@@ -1,5 +1,0 @@
-//go:build !race
-
-package pipeline
-
-const raceDetector = false
