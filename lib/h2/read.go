@@ -264,7 +264,7 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 		return nil
 	}
 	payload := f.Data()
-	st.received += int64(len(payload))
+	st.received += n // padding too: the server's window counts it
 	if st.received > streamWindow+st.granted {
 		st.mu.Unlock()
 		return &flowError{fmt.Sprintf("stream %d sent past its window", st.id)}
@@ -272,12 +272,24 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 	if !st.ended {
 		st.buf = append(st.buf, payload...)
 	}
+	// Padding is never read: its credit goes back now, the stream's while
+	// more may come on it.
+	pad := n - int64(len(payload))
+	streamPad := int64(0)
+	if pad > 0 && !f.StreamEnded() {
+		streamPad = pad
+		st.granted += pad
+	}
 	st.wire += 9 + int(n)
 	st.mu.Unlock()
 	st.signal()
 	if f.StreamEnded() {
 		st.finish(nil)
 	}
-	// Padding is never read: its credit goes back now.
-	return cc.giveBack(n - int64(len(payload)))
+	if streamPad > 0 {
+		if err := cc.write(func() error { return cc.fr.WriteWindowUpdate(st.id, uint32(streamPad)) }); err != nil {
+			return err
+		}
+	}
+	return cc.giveBack(pad)
 }

@@ -257,3 +257,50 @@ func TestDataPastTheWindowEndsTheConnection(t *testing.T) {
 		t.Errorf("refused at frame %d holding %d bytes: %v", frames, len(st.buf), err)
 	}
 }
+
+// Padding takes a stream's window and is never read: probe gives its
+// credit back as it comes, so a reply padded past the window (1.25 MiB
+// of padding, 50 KB of data) flows, and the WINDOW_UPDATEs probe sends on
+// the stream cover the padding.
+func TestPaddingGivesItsCreditBack(t *testing.T) {
+	var credited atomic.Int64
+	addr := rawServer(t, 100, func(fr *http2.Framer, _ int) {
+		id, ok := nextRequest(fr)
+		if !ok {
+			return
+		}
+		go func() {
+			for {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					return
+				}
+				if wu, ok := f.(*http2.WindowUpdateFrame); ok && wu.StreamID == id {
+					credited.Add(int64(wu.Increment))
+				}
+			}
+		}()
+		replyHeaders(fr, id, false)
+		pad := make([]byte, 250)
+		for range 5000 {
+			if fr.WriteDataPadded(id, false, []byte("0123456789"), pad) != nil {
+				return
+			}
+		}
+		fr.WriteData(id, true, nil)
+		time.Sleep(time.Second)
+	})
+	c := (&Pool{Addr: addr}).Conn(10*time.Second, 0, nil)
+	defer c.Close()
+	var resp h1.Response
+	if err := c.Do(h1.NewRequest("GET", "/", nil), &resp); err != nil || len(resp.Body) != 50000 {
+		t.Fatalf("a padded reply: %v, %d bytes", err, len(resp.Body))
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for credited.Load() < 5000*251 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := credited.Load(); got < 5000*251 {
+		t.Errorf("the stream's credit given back: %d bytes, want at least the padding's %d", got, 5000*251)
+	}
+}
