@@ -23,10 +23,11 @@ import (
 // as the fixture evaluates note queries in workers: a tailstrict recursion
 // overflows the goroutine stack, a fatal error no recover catches, and a
 // program can ask for any amount of memory. The child runs under a stack
-// cap, an address-space cap and a time limit; its death is one line.
+// cap, a memory cap (RLIMIT_DATA, as target.ChildSpec) and a time limit;
+// its death is one line.
 
 const (
-	jsonnetMemLimit = 4 << 30 // an address-space cap: a Go runtime under 1 GiB sometimes fails to start
+	jsonnetMemLimit = 4 << 30
 	jsonnetStack    = 64 << 20
 	jsonnetTimeout  = 20 * time.Second
 	jsonnetMaxOut   = 64 << 20
@@ -41,7 +42,7 @@ func EvalJsonnetGuarded(ctx context.Context, path, exe string, child ...string) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, jsonnetTimeout)
 	defer cancel()
-	args := append([]string{"-c", `ulimit -v "$1" && shift && exec "$@"`, "sh", strconv.Itoa(jsonnetMemLimit >> 10), exe}, child...)
+	args := append([]string{"-c", `ulimit -d "$1" && shift && exec "$@"`, "sh", strconv.Itoa(jsonnetMemLimit >> 10), exe}, child...)
 	cmd := exec.CommandContext(ctx, "/bin/sh", append(args, path)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &limitedWriter{w: &stdout, n: jsonnetMaxOut}

@@ -78,7 +78,11 @@ type ChildSpec struct {
 	// TCP connection there succeeds. Otherwise it is ready when it prints a
 	// line holding its URL on stdout.
 	Addr     string
-	MemLimit uint64    // RLIMIT_AS in bytes, set on the process as it starts; 0: none
+	// MemLimit caps the private memory the process maps (RLIMIT_DATA: its
+	// heap, its threads' stacks), set as it starts; 0: none. Not the
+	// address space (RLIMIT_AS): Go's runtime reserves nearly all of an
+	// address-space cap at start, and a 300 MB allocation dies under 1 GiB.
+	MemLimit uint64
 	Stderr   io.Writer // gets a copy of stderr (e.g. to watch for recovered panics)
 }
 
@@ -98,7 +102,7 @@ func Start(ctx context.Context, spec ChildSpec) (*Child, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start %s: %v", spec.Argv[0], unwrapExecError(err))
 		}
-		argv = append([]string{"/bin/sh", "-c", `ulimit -v "$1" && shift && exec "$@"`, spec.Argv[0],
+		argv = append([]string{"/bin/sh", "-c", `ulimit -d "$1" && shift && exec "$@"`, spec.Argv[0],
 			strconv.FormatUint(spec.MemLimit>>10, 10), path}, argv[1:]...)
 	}
 	// The child's temporary files go into a folder of its own, removed when

@@ -23,12 +23,12 @@ func TestStartSetsTheMemoryCapFromExec(t *testing.T) {
 	}
 	var line string
 	for _, l := range strings.Split(string(limits), "\n") {
-		if strings.HasPrefix(l, "Max address space") {
+		if strings.HasPrefix(l, "Max data size") {
 			line = l
 		}
 	}
 	if f := strings.Fields(line); len(f) < 5 || f[3] != fmt.Sprint(1<<30) {
-		t.Errorf("address-space limit line %q, want %d bytes", line, 1<<30)
+		t.Errorf("data limit line %q, want %d bytes", line, 1<<30)
 	}
 }
 

@@ -38,6 +38,9 @@ var crashSignatures = []struct {
 	{Deadlock, regexp.MustCompile(`^fatal error: all goroutines are asleep - deadlock`)},
 	{StackOverflow, regexp.MustCompile(`^runtime: goroutine stack exceeds`)},
 	{OutOfMemory, regexp.MustCompile(`^runtime: out of memory`)},
+	// No memory for a new thread's stack under a memory cap: a cgo build
+	// aborts (SIGABRT, exit status 2), a pure Go one throws "newosproc".
+	{OutOfMemory, regexp.MustCompile(`^runtime/cgo: pthread_create failed|^runtime: failed to create new OS thread`)},
 	{Panic, regexp.MustCompile(`^panic: |^fatal error: |http: panic serving`)},
 }
 

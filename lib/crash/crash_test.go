@@ -50,6 +50,11 @@ func TestClassifyText(t *testing.T) {
 		{"signal: killed", "", OutOfMemory},
 		{"exit status 2", "runtime: goroutine stack exceeds 1000000000-byte limit\nruntime: sp=…\nfatal error: stack overflow", StackOverflow},
 		{"exit status 2", "fatal error: runtime: cannot allocate memory\n\ngoroutine 1 [running]:", OutOfMemory},
+		// A cgo-linked server under a 256 MiB RLIMIT_DATA (probes/fuzz's victim).
+		{"exit status 2", "runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort\n" +
+			"PC=0x7fbf75e2deec m=3 sigcode=18446744073709551610\n", OutOfMemory},
+		{"exit status 2", "runtime: failed to create new OS thread (have 9 already; errno=12)\n" +
+			"runtime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n", OutOfMemory},
 	} {
 		if c, ok := ClassifyExit(tc.status, tc.stderr); !ok || c.Class != tc.class {
 			t.Errorf("%q %q: %q", tc.status, tc.stderr, c.Class)

@@ -298,7 +298,7 @@ func (r *FuzzReport) Markdown() string {
 	}
 	fmt.Fprintf(&b, "\nThe target was started with `%s`", f.Server)
 	if f.MemLimitBytes > 0 {
-		fmt.Fprintf(&b, " under a %s address-space cap", report.FmtBytes(int64(f.MemLimitBytes)))
+		fmt.Fprintf(&b, " under a %s memory cap (RLIMIT_DATA)", report.FmtBytes(int64(f.MemLimitBytes)))
 	}
 	b.WriteString(".\n\n## Crashes\n\n")
 	if len(r.Crashes) == 0 {

@@ -32,7 +32,7 @@ func goldenFuzzHTTP(t *testing.T) *FuzzReport {
 		Ended: "the target failed to restart 3 times in a row",
 	}
 	return FromFuzz(res, FuzzSetting{Name: "fuzz http", Concurrency: 2, MemLimit: 3 << 30,
-		Server: "(ulimit -v 3145728; PORT=8080 ./server -addr 127.0.0.1:8080)", ReproBase: "http://127.0.0.1:8080"})
+		Server: "(ulimit -d 3145728; PORT=8080 ./server -addr 127.0.0.1:8080)", ReproBase: "http://127.0.0.1:8080"})
 }
 
 func TestGoldenFuzzHTTP(t *testing.T) {

@@ -43,7 +43,7 @@ type FixtureStart struct {
 	// agents --profile: the lock every write and search queue on).
 	Contention bool
 	MaxStack   string    // --max-stack of the fixture; empty: Go's default
-	MemLimit   uint64    // address-space cap in bytes; 0: none
+	MemLimit   uint64    // memory cap in bytes (target.ChildSpec); 0: none
 	Stderr     io.Writer // gets a copy of the fixture's stderr
 }
 

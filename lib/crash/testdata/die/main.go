@@ -43,7 +43,7 @@ func main() {
 	case "panic":
 		panic("boom")
 	case "out-of-memory":
-		// Under a 1 GiB address-space cap, as fuzz runs cap their targets.
+		// Under a 1 GiB address-space cap: the runtime dies of it at once.
 		lim := &syscall.Rlimit{Cur: 1 << 30, Max: 1 << 30}
 		syscall.Setrlimit(syscall.RLIMIT_AS, lim)
 		for {
