@@ -77,7 +77,7 @@ type ChildSpec struct {
 	// Addr, when set, is where the process will listen: it is ready once a
 	// TCP connection there succeeds. Otherwise it is ready when it prints a
 	// line holding its URL on stdout.
-	Addr     string
+	Addr string
 	// MemLimit caps the private memory the process maps (RLIMIT_DATA: its
 	// heap, its threads' stacks), set as it starts; 0: none. Not the
 	// address space (RLIMIT_AS): Go's runtime reserves nearly all of an
