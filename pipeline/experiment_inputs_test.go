@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probehq/probe/internal/slowtest"
 	"github.com/probehq/probe/lib/h1"
 	"github.com/probehq/probe/report"
 )
@@ -15,6 +16,7 @@ import (
 // Accept-Language: the other-header variant asks for another language,
 // gets another reply, and the work is a function of the language.
 func TestExperimentAcceptLanguageTrap(t *testing.T) {
+	slowtest.Measures(t)
 	u := experimentServer(t)
 	e, f := experimentOf(t, u, "/catalog", "page", []string{"1", "2", "3"}, h1.Field{Name: "Accept-Language", Value: "en-GB,en;q=0.9"})
 	ef := e.Findings[0]
@@ -38,6 +40,7 @@ func TestExperimentAcceptLanguageTrap(t *testing.T) {
 // evidence: the cookie was never varied, and the claim is at most
 // cacheable, the cookie named.
 func TestExperimentCookieIdentityTrap(t *testing.T) {
+	slowtest.Measures(t)
 	u := experimentServer(t)
 	e, f := experimentOf(t, u, "/me", "page", []string{"1", "2", "3"}, h1.Field{Name: "Cookie", Value: "user=bob"})
 	ef := e.Findings[0]
@@ -63,6 +66,7 @@ func TestExperimentCookieIdentityTrap(t *testing.T) {
 // load-time once the other-header variant has varied Accept-Language
 // with the same reply and the same work.
 func TestExperimentLoadTimeWithItsHeaderVaried(t *testing.T) {
+	slowtest.Measures(t)
 	u := experimentServer(t)
 	e, f := experimentOf(t, u, "/config", "page", []string{"1", "2", "3"}, h1.Field{Name: "Accept-Language", Value: "en"})
 	ef := e.Findings[0]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/internal/slowtest"
 	"github.com/probehq/probe/internal/testservers/inputs"
 	"github.com/probehq/probe/lib/h1"
 	"github.com/probehq/probe/probes"
@@ -106,6 +107,7 @@ func cannotTell(ef report.ExperimentFinding) bool {
 // The experiment must find the same CPU per request for every page, and
 // call it load-time with the figures.
 func TestExperimentFindsInputIndependentWork(t *testing.T) {
+	slowtest.Measures(t)
 	u := experimentServer(t)
 	e, f := experimentOf(t, u, "/config", "page", []string{"1", "2", "3"})
 	if e.Skipped != "" {
@@ -146,6 +148,7 @@ func TestExperimentFindsInputIndependentWork(t *testing.T) {
 // user's saved settings). The experiment must see it move and say
 // cacheable, never load-time.
 func TestExperimentTrapWorkMovesWithInput(t *testing.T) {
+	slowtest.Measures(t)
 	u := experimentServer(t)
 	e, f := experimentOf(t, u, "/user", "name", []string{"ann", "bob", "cy"})
 	ef := e.Findings[0]
@@ -193,6 +196,7 @@ func TestRuleOfKnowsTheDecoders(t *testing.T) {
 // Over replies that do not vary, it runs, and never reads one key's
 // steady cost as another's reply.
 func TestExperimentLeavesWorkOverVaryingReplies(t *testing.T) {
+	slowtest.Measures(t)
 	u := experimentServer(t)
 	o := probes.LoadOptions{Concurrency: 4, Duration: time.Second, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second,
 		Profile: &target.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/slowtest"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/target"
 )
@@ -14,6 +15,7 @@ import (
 // target's CPU per request: about nothing on a plain server, about the
 // double on one whose requests cost twice while its CPU is profiled.
 func TestProfilingCostIsMeasuredInTheRun(t *testing.T) {
+	slowtest.Measures(t)
 	u := slowServer(t)
 	for _, tc := range []struct {
 		path     string

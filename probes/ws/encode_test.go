@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/internal/slowtest"
 )
 
 // encodeConns are the encoding hubs' connections: 4 subscribers a room,
@@ -15,6 +16,7 @@ const encodeConns = 12
 // WebSocket library's call: a per-delivery-work finding on the encode,
 // cacheable, with its share, its stack and the fix.
 func TestExperimentFindsTheEncodeRepeatedPerSubscriber(t *testing.T) {
+	slowtest.Measures(t)
 	t.Parallel()
 	_, found, _ := experimentOf(t, "encode-per-subscriber", encodeConns)
 	var f *analyzers.Finding
@@ -40,6 +42,7 @@ func TestExperimentFindsTheEncodeRepeatedPerSubscriber(t *testing.T) {
 // The trap: the same events encoded once each and the bytes written to
 // every subscriber. The encode is per event; nothing is claimed.
 func TestExperimentClaimsNothingOfAnEncodeOncePerEvent(t *testing.T) {
+	slowtest.Measures(t)
 	t.Parallel()
 	_, found, work := experimentOf(t, "encode-once", encodeConns)
 	for _, f := range found {

@@ -15,15 +15,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probehq/probe/result"
-
 	"github.com/coder/websocket"
 
 	"github.com/probehq/probe/analyzers"
 	perdelivery "github.com/probehq/probe/analyzers/fanout"
+	"github.com/probehq/probe/internal/slowtest"
 	"github.com/probehq/probe/internal/testservers/pushhub"
 	"github.com/probehq/probe/internal/testservers/selfserve"
 	"github.com/probehq/probe/probes/ws"
+	"github.com/probehq/probe/result"
 )
 
 // The experiment's servers run in a process of their own (this test
@@ -228,6 +228,7 @@ func experimentOf(t *testing.T, kind string, conns int) (*result.WS, []analyzers
 }
 
 func TestExperimentNamesWorkDoneOncePerSubscriber(t *testing.T) {
+	slowtest.Measures(t)
 	t.Parallel()
 	_, found, _ := experiment(t, "per-delivery")
 	if len(found) == 0 {
@@ -249,6 +250,7 @@ func TestExperimentNamesWorkDoneOncePerSubscriber(t *testing.T) {
 }
 
 func TestExperimentClaimsNothingOfPerEventWork(t *testing.T) {
+	slowtest.Measures(t)
 	t.Parallel()
 	_, found, work := experiment(t, "per-event")
 	for _, f := range found {
@@ -269,6 +271,7 @@ func TestExperimentClaimsNothingOfPerEventWork(t *testing.T) {
 // events: the kept slots are on time, and the writers' hashing is found
 // per delivery, nothing of it without subscribers.
 func TestExperimentWaitsForTheWritersBacklog(t *testing.T) {
+	slowtest.Measures(t)
 	t.Parallel()
 	res, found, work := experiment(t, "backlog")
 	e := res.Experiment

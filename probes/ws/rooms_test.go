@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/probehq/probe/internal/slowtest"
 )
 
 // roomsHub is the test hub with a ledger: which rooms the experiment's
@@ -64,6 +66,7 @@ func (h *roomsHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // joined, and nothing to r0, r1, … (rooms of no one): the contrast is
 // subscribers against none, not an empty room against another.
 func TestExperimentPublishesToTheNamedRooms(t *testing.T) {
+	slowtest.Measures(t)
 	h := newRoomsHub(t, "")
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/slowtest"
 	"github.com/probehq/probe/result"
 )
 
@@ -69,6 +70,7 @@ func TestExperimentVoidWithTheRoomPublished(t *testing.T) {
 // --experiment-room: the empty room is the one named, the slots publish to
 // it, and it may not be a room of the run.
 func TestExperimentRoomNamed(t *testing.T) {
+	slowtest.Measures(t)
 	res, h := runExperiment(t, "", func(o *Options) { o.ExperimentRoom = "provisioned-idle" })
 	e := res.Experiment
 	if e.EmptyRoom != "provisioned-idle" || e.Void != "" || e.Skipped != "" || len(e.Slots) != len(ExperimentSlots) {
