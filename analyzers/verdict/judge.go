@@ -389,7 +389,16 @@ func slotsWorth(v Variant) float64 { return stats.EffectiveN(slotWeights(v)) }
 
 // Apply sets the finding's class, evidence and fix from the
 // experiment; rule is the finding's rule (nil: not in the catalog).
-func Apply(f *analyzers.Finding, ef Finding, rule *analyzers.Rule) {
+func Apply(f *analyzers.Finding, ef Finding, rule *analyzers.Rule) { Reclass(f, ef.Verdict, ef.Why, rule) }
+
+// MadePerRequest is the source's verdict, not the experiment's: --verify
+// read that the hot call's input is computed from the request.
+const MadePerRequest = "made-per-request"
+
+// Reclass sets the finding's class, evidence and fix from a verdict and
+// what showed it: the experiment's, or the source's (MadePerRequest).
+func Reclass(f *analyzers.Finding, verdict, why string, rule *analyzers.Rule) {
+	ef := Finding{Verdict: verdict, Why: why}
 	switch ef.Verdict {
 	case "input-independent":
 		f.Class = "load-time"
@@ -421,6 +430,11 @@ func Apply(f *analyzers.Finding, ef Finding, rule *analyzers.Rule) {
 		f.Evidence += "; " + ef.Why
 		f.Suggestion = "Memoise this work per input (keyed by what the request varies) and reuse it until the data changes; " +
 			"another input gets another result, so it cannot move to load time unless the inputs are few and known."
+	case MadePerRequest:
+		f.Class = "cacheable"
+		f.Evidence += "; " + ef.Why
+		f.Suggestion = "Memoise this work by its input and reuse it until the data it reads changes; it moves to load time only " +
+			"if the inputs are a fixed set known at start (then compute each once there)."
 	default:
 		f.Evidence += "; " + Name + " was inconclusive (see the report's experiment)"
 	}

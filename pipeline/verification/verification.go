@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/analyzers/verdict"
 	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/lib/textline"
@@ -69,7 +70,10 @@ func Run(ctx context.Context, pl *pipeline.Pipeline, rep *report.Run, run *resul
 		}
 		v := report.Verification{Finding: f.Rule + "@" + f.OwnFrame, Class: f.Class, PredictedSaving: predicted(f, run)}
 		if perRequest := q.verifyOne(ctx, &v, f, class, rep, run, plan); perRequest != "" {
-			demote(&rep.Findings[i], perRequest)
+			// The source computes the call's input on each request: the work
+			// is not the same for every request, whatever the replies showed.
+			verdict.Reclass(&rep.Findings[i], verdict.MadePerRequest,
+				"--verify read the source: the call's input is made per request ("+perRequest+")", nil)
 		}
 		if plan.Say != nil {
 			plan.Say(fmt.Sprintf("verify %s: %s%s", v.Finding, v.Verdict, whyTail(v.Why)))
@@ -112,16 +116,6 @@ func predicted(f analyzers.Finding, run *result.Run) float64 {
 	}
 	share += analyzers.CutShare(run.Profiles.CPU, f.OwnFrame, callees...)
 	return min(1, share)
-}
-
-// demote makes a load-time finding cacheable: the source computes its
-// call's input on each request (why), so the work is not the same for
-// every request, whatever the run's replies showed.
-func demote(f *analyzers.Finding, why string) {
-	f.Class = "cacheable"
-	f.Evidence += "; --verify read the source: the call's input is made per request (" + why + ")"
-	f.Suggestion = "Memoise this work by its input and reuse it until the data it reads changes; it moves to load time only " +
-		"if the inputs are a fixed set known at start (then compute each once there)."
 }
 
 // verifyOne fills v. For a load-time finding whose call the source shows
