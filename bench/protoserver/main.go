@@ -1,7 +1,11 @@
 // Command protoserver is the target of bench/protocols.sh: the same
 // 100-byte reply as bench/trivialserver over HTTP/2 without TLS (h2c, prior
 // knowledge), and grpc-go's health service with reflection on a second
-// port, so that only the load generator's cost varies.
+// port, so that only the load generator's cost varies. The same port serves
+// grpc-go's interop TestService (its generated code; grpc-go's own
+// implementation drags xDS into the module), whose StreamingOutputCall
+// streams the messages a request asks for at the intervals it asks
+// (bench/streams.sh).
 package main
 
 import (
@@ -10,10 +14,12 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -37,8 +43,25 @@ func main() {
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	g := grpc.NewServer()
 	healthpb.RegisterHealthServer(g, health.NewServer())
+	testgrpc.RegisterTestServiceServer(g, streamer{})
 	reflection.Register(g)
 	fmt.Printf("h2c on http://%s\ngrpc on %s\n", h2l.Addr(), gl.Addr())
 	go g.Serve(gl)
 	srv.Serve(h2l)
+}
+
+// streamer answers StreamingOutputCall as grpc-go's interop server does:
+// a message per response parameter, each after its interval.
+type streamer struct{ testgrpc.UnimplementedTestServiceServer }
+
+func (streamer) StreamingOutputCall(in *testgrpc.StreamingOutputCallRequest,
+	stream testgrpc.TestService_StreamingOutputCallServer) error {
+	for _, p := range in.GetResponseParameters() {
+		time.Sleep(time.Duration(p.GetIntervalUs()) * time.Microsecond)
+		body := make([]byte, max(p.GetSize(), 0))
+		if err := stream.Send(&testgrpc.StreamingOutputCallResponse{Payload: &testgrpc.Payload{Body: body}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
