@@ -16,6 +16,7 @@ set -euo pipefail
 # Go 1.27.3, as the module asks: a machine starts on its own Go.
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rounds=${1:-3}
 secs=${2:-10}
 conns=32
@@ -76,7 +77,6 @@ for r in $(seq "$rounds"); do
   done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
 table=$(
   echo "| generator | req/s (median of $rounds) | CPU µs per request (median) | probe's throughput as a ratio | CPU per request as a ratio of wrk's |"
   echo "|---|---:|---:|---:|---:|"
@@ -93,10 +93,7 @@ table=$(
   echo
 )
 echo "$table"
-doc=docs/BENCHMARKS.md
-if grep -q '<!-- loadgen:begin -->' "$doc" 2> /dev/null; then
-  awk -v t="$table" '/<!-- loadgen:begin -->/ { print; print t; skip = 1; next } /<!-- loadgen:end -->/ { skip = 0 } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
-fi
+put_table loadgen "$table"
 # HTTP/2 and gRPC, the same way: probe against h2load and ghz.
 if [ "${PROTOCOLS:-1}" != 0 ]; then
   bash bench/protocols.sh "$rounds" "$secs" # from the repository root, where this script runs

@@ -15,6 +15,7 @@
 set -euo pipefail
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rounds=${1:-5}
 secs=${2:-10}
 load=${3:-page}
@@ -63,7 +64,6 @@ for round in $(seq "$rounds"); do
   for _ in $(seq $(( (r - 1) % 4 ))); do set -- "${@:2}" "$1"; done
   for s in "$@"; do run "$s"; done
 done
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
 m_rps_off=$(cut -d' ' -f1 "$tmp/off" | median)
 m_cpu_off=$(cut -d' ' -f2 "$tmp/off" | median)
 table=$(
@@ -79,7 +79,4 @@ table=$(
   for s in $settings; do echo "- $s: $(tr '\n' ';' < "$tmp/$s" | sed 's/;$//; s/;/; /g')"; done
 )
 echo "$table"
-doc=docs/BENCHMARKS.md
-if grep -q '<!-- profiling:begin -->' "$doc" 2> /dev/null; then
-  awk -v t="$table" '/<!-- profiling:begin -->/ { print; print t; skip = 1; next } /<!-- profiling:end -->/ { print; skip = 0; next } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
-fi
+put_table profiling "$table"

@@ -12,6 +12,7 @@
 set -euo pipefail
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rounds=${1:-3}
 secs=${2:-10}
 clients=${CLIENTS:-64}
@@ -72,7 +73,6 @@ for round in $(seq "$rounds"); do
   done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
 table=$(
   echo "| generator | req/s (median of $rounds) | CPU µs per request (median) | runs (req/s) |"
   echo "|---|---:|---:|---|"
@@ -85,7 +85,4 @@ table=$(
   done
 )
 echo "$table"
-doc=docs/BENCHMARKS.md
-if grep -q '<!-- protocols:begin -->' "$doc" 2> /dev/null; then
-  awk -v t="$table" '/<!-- protocols:begin -->/ { print; print t; skip = 1; next } /<!-- protocols:end -->/ { print; skip = 0; next } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
-fi
+put_table protocols "$table"

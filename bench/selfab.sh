@@ -9,6 +9,7 @@ set -euo pipefail
 # Go 1.27.3, as the module asks: a machine starts on its own Go.
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 old=${1:?usage: bench/selfab.sh OLD_REF [rounds] [seconds]}
 rounds=${2:-5}
 secs=${3:-5}
@@ -33,7 +34,6 @@ for r in $(seq "$rounds"); do
     cpu[$side]+="$(sed -n 's/^    "cpu_per_req_us": \([0-9.]*\),*/\1/p' "$tmp/$side-$r.json" | head -1) "
   done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 echo "| build | req/s (median of $rounds) | probe's CPU µs per request (median) |"
 echo "|---|---:|---:|"
 for side in old new; do

@@ -14,6 +14,7 @@
 set -euo pipefail
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rounds=${1:-3}
 streams=${STREAMS:-1000}
 conns=$(((streams + 99) / 100))
@@ -59,7 +60,6 @@ for round in $(seq "$rounds"); do
   rss[probe]+="$((k / streams)) "
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
 table=$(
   echo "| generator | streams held | CPU µs per message (median of $rounds) | peak RSS KiB per stream (median) | runs (µs) | messages counted |"
   echo "|---|---:|---:|---:|---|---|"
@@ -68,7 +68,4 @@ table=$(
   done
 )
 echo "$table"
-doc=docs/BENCHMARKS.md
-if grep -q '<!-- streams:begin -->' "$doc" 2> /dev/null; then
-  awk -v t="$table" '/<!-- streams:begin -->/ { print; print t; skip = 1; next } /<!-- streams:end -->/ { print; skip = 0; next } !skip' "$doc" > "$tmp/doc" && cp "$tmp/doc" "$doc"
-fi
+put_table streams "$table"
