@@ -36,6 +36,7 @@ type group struct {
 	pool            *Pool
 	mu              sync.Mutex
 	cc              *clientConn
+	dialing         chan struct{} // closed when the dial under way ends
 	refs            int
 	opened, dropped int
 }
@@ -100,27 +101,59 @@ type Conn struct {
 }
 
 // clientConn is the group's connection, dialled when there is none or the
-// last one failed; fresh says it was dialled now.
-func (g *group) clientConn(ctx context.Context) (cc *clientConn, fresh bool, err error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cc != nil && g.cc.Err() == nil {
-		return g.cc, false, nil
+// last one failed; fresh says it was dialled now. One client dials, the
+// others wait for it within their own deadlines (not behind g.mu).
+func (g *group) clientConn(ctx context.Context, timeout time.Duration) (cc *clientConn, fresh bool, err error) {
+	for {
+		g.mu.Lock()
+		if g.cc != nil && g.cc.Err() == nil {
+			cc := g.cc
+			g.mu.Unlock()
+			return cc, false, nil
+		}
+		if g.cc != nil {
+			g.drop()
+		}
+		if wait := g.dialing; wait != nil {
+			g.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		g.dialing = done
+		g.mu.Unlock()
+		cc, err := g.dial(ctx, timeout)
+		g.mu.Lock()
+		g.dialing = nil
+		close(done)
+		if err == nil {
+			g.cc, g.opened = cc, g.opened+1
+		}
+		g.mu.Unlock()
+		return cc, err == nil, err
 	}
-	if g.cc != nil {
-		g.dropped++
-		g.cc.Close()
-		g.cc = nil
-	}
+}
+
+func (g *group) dial(ctx context.Context, timeout time.Duration) (*clientConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	p := g.pool
-	cc, err = dialConn(dctx, p.Addr, p.TLS)
-	if err != nil {
-		return nil, false, err
+	if timeout <= 0 {
+		timeout = 30 * time.Second
 	}
-	g.cc, g.opened = cc, g.opened+1
-	return cc, true, nil
+	return dialConn(dctx, g.pool.Addr, g.pool.TLS, timeout)
+}
+
+// drop lets go of the group's connection, which failed or was told to go
+// away: a GOAWAY's streams the server took are still answered, so such a
+// connection closes with its last stream, not now; g.mu held.
+func (g *group) drop() {
+	g.dropped++
+	g.cc.retire()
+	g.cc = nil
 }
 
 // broken drops cc when it is the group's and has failed.
@@ -128,9 +161,7 @@ func (g *group) broken(cc *clientConn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.cc == cc && cc.Err() != nil {
-		g.dropped++
-		cc.Close()
-		g.cc = nil
+		g.drop()
 	}
 }
 
@@ -187,7 +218,7 @@ func (c *Conn) end(cancel context.CancelFunc) {
 }
 
 func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp *h1.Response) (fresh bool, err error) {
-	cc, fresh, err := c.g.clientConn(ctx)
+	cc, fresh, err := c.g.clientConn(ctx, c.Timeout)
 	if err != nil {
 		return true, err
 	}

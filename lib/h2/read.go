@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -206,16 +208,27 @@ func (cc *clientConn) headers(f *http2.MetaHeadersFrame) {
 	if st == nil {
 		return
 	}
+	if f.Truncated {
+		// The Framer stops decoding at MaxHeaderListSize and hands over
+		// what it had: the fields after it (a grpc-status) are lost.
+		cc.resetStream(st, http2.ErrCodeCancel)
+		st.finish(&h1.TooLargeError{What: "header", Limit: maxHeaderList})
+		return
+	}
 	wire := 9 + int(f.Length) // the HEADERS frame (its CONTINUATIONs, rare, not counted)
 	st.mu.Lock()
 	if st.status != 0 { // trailers
 		st.trailer = fieldsOf(f.RegularFields())
 		st.wire += wire
+		short := st.shortBody()
 		st.mu.Unlock()
-		if f.StreamEnded() {
-			st.finish(nil)
-		} else {
+		switch {
+		case !f.StreamEnded():
 			st.finish(errors.New("trailers without the stream's end"))
+		case short != nil:
+			st.finish(short)
+		default:
+			st.finish(nil)
 		}
 		return
 	}
@@ -230,11 +243,31 @@ func (cc *clientConn) headers(f *http2.MetaHeadersFrame) {
 		return // an interim reply: the final one follows
 	}
 	st.status, st.header, st.wire = status, fieldsOf(f.RegularFields()), st.wire+wire
+	if cl := st.header["Content-Length"]; len(cl) > 0 && !st.head && status != 204 && status != 304 {
+		n, err := strconv.ParseInt(cl[0], 10, 64)
+		if err != nil || n < 0 || len(cl) > 1 && slices.ContainsFunc(cl, func(v string) bool { return v != cl[0] }) {
+			st.mu.Unlock()
+			st.finish(fmt.Errorf("a reply's content-length %q", strings.Join(cl, ", ")))
+			return
+		}
+		st.lenSaid, st.bodyLen = true, n
+	}
+	short := st.shortBody()
 	st.mu.Unlock()
 	st.headersIn()
 	if f.StreamEnded() {
-		st.finish(nil)
+		st.finish(short)
 	}
+}
+
+// shortBody is the error of a reply that ends here with fewer bytes than
+// its content-length said (nil when none was said, or all came); st.mu
+// held.
+func (st *stream) shortBody() error {
+	if st.lenSaid && st.got != st.bodyLen {
+		return fmt.Errorf("%w: a body of %d bytes, its content-length said %d", io.ErrUnexpectedEOF, st.got, st.bodyLen)
+	}
+	return nil
 }
 
 func fieldsOf(fs []hpack.HeaderField) http.Header {
@@ -272,6 +305,13 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 	if !st.ended {
 		st.buf = append(st.buf, payload...)
 	}
+	st.got += int64(len(payload))
+	var malformed error
+	if st.lenSaid && st.got > st.bodyLen {
+		malformed = fmt.Errorf("a body past its content-length of %d bytes", st.bodyLen)
+	} else if f.StreamEnded() {
+		malformed = st.shortBody()
+	}
 	// Padding is never read: its credit goes back now, the stream's while
 	// more may come on it.
 	pad := n - int64(len(payload))
@@ -283,7 +323,12 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 	st.wire += 9 + int(n)
 	st.mu.Unlock()
 	st.signal()
-	if f.StreamEnded() {
+	if malformed != nil {
+		if !f.StreamEnded() {
+			cc.resetStream(st, http2.ErrCodeProtocol)
+		}
+		st.finish(malformed)
+	} else if f.StreamEnded() {
 		st.finish(nil)
 	}
 	if streamPad > 0 {

@@ -4,6 +4,7 @@ package h2
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,10 @@ func (cc *clientConn) RoundTrip(ctx context.Context, authority, scheme string, r
 	if err != nil {
 		return nil, err
 	}
-	if err := cc.send(ctx, st, authority, scheme, req); err != nil {
+	st.head = req.Method == "HEAD"
+	// A stream the server ended while the body was going out (a reply
+	// before the whole upload, a reset) is read for what it holds.
+	if err := cc.send(ctx, st, authority, scheme, req); err != nil && !errors.Is(err, errEndedEarly) {
 		cc.abandon(st)
 		return nil, err
 	}
@@ -39,6 +43,10 @@ func (cc *clientConn) RoundTrip(ctx context.Context, authority, scheme string, r
 	}
 	return st, nil
 }
+
+// errEndedEarly: the server ended the stream before its request's body
+// was all sent; what it replied is the answer.
+var errEndedEarly = errors.New("the server ended the stream before the request's body was sent")
 
 // open takes a stream slot, waiting while the server's limit is reached.
 func (cc *clientConn) open(ctx context.Context) (*stream, error) {
@@ -151,6 +159,10 @@ func (cc *clientConn) takeSendWindow(ctx context.Context, st *stream, want int) 
 			cc.mu.Unlock()
 			return 0, err
 		}
+		if st.isEnded() {
+			cc.mu.Unlock()
+			return 0, errEndedEarly
+		}
 		if n := min(int64(want), st.sendWin, cc.sendConn, int64(cc.maxFrame)); n > 0 {
 			st.sendWin -= n
 			cc.sendConn -= n
@@ -161,6 +173,7 @@ func (cc *clientConn) takeSendWindow(ctx context.Context, st *stream, want int) 
 		cc.mu.Unlock()
 		select {
 		case <-wake:
+		case <-st.more: // the stream's end (a token its body's reader does not need: it checks first)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}

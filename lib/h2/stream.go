@@ -17,6 +17,7 @@ type stream struct {
 	id       uint32
 	mu       sync.Mutex
 	ready    chan struct{} // closed when the headers came or the stream failed
+	readyOne sync.Once     // the reader and a failing connection both close it
 	more     chan struct{} // a token: body bytes, the end or a failure
 	status   int
 	header   http.Header
@@ -29,6 +30,10 @@ type stream struct {
 	granted  int64 // what probe gave back of the stream's window
 	released bool  // its slot is given back
 	wire     int
+	head     bool // a HEAD's reply: no body whatever its content-length
+	lenSaid  bool // the reply said its content-length: bodyLen
+	bodyLen  int64
+	got      int64 // body bytes come
 }
 
 // abandon ends a stream its client no longer reads: RST_STREAM when the
@@ -58,6 +63,9 @@ func (cc *clientConn) release(st *stream, reset bool, unread int) {
 	delete(cc.streams, st.id)
 	cc.active--
 	cc.broadcast()
+	if cc.retired && cc.active == 0 && cc.err == nil {
+		go cc.Close() // (not this goroutine's to wait for the reader)
+	}
 	dead := cc.err != nil
 	owed := cc.owe(int64(unread))
 	reset = reset && st.id != 0 // never numbered: nothing was sent
@@ -184,6 +192,12 @@ func (st *stream) finish(err error) {
 	st.headersIn()
 }
 
+func (st *stream) isEnded() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ended
+}
+
 func (st *stream) signal() {
 	select {
 	case st.more <- struct{}{}:
@@ -191,14 +205,8 @@ func (st *stream) signal() {
 	}
 }
 
-// headersIn closes ready once.
-func (st *stream) headersIn() {
-	select {
-	case <-st.ready:
-	default:
-		close(st.ready)
-	}
-}
+// headersIn closes ready once (a check then a close would race).
+func (st *stream) headersIn() { st.readyOne.Do(func() { close(st.ready) }) }
 
 // resetStream ends st on the wire with code and forgets it; what it held
 // unread goes back to the connection's window.

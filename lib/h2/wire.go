@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -36,10 +37,15 @@ type clientConn struct {
 	nc net.Conn
 	fr *http2.Framer
 
-	wmu  sync.Mutex // the buffer, the encoder, the framer's writes
-	bw   *bufio.Writer
-	henc *hpack.Encoder
-	hbuf bytes.Buffer
+	wmu sync.Mutex // the buffer, the encoder, the framer's writes
+	bw  *bufio.Writer
+	// writeTimeout bounds a write to the socket: a server that stops
+	// reading fails the connection then, instead of holding wmu, and
+	// every client waiting on it, for ever.
+	writeTimeout time.Duration
+	writeBy      time.Time // the write deadline set
+	henc         *hpack.Encoder
+	hbuf         bytes.Buffer
 	// blockKey is scheme://authority, the key of a request's cached block.
 	blockKey string
 	// readerBusy: the reader has frames in hand and flushes the buffer
@@ -58,6 +64,7 @@ type clientConn struct {
 	sendInit  int64  // the server's SETTINGS_INITIAL_WINDOW_SIZE
 	wake      chan struct{}
 	goAway    bool
+	retired   bool  // its group took another: it closes with its last stream
 	err       error // sticky: the connection is done
 	recvOwed  int64 // credit of the connection read but not yet given back
 	readerEnd chan struct{}
@@ -66,7 +73,7 @@ type clientConn struct {
 
 // dialConn opens an HTTP/2 connection: TLS with ALPN h2, or h2c with prior
 // knowledge, then the preface and probe's settings.
-func dialConn(ctx context.Context, addr string, cfg *tls.Config) (*clientConn, error) {
+func dialConn(ctx context.Context, addr string, cfg *tls.Config, writeTimeout time.Duration) (*clientConn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -89,7 +96,7 @@ func dialConn(ctx context.Context, addr string, cfg *tls.Config) (*clientConn, e
 		}
 		nc = tc
 	}
-	cc := &clientConn{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), streams: map[uint32]*stream{}, nextID: 1, maxActive: 100,
+	cc := &clientConn{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), writeTimeout: writeTimeout, streams: map[uint32]*stream{}, nextID: 1, maxActive: 100,
 		maxFrame: 16 << 10, sendConn: 65535, sendInit: 65535, wake: make(chan struct{}), readerEnd: make(chan struct{}),
 		settled: make(chan struct{})}
 	cc.br = bufio.NewReaderSize(nc, 32<<10)
@@ -133,6 +140,18 @@ func (cc *clientConn) Err() error {
 
 var errGoAway = fmt.Errorf("%w: the server sent GOAWAY", h1.ErrClosed)
 
+// retire closes the connection when its last stream ends: now, when none
+// is open or it failed.
+func (cc *clientConn) retire() {
+	cc.mu.Lock()
+	cc.retired = true
+	now := cc.err != nil || cc.active == 0
+	cc.mu.Unlock()
+	if now {
+		cc.Close()
+	}
+}
+
 // Close ends the connection and every stream on it.
 func (cc *clientConn) Close() {
 	cc.fail(fmt.Errorf("%w: the connection was closed", h1.ErrClosed))
@@ -166,6 +185,7 @@ func (cc *clientConn) broadcast() {
 func (cc *clientConn) write(frames func() error) error {
 	cc.wmu.Lock()
 	defer cc.wmu.Unlock()
+	cc.armWrite() // frames may flush a full buffer itself (a large body's DATA)
 	err := frames()
 	var u *unsent
 	if !cc.readerBusy && (err == nil || errors.As(err, &u)) {
@@ -201,7 +221,23 @@ func (cc *clientConn) idle() error {
 	cc.wmu.Lock()
 	defer cc.wmu.Unlock()
 	cc.readerBusy = false
+	if cc.bw.Buffered() == 0 {
+		return nil
+	}
+	cc.armWrite()
 	return cc.bw.Flush()
+}
+
+// armWrite moves the socket's write deadline writeTimeout on, when a
+// quarter of it has gone since it was set (not a timer's reset a write);
+// wmu held.
+func (cc *clientConn) armWrite() {
+	now := time.Now()
+	if cc.writeBy.Sub(now) > cc.writeTimeout*3/4 {
+		return
+	}
+	cc.writeBy = now.Add(cc.writeTimeout)
+	cc.nc.SetWriteDeadline(cc.writeBy)
 }
 
 // busy is the reader with a frame in hand again.
