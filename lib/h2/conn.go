@@ -156,6 +156,16 @@ func (g *group) drop() {
 	g.cc = nil
 }
 
+// stalled drops cc when it is the group's: it sent nothing for a whole
+// request's timeout. Its streams in flight may still end on it.
+func (g *group) stalled(cc *clientConn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cc == cc {
+		g.drop()
+	}
+}
+
 // broken drops cc when it is the group's and has failed.
 func (g *group) broken(cc *clientConn) {
 	g.mu.Lock()
@@ -222,6 +232,16 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 	if err != nil {
 		return true, err
 	}
+	framesBefore := cc.frames.Load()
+	defer func() {
+		// A request that timed out while the server sent nothing at all on
+		// the connection (a silent server, an endless header block the
+		// Framer is still reading, no stream slot ever freed): the next
+		// ones go to a new connection, as h1 dials again after a timeout.
+		if err != nil && ctx.Err() != nil && cc.frames.Load() == framesBefore {
+			c.g.stalled(cc)
+		}
+	}()
 	var cut context.CancelFunc
 	if req.Watch != nil {
 		// The stream's own context: cancelled StreamGrace after the body

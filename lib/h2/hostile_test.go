@@ -250,3 +250,76 @@ func TestBodyAgainstItsContentLength(t *testing.T) {
 		c.Close()
 	}
 }
+
+// A connection whose server went silent (it reads, it answers nothing):
+// after a request times out with no frame at all from it, the next
+// request goes to a new connection, as h1 dials again after a timeout.
+func TestAStalledConnectionIsLeftForANewOne(t *testing.T) {
+	addr := rawServer(t, 100, func(fr *http2.Framer, n int) {
+		for answered := 0; ; answered++ {
+			id, ok := nextRequest(fr)
+			if !ok {
+				return
+			}
+			if n == 1 && answered == 1 {
+				for { // silent from the second request on
+					if _, err := fr.ReadFrame(); err != nil {
+						return
+					}
+				}
+			}
+			replyHeaders(fr, id, false)
+			fr.WriteData(id, true, []byte("conn "+string(rune('0'+n))))
+		}
+	})
+	c := (&Pool{Addr: addr}).Conn(500*time.Millisecond, 0, nil)
+	defer c.Close()
+	var got []string
+	for range 3 {
+		resp, err := doWithin(t, c, h1.NewRequest("GET", "/", nil), 3*time.Second)
+		if err != nil {
+			got = append(got, "timeout")
+		} else {
+			got = append(got, string(resp.Body))
+		}
+	}
+	if strings.Join(got, ", ") != "conn 1, timeout, conn 2" {
+		t.Errorf("replies %q, want the first connection's, a timeout, then a new connection's", got)
+	}
+}
+
+// A reply probe refuses while the server may still send on its stream
+// (here a :status that is no number) is reset on the wire, so that the
+// server does not count the stream open against its limit.
+func TestARefusedReplyIsResetOnTheWire(t *testing.T) {
+	reset := make(chan http2.ErrCode, 1)
+	addr := rawServer(t, 100, func(fr *http2.Framer, _ int) {
+		id, ok := nextRequest(fr)
+		if !ok {
+			return
+		}
+		var b bytes.Buffer
+		hpack.NewEncoder(&b).WriteField(hpack.HeaderField{Name: ":status", Value: "abc"})
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: b.Bytes(), EndHeaders: true})
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if rst, ok := f.(*http2.RSTStreamFrame); ok && rst.StreamID == id {
+				reset <- rst.ErrCode
+				return
+			}
+		}
+	})
+	c := (&Pool{Addr: addr}).Conn(2*time.Second, 0, nil)
+	defer c.Close()
+	if _, err := doWithin(t, c, h1.NewRequest("GET", "/", nil), 4*time.Second); err == nil {
+		t.Fatal("a :status of abc was taken")
+	}
+	select {
+	case <-reset:
+	case <-time.After(2 * time.Second):
+		t.Error("the stream of a refused reply was not reset")
+	}
+}

@@ -32,6 +32,7 @@ func (cc *clientConn) readLoop() {
 			}
 		}
 		f, err := cc.fr.ReadFrame()
+		cc.frames.Add(1)
 		if !busy && err == nil {
 			busy = true
 			cc.busy()
@@ -146,6 +147,7 @@ func (cc *clientConn) handle(f http2.Frame) error {
 		}
 	case *http2.RSTStreamFrame:
 		if st := cc.stream(f.StreamID); st != nil {
+			st.closedByServer()
 			st.finish(fmt.Errorf("the server reset the stream (%v)", f.ErrCode))
 		}
 	case *http2.MetaHeadersFrame:
@@ -207,6 +209,9 @@ func (cc *clientConn) headers(f *http2.MetaHeadersFrame) {
 	st := cc.stream(f.StreamID)
 	if st == nil {
 		return
+	}
+	if f.StreamEnded() {
+		st.closedByServer()
 	}
 	if f.Truncated {
 		// The Framer stops decoding at MaxHeaderListSize and hands over
@@ -291,6 +296,9 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 		return cc.giveBack(n)
 	}
 	st.mu.Lock()
+	if f.StreamEnded() {
+		st.onWireClosed = true
+	}
 	if st.status == 0 {
 		st.mu.Unlock()
 		st.finish(errors.New("DATA before the reply's headers"))

@@ -24,29 +24,33 @@ type stream struct {
 	trailer  http.Header
 	buf      []byte
 	ended    bool
-	err      error
-	sendWin  int64 // what the stream may still send of its body
-	received int64 // body bytes the stream's window has taken
-	granted  int64 // what probe gave back of the stream's window
-	released bool  // its slot is given back
-	wire     int
-	head     bool // a HEAD's reply: no body whatever its content-length
-	lenSaid  bool // the reply said its content-length: bodyLen
-	bodyLen  int64
-	got      int64 // body bytes come
+	// onWireClosed: the stream is closed on the wire (the server ended or reset
+	// it, or probe reset it); one probe ends for a fault of its reply
+	// while the server may still send is reset when let go.
+	onWireClosed bool
+	err          error
+	sendWin      int64 // what the stream may still send of its body
+	received     int64 // body bytes the stream's window has taken
+	granted      int64 // what probe gave back of the stream's window
+	released     bool  // its slot is given back
+	wire         int
+	head         bool // a HEAD's reply: no body whatever its content-length
+	lenSaid      bool // the reply said its content-length: bodyLen
+	bodyLen      int64
+	got          int64 // body bytes come
 }
 
 // abandon ends a stream its client no longer reads: RST_STREAM when the
 // server may still send on it, and the credit of what it held given back.
 func (cc *clientConn) abandon(st *stream) {
 	st.mu.Lock()
-	ended, unread := st.ended, len(st.buf)
-	st.buf, st.ended = nil, true
+	open, unread := !st.onWireClosed, len(st.buf)
+	st.buf, st.ended, st.onWireClosed = nil, true, true
 	if st.err == nil {
 		st.err = errAbandoned
 	}
 	st.mu.Unlock()
-	cc.release(st, !ended, unread)
+	cc.release(st, open, unread)
 }
 
 var errAbandoned = errors.New("the stream was abandoned")
@@ -192,6 +196,13 @@ func (st *stream) finish(err error) {
 	st.headersIn()
 }
 
+// closedByServer marks the stream ended on the wire by the server.
+func (st *stream) closedByServer() {
+	st.mu.Lock()
+	st.onWireClosed = true
+	st.mu.Unlock()
+}
+
 func (st *stream) isEnded() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -213,7 +224,7 @@ func (st *stream) headersIn() { st.readyOne.Do(func() { close(st.ready) }) }
 func (cc *clientConn) resetStream(st *stream, code http2.ErrCode) error {
 	st.mu.Lock()
 	unread := len(st.buf)
-	st.buf = nil
+	st.buf, st.onWireClosed = nil, true
 	st.mu.Unlock()
 	cc.mu.Lock()
 	owed := cc.owe(int64(unread))

@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -68,6 +69,7 @@ type clientConn struct {
 	err       error // sticky: the connection is done
 	recvOwed  int64 // credit of the connection read but not yet given back
 	readerEnd chan struct{}
+	frames    atomic.Uint64 // frames read: a request that timed out with none is on a stalled connection
 	settled   chan struct{} // closed at the server's first SETTINGS
 }
 
