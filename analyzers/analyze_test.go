@@ -136,6 +136,11 @@ func TestFullScanNamesTheLoop(t *testing.T) {
 	if f.Frames[0] != "app/site.(*snapshot).walkFeeds" || f.CPUShare < 0.69 || f.CPUShare > 0.71 || f.Class != "load-time" {
 		t.Errorf("full scan %+v", f)
 	}
+	// Every sample serves a request: its share of the serving CPU is the
+	// same 7 s of 10 (it read 0 % when the detector did not count it).
+	if f.CPUShareOfRequests < 0.69 || f.CPUShareOfRequests > 0.71 {
+		t.Errorf("full scan: %.2f of the CPU serving requests, want 0.70", f.CPUShareOfRequests)
+	}
 	// A loop whose cost is a library's real work is that library's finding.
 	lib := newProfile("cpu").add(19*sec, "compress/flate.(*compressor).deflate", "own:app/site.buildAll",
 		"net/http.(*conn).serve").add(1*sec, "own:app/site.buildAll").p

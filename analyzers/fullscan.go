@@ -3,6 +3,7 @@ package analyzers
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/probehq/probe/lib/frames"
 )
@@ -143,8 +144,21 @@ func fullScan(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	if own < r.MinShare || c.part < minCPUEvidence {
 		return nil
 	}
-	return &Finding{Rule: r.ID, CPUShare: cs, Frames: c.chain, OwnFrame: frames.DisplayName(pick),
+	return &Finding{Rule: r.ID, CPUShare: cs, CPUShareOfRequests: share(servingUnder(s, pick), s.requestTotal),
+		Frames: c.chain, OwnFrame: frames.DisplayName(pick),
 		Evidence: fmt.Sprintf("%s: %s holds %s of the target's CPU, %s in its own code walking a collection (map and element "+
 			"work in %s of those samples)",
 			r.What, pick, pct(cs), pct(own), pct(share(c.walk, c.part)))}
+}
+
+// servingUnder is the CPU of the serving samples through fn, each counted
+// once however often fn recurs (as pprof -focus counts it).
+func servingUnder(s *samples, fn string) int64 {
+	var v int64
+	for _, st := range s.cpu {
+		if st.serving && slices.Contains(st.funcs, fn) {
+			v += st.value
+		}
+	}
+	return v
 }
