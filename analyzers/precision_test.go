@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -128,6 +129,12 @@ func profileWhile(t *testing.T, d time.Duration, clients int, client func(done f
 // alloc_space), as probe fetches them from a target.
 func heapProfile(t *testing.T) *profile.Profile {
 	t.Helper()
+	// The profile is as of the last completed collection: without one
+	// now, the allocations of the load just run are missing when no GC
+	// ran after it. TestServingCPUHoldsTheMCPSDKsHandlers needs them when
+	// few CPU samples caught the SDK's writes (it failed once beside other
+	// packages' tests). probe asks targets for gc=1 for the same reason.
+	runtime.GC()
 	var buf bytes.Buffer
 	if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
 		t.Fatal(err)
