@@ -250,6 +250,16 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 		defer cut()
 	}
 	st, err := cc.RoundTrip(ctx, host, c.g.pool.scheme(), req)
+	if errors.Is(err, errRetired) {
+		// Refused before anything was sent (the connection was left
+		// meanwhile): the group's connection now takes it, whatever the
+		// method.
+		if cc, fresh, err = c.g.clientConn(ctx, c.Timeout); err != nil {
+			return true, err
+		}
+		framesBefore = cc.frames.Load()
+		st, err = cc.RoundTrip(ctx, host, c.g.pool.scheme(), req)
+	}
 	if err != nil {
 		return fresh, c.failed(ctx, cc, err)
 	}

@@ -66,7 +66,9 @@ func TestAServerThatStopsReadingFailsTheConnection(t *testing.T) {
 	})
 	c = (&Pool{Addr: unread}).Conn(time.Second, 0, nil)
 	defer c.Close()
-	if _, err := doWithin(t, c, h1.NewRequest("POST", "/", make([]byte, 16<<20)), 4*time.Second); err == nil {
+	upload := h1.NewRequest("POST", "/", make([]byte, 16<<20))
+	upload.Check(unread) // its bytes made now: under -race a copy of 16 MiB takes a second
+	if _, err := doWithin(t, c, upload, 4*time.Second); err == nil {
 		t.Error("a 16 MiB body a server never read was sent")
 	}
 }
@@ -321,5 +323,70 @@ func TestARefusedReplyIsResetOnTheWire(t *testing.T) {
 	case <-reset:
 	case <-time.After(2 * time.Second):
 		t.Error("the stream of a refused reply was not reset")
+	}
+}
+
+// A server that answers an upload at once, before its body came, and does
+// not reset the rest (RFC 9113 makes the reset optional): probe stops the
+// upload and resets its half, or the server counts the stream open for
+// good (here, with a limit of one stream, refusing every later one).
+func TestAnEarlyReplyWithoutResetIsClosedByProbe(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	addr := rawServer(t, 1, func(fr *http2.Framer, _ int) {
+		open := map[uint32]bool{} // streams the client has not closed
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					fr.WriteSettingsAck()
+				}
+			case *http2.MetaHeadersFrame:
+				if len(open) >= 1 { // its SETTINGS_MAX_CONCURRENT_STREAMS
+					seen = append(seen, "refused")
+					fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
+					break
+				}
+				if !f.StreamEnded() {
+					open[f.StreamID] = true
+				}
+				replyHeaders(fr, f.StreamID, true) // a whole reply, at once
+			case *http2.DataFrame:
+				if f.StreamEnded() {
+					delete(open, f.StreamID)
+					seen = append(seen, "end")
+				}
+			case *http2.RSTStreamFrame:
+				delete(open, f.StreamID)
+				seen = append(seen, "reset")
+			}
+			mu.Unlock()
+		}
+	})
+	c := (&Pool{Addr: addr}).Conn(2*time.Second, 0, nil)
+	defer c.Close()
+	resp, err := doWithin(t, c, h1.NewRequest("POST", "/", make([]byte, 200<<10)), 4*time.Second)
+	if err != nil || resp.Status != 200 {
+		t.Fatalf("the early reply: %v %d", err, resp.Status)
+	}
+	if _, err := doWithin(t, c, h1.NewRequest("GET", "/", nil), 4*time.Second); err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Errorf("the next request on the connection: %v; the server saw %v", err, seen)
+	}
+}
+
+// A connection its group left (stalled, told to go away) opens no new
+// stream: the request goes to the group's connection instead.
+func TestARetiredConnectionOpensNoStream(t *testing.T) {
+	cc := &clientConn{streams: map[uint32]*stream{}, maxActive: 100, wake: make(chan struct{}), active: 1}
+	cc.retire() // a stream is still open: it stays, for that one
+	if _, err := cc.open(t.Context()); !errors.Is(err, errRetired) {
+		t.Errorf("a retired connection's open: %v, want errRetired", err)
 	}
 }

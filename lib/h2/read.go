@@ -147,7 +147,7 @@ func (cc *clientConn) handle(f http2.Frame) error {
 		}
 	case *http2.RSTStreamFrame:
 		if st := cc.stream(f.StreamID); st != nil {
-			st.closedByServer()
+			st.endedOnWire(true, false, false)
 			st.finish(fmt.Errorf("the server reset the stream (%v)", f.ErrCode))
 		}
 	case *http2.MetaHeadersFrame:
@@ -211,7 +211,7 @@ func (cc *clientConn) headers(f *http2.MetaHeadersFrame) {
 		return
 	}
 	if f.StreamEnded() {
-		st.closedByServer()
+		st.endedOnWire(false, true, false)
 	}
 	if f.Truncated {
 		// The Framer stops decoding at MaxHeaderListSize and hands over
@@ -297,7 +297,7 @@ func (cc *clientConn) data(f *http2.DataFrame) error {
 	}
 	st.mu.Lock()
 	if f.StreamEnded() {
-		st.onWireClosed = true
+		st.remoteEnd = true
 	}
 	if st.status == 0 {
 		st.mu.Unlock()

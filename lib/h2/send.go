@@ -5,6 +5,7 @@ package h2
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,10 @@ func (cc *clientConn) RoundTrip(ctx context.Context, authority, scheme string, r
 	return st, nil
 }
 
+// errRetired: a stream refused by a connection that takes no new ones (a
+// GOAWAY, or its group left it); nothing of it was sent.
+var errRetired = fmt.Errorf("%w: the connection takes no new stream", h1.ErrClosed)
+
 // errEndedEarly: the server ended the stream before its request's body
 // was all sent; what it replied is the answer.
 var errEndedEarly = errors.New("the server ended the stream before the request's body was sent")
@@ -52,10 +57,10 @@ var errEndedEarly = errors.New("the server ended the stream before the request's
 func (cc *clientConn) open(ctx context.Context) (*stream, error) {
 	cc.mu.Lock()
 	for {
-		if cc.err != nil || cc.goAway {
+		if cc.err != nil || cc.goAway || cc.retired {
 			err := cc.err
 			if err == nil {
-				err = errGoAway
+				err = errRetired // nothing sent: another connection takes it
 			}
 			cc.mu.Unlock()
 			return nil, err
@@ -116,6 +121,7 @@ func (cc *clientConn) send(ctx context.Context, st *stream, authority, scheme st
 			if first {
 				err = cc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: frag,
 					EndStream: !hasBody, EndHeaders: len(block) == 0})
+				st.endedOnWire(false, false, !hasBody)
 			} else {
 				err = cc.fr.WriteContinuation(st.id, len(block) == 0, frag)
 			}
@@ -139,6 +145,7 @@ func (cc *clientConn) send(ctx context.Context, st *stream, authority, scheme st
 		if err := cc.write(func() error { return cc.fr.WriteData(st.id, len(body) == 0, chunk) }); err != nil {
 			return err
 		}
+		st.endedOnWire(false, false, len(body) == 0)
 	}
 	return nil
 }

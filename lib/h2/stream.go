@@ -24,10 +24,11 @@ type stream struct {
 	trailer  http.Header
 	buf      []byte
 	ended    bool
-	// onWireClosed: the stream is closed on the wire (the server ended or reset
-	// it, or probe reset it); one probe ends for a fault of its reply
-	// while the server may still send is reset when let go.
-	onWireClosed bool
+	// How the stream's two halves ended on the wire: reset (by either
+	// side), the server's END_STREAM, probe's. One not closed both ways
+	// when its client lets go (a fault of its reply, an early reply to an
+	// upload cut short) is reset, or the server counts it open.
+	wireReset, remoteEnd, localEnd bool
 	err          error
 	sendWin      int64 // what the stream may still send of its body
 	received     int64 // body bytes the stream's window has taken
@@ -44,8 +45,8 @@ type stream struct {
 // server may still send on it, and the credit of what it held given back.
 func (cc *clientConn) abandon(st *stream) {
 	st.mu.Lock()
-	open, unread := !st.onWireClosed, len(st.buf)
-	st.buf, st.ended, st.onWireClosed = nil, true, true
+	open, unread := !st.wireReset && !(st.remoteEnd && st.localEnd), len(st.buf)
+	st.buf, st.ended, st.wireReset = nil, true, true
 	if st.err == nil {
 		st.err = errAbandoned
 	}
@@ -196,10 +197,12 @@ func (st *stream) finish(err error) {
 	st.headersIn()
 }
 
-// closedByServer marks the stream ended on the wire by the server.
-func (st *stream) closedByServer() {
+// endedOnWire marks what the wire says of the stream's end.
+func (st *stream) endedOnWire(reset, remote, local bool) {
 	st.mu.Lock()
-	st.onWireClosed = true
+	st.wireReset = st.wireReset || reset
+	st.remoteEnd = st.remoteEnd || remote
+	st.localEnd = st.localEnd || local
 	st.mu.Unlock()
 }
 
@@ -224,7 +227,7 @@ func (st *stream) headersIn() { st.readyOne.Do(func() { close(st.ready) }) }
 func (cc *clientConn) resetStream(st *stream, code http2.ErrCode) error {
 	st.mu.Lock()
 	unread := len(st.buf)
-	st.buf, st.onWireClosed = nil, true
+	st.buf, st.wireReset = nil, true
 	st.mu.Unlock()
 	cc.mu.Lock()
 	owed := cc.owe(int64(unread))

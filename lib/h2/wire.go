@@ -148,6 +148,7 @@ func (cc *clientConn) retire() {
 	cc.mu.Lock()
 	cc.retired = true
 	now := cc.err != nil || cc.active == 0
+	cc.broadcast() // streams waiting for a slot go elsewhere
 	cc.mu.Unlock()
 	if now {
 		cc.Close()
