@@ -389,7 +389,9 @@ func slotsWorth(v Variant) float64 { return stats.EffectiveN(slotWeights(v)) }
 
 // Apply sets the finding's class, evidence and fix from the
 // experiment; rule is the finding's rule (nil: not in the catalog).
-func Apply(f *analyzers.Finding, ef Finding, rule *analyzers.Rule) { Reclass(f, ef.Verdict, ef.Why, rule) }
+func Apply(f *analyzers.Finding, ef Finding, rule *analyzers.Rule) {
+	Reclass(f, ef.Verdict, ef.Why, rule)
+}
 
 // MadePerRequest is the source's verdict, not the experiment's: --verify
 // read that the hot call's input is computed from the request.

@@ -28,17 +28,19 @@ type stream struct {
 	// side), the server's END_STREAM, probe's. One not closed both ways
 	// when its client lets go (a fault of its reply, an early reply to an
 	// upload cut short) is reset, or the server counts it open.
-	wireReset, remoteEnd, localEnd bool
-	err          error
-	sendWin      int64 // what the stream may still send of its body
-	received     int64 // body bytes the stream's window has taken
-	granted      int64 // what probe gave back of the stream's window
-	released     bool  // its slot is given back
-	wire         int
-	head         bool // a HEAD's reply: no body whatever its content-length
-	lenSaid      bool // the reply said its content-length: bodyLen
-	bodyLen      int64
-	got          int64 // body bytes come
+	wireReset bool
+	remoteEnd bool
+	localEnd  bool
+	err       error
+	sendWin   int64 // what the stream may still send of its body
+	received  int64 // body bytes the stream's window has taken
+	granted   int64 // what probe gave back of the stream's window
+	released  bool  // its slot is given back
+	wire      int
+	head      bool // a HEAD's reply: no body whatever its content-length
+	lenSaid   bool // the reply said its content-length: bodyLen
+	bodyLen   int64
+	got       int64 // body bytes come
 }
 
 // abandon ends a stream its client no longer reads: RST_STREAM when the
