@@ -52,7 +52,9 @@ func main() {
 
 // streamer answers StreamingOutputCall as grpc-go's interop server does:
 // a message per response parameter, each after its interval.
-type streamer struct{ testgrpc.UnimplementedTestServiceServer }
+type streamer struct {
+	testgrpc.UnimplementedTestServiceServer
+}
 
 func (streamer) StreamingOutputCall(in *testgrpc.StreamingOutputCallRequest,
 	stream testgrpc.TestService_StreamingOutputCallServer) error {
