@@ -7,6 +7,7 @@ import (
 
 	"github.com/probehq/probe/internal/slowtest"
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 	"github.com/probehq/probe/target"
 )
 
@@ -49,9 +50,30 @@ func TestProfilingCostIsMeasuredInTheRun(t *testing.T) {
 		if on < 2 || off < 1 || answered > calls-errs || answered < (calls-errs)/2 {
 			t.Errorf("%s: %d profiled and %d unprofiled stretches, %d of %d answers", tc.path, on, off, answered, calls-errs)
 		}
-		if c.Overhead < tc.min || c.Overhead > tc.max || c.Interval[0] > c.Overhead || c.Interval[1] < c.Overhead {
+		if c.Interval[0] > c.Overhead || c.Interval[1] < c.Overhead {
+			t.Errorf("%s: overhead %+.2f outside its interval [%+.2f, %+.2f]", tc.path, c.Overhead, c.Interval[0], c.Interval[1])
+		}
+		// Beside other processes' load (go test ./... runs e2e on the other
+		// core) the windows' CPU per request moves by more than profiling
+		// costs (+59 % [+11 %, +89 %] for /burn in CI): the run says its
+		// figures may be noisy, and the bounds are not asserted then.
+		if busy := warningIn(run.Warnings, "machine-busy"); busy != "" {
+			t.Logf("%s: the machine was busy (%s): the overhead's bounds are not asserted", tc.path, busy)
+			continue
+		}
+		if c.Overhead < tc.min || c.Overhead > tc.max {
 			t.Errorf("%s: overhead %+.2f [%+.2f, %+.2f], want within [%+.2f, %+.2f]", tc.path, c.Overhead, c.Interval[0],
 				c.Interval[1], tc.min, tc.max)
 		}
 	}
+}
+
+// warningIn is the message of the warning of kind in ws ("" when none).
+func warningIn(ws []result.Warning, kind string) string {
+	for _, w := range ws {
+		if w.Kind == kind {
+			return w.Message
+		}
+	}
+	return ""
 }

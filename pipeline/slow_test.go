@@ -130,14 +130,7 @@ func measureRun(t *testing.T, u *url.URL, path string, o probes.LoadOptions) (*r
 	return rep, run
 }
 
-func warning(rep *report.Run, kind string) string {
-	for _, w := range rep.Warnings {
-		if w.Kind == kind {
-			return w.Message
-		}
-	}
-	return ""
-}
+func warning(rep *report.Run, kind string) string { return warningIn(rep.Warnings, kind) }
 
 var suggested = regexp.MustCompile(`--concurrency (\d+), or a longer --timeout`)
 
