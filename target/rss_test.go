@@ -1,22 +1,30 @@
 package target
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/probehq/probe/lib/machine"
 )
 
-// RSS agrees with the kernel's own VmRSS line for this process, to within
-// what a test's allocations move it between the two reads.
+// RSS agrees with the kernel's own VmRSS line for a process, read while
+// it is stopped: a running one (this test's own, beside the package's
+// other tests) moves its resident set between the two reads.
 func TestRSSIsTheResidentSet(t *testing.T) {
-	got, err := RSS(os.Getpid())
+	child := startChild(t)
+	pid := child.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RSS(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("/proc/self/status")
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Skip(err)
 	}

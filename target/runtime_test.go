@@ -1,6 +1,8 @@
 package target
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -8,24 +10,58 @@ import (
 	"time"
 )
 
-// A child that waits to be read: the runtime test's process.
+// A child that waits to be read: the runtime test's process. It says
+// "ready" once running, because the kernel closes exec's close-on-exec
+// pipe (where cmd.Start returns) before it lays out the new process's
+// environment: read in that gap, /proc/PID/environ is empty.
 func TestRuntimeChildWaits(t *testing.T) {
 	if os.Getenv("PROBE_RUNTIME_CHILD") == "" {
 		t.Skip("the runtime test's child")
 	}
+	fmt.Println("ready")
 	time.Sleep(20 * time.Second)
+}
+
+// startChild starts this test binary as TestRuntimeChildWaits with env
+// added, and returns once the child says it runs.
+func startChild(t *testing.T, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRuntimeChildWaits$")
+	cmd.Env = append(append(os.Environ(), "PROBE_RUNTIME_CHILD=1"), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+				return
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("the child ended before it ran")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the child did not start in a minute")
+	}
+	return cmd
 }
 
 // RuntimeOf reads a Go process's build and its environment's settings:
 // this test's own binary, started again with settings of its own.
 func TestRuntimeOfAGoProcess(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRuntimeChildWaits$")
-	cmd.Env = append(os.Environ(), "PROBE_RUNTIME_CHILD=1", "GOGC=50", "GOMAXPROCS=1", "GOMEMLIMIT=512MiB",
-		"GODEBUG=gctrace=0")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	cmd := startChild(t, "GOGC=50", "GOMAXPROCS=1", "GOMEMLIMIT=512MiB", "GODEBUG=gctrace=0")
 	rt, err := RuntimeOf(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
