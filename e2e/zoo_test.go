@@ -169,6 +169,7 @@ type zooResult struct {
 	// unexplained is the run's unexplained CPU and reply digests, to say
 	// why a case was missed
 	unexplained string
+	thin        string // the run's thin-profile warning: too little CPU to name a work
 }
 
 // buildZoo builds testdata/zoo, a module of its own that needs Go 1.27.
@@ -259,7 +260,7 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 		}
 		r.hit = judgeZoo(c, rep.Findings)
 		// Each share is what pprof -focus shows of the same profile.
-		if files, err := rep.Files(); err == nil && len(files["cpu.pb.gz"]) > 0 && len(rep.Findings) > 0 {
+		if files, err := rep.Files(); err == nil && len(files["cpu.pb.gz"]) > 0 {
 			cpu := filepath.Join(t.TempDir(), "cpu.pb.gz")
 			if err := os.WriteFile(cpu, files["cpu.pb.gz"], 0o644); err != nil {
 				t.Fatal(err)
@@ -267,6 +268,12 @@ func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyze
 			checkSharesAgainstPprof(t, c.name(), cpu, rep.Findings)
 			if d := os.Getenv("PROBE_ZOO_EVIDENCE"); d != "" && d != "1" {
 				os.WriteFile(filepath.Join(d, strings.ReplaceAll(strings.Trim(c.path, "/"), "/", "-")+".pb.gz"), files["cpu.pb.gz"], 0o644)
+			}
+		}
+		for _, w := range rep.Warnings {
+			r.unexplained += fmt.Sprintf(" [%s: %s]", w.Kind, w.Message)
+			if w.Kind == "thin-profile" {
+				r.thin = w.Message
 			}
 		}
 		for _, u := range rep.Unexplained {
@@ -391,19 +398,31 @@ func TestZoo(t *testing.T) {
 	if f := os.Getenv("PROBE_ZOO_TABLE"); f != "" {
 		os.WriteFile(f, []byte(table), 0o644)
 	}
+	waste, unjudged := 0, 0
 	for _, r := range results {
 		for _, f := range r.findings {
 			if f.Rule == analyzers.RepeatedWorkRule {
 				t.Logf("%s: %s [%s] %s", r.c.name(), f.Rule, f.Class, f.Evidence)
 			}
 		}
+		if r.c.rule != "" {
+			waste++
+		}
 		if !r.hit {
-			if r.c.rule != "" {
+			if r.c.rule != "" && r.thin != "" {
+				// A machine busy enough to starve the target names
+				// nothing, and the report says so: unjudged, not missed.
+				unjudged++
+				t.Logf("%s: unjudged, %s", r.c.name(), r.thin)
+			} else if r.c.rule != "" {
 				t.Errorf("%s: no %s among %s; unexplained:%s", r.c.name(), r.c.rule, r.got, r.unexplained)
 			} else {
 				t.Errorf("%s: a load-time claim on a clean case: %s", r.c.name(), r.got)
 			}
 		}
+	}
+	if unjudged*10 > waste {
+		t.Errorf("%d of %d waste cases had too little CPU to name a work: the machine was too busy to judge the zoo", unjudged, waste)
 	}
 	for _, f := range stale {
 		if f.Rule == "repeated-xml-encode" {

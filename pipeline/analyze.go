@@ -58,6 +58,9 @@ func AnalyzeRunContext(ctx context.Context, run *result.Run, rules []Rule) repor
 	if w, ok := profilePartial(run); ok {
 		a.Warnings = append(a.Warnings, w)
 	}
+	if why, ok := analyzers.ThinProfile(res.CPU); ok && !res.Interrupted {
+		a.Warnings = append(a.Warnings, result.Warning{Kind: "thin-profile", Message: why})
+	}
 	a.Files = map[string][]byte{}
 	for name, b := range prof.Raw {
 		a.Files[name] = b

@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers/verdict"
+	"github.com/probehq/probe/lib/machine"
 	"github.com/probehq/probe/lib/pprofio"
 	"github.com/probehq/probe/lib/redirect"
 	"github.com/probehq/probe/probes"
@@ -113,7 +117,7 @@ func (p *Pipeline) experiment(ctx context.Context, ml probes.Microload, t *probe
 		e.Clients = o.Concurrency
 	}
 	began := time.Now()
-	profiles, got, err := p.runVariants(ctx, ml, t, o, variants, window, slots, e)
+	profiles, got, err := p.runVariants(ctx, ml, t, o, run, variants, window, slots, e)
 	e.TookS = time.Since(began).Seconds()
 	if err != nil {
 		e.Skipped = err.Error()
@@ -157,11 +161,18 @@ const (
 // runVariants loads all the variants, switching every slot, and returns
 // the CPU profiles of each variant's slots and the reply each kept;
 // e.Variants gets their figures.
-func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, vs []requestVariant,
-	window time.Duration, slots int, e *report.Experiment) ([][]*profile.Profile, []verdict.Kept, error) {
+func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, run0 *result.Run,
+	vs []requestVariant, window time.Duration, slots int, e *report.Experiment) ([][]*profile.Profile, []verdict.Kept, error) {
 	vl := newVariantLoad(ml, vs)
 	profiles := make([][]*profile.Profile, len(vs))
 	requests := make([][]int64, len(vs))
+	others := make([][]float64, len(vs)) // cores other processes used in each slot
+	pid := 0
+	if run0 != nil && run0.TargetProc != nil {
+		pid = run0.TargetProc.PID
+	} else if _, err := target.FindListener(t.Addr()); errors.Is(err, target.ErrOwnProcess) {
+		pid = os.Getpid() // a server in probe's process: the others are the rest
+	}
 	var slotErr error
 	vo := o
 	vo.Duration, vo.Warmup, vo.RequestTimes, vo.Profile, vo.Progress = window, variantWarmup, false, nil, nil
@@ -176,8 +187,17 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 			// not when the profile has been written and read back.
 			before := vl.sent[i].Load()
 			var counted atomic.Int64
+			var busy atomic.Uint64 // float64 bits, stored before counted
 			counted.Store(-1)
-			timer := time.AfterFunc(slotLength, func() { counted.Store(vl.sent[i].Load() - before) })
+			ow := target.OpenOthers(pid)
+			seen := func() {
+				c, ok := ow.Cores()
+				if !ok {
+					c = -1 // not seen
+				}
+				busy.Store(math.Float64bits(c))
+			}
+			timer := time.AfterFunc(slotLength, func() { seen(); counted.Store(vl.sent[i].Load() - before) })
 			prof, err := fetchCPUProfile(ctx, o.Profile, slotLength)
 			timer.Stop()
 			if ctx.Err() != nil {
@@ -190,9 +210,11 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 			profiles[i] = append(profiles[i], prof)
 			n := counted.Load()
 			if n < 0 { // the profile came back early
+				seen()
 				n = vl.sent[i].Load() - before
 			}
 			requests[i] = append(requests[i], n)
+			others[i] = append(others[i], math.Float64frombits(busy.Load()))
 		}
 	}
 	run, err := p.o.Load(ctx, vl, t, vo)
@@ -208,12 +230,17 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 	if run.Ended != "" {
 		return nil, nil, fmt.Errorf("the experiment's load ended early: %s", run.Ended)
 	}
+	left := leaveOutBusySlots(profiles, requests, others)
 	got := make([]verdict.Kept, len(vs))
 	for i, v := range vs {
 		ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, Request: vl.request(i), Varies: v.varies,
-			SlotRequests: requests[i], DurationS: float64(len(profiles[i])) * slotLength.Seconds()}
+			SlotRequests: requests[i], BusySecondsLeftOut: left[i],
+			DurationS: float64(len(profiles[i])) * slotLength.Seconds()}
 		for _, n := range requests[i] {
 			ev.Requests += n
+		}
+		if !slices.Contains(others[i], -1) {
+			ev.SlotOthersCores = others[i]
 		}
 		for _, prof := range profiles[i] {
 			ev.CPUSeconds += time.Duration(verdict.CPUOf(prof, nil)).Seconds()
@@ -247,6 +274,35 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		e.Variants = append(e.Variants, ev)
 	}
 	return profiles, got, nil
+}
+
+// leaveOutBusySlots drops the seconds in which other processes used more
+// than machine.BusyCores, when every variant keeps a quiet one: a busy
+// second slows the same work by as much as an input that matters. It
+// returns how many it dropped of each; when a variant would keep none,
+// nothing is dropped and the judge withholds a claim of a move.
+func leaveOutBusySlots(profiles [][]*profile.Profile, requests [][]int64, others [][]float64) []int {
+	left := make([]int, len(profiles))
+	busy := func(c float64) bool { return c > machine.BusyCores } // -1: not seen, not busy
+	for i := range profiles {
+		if len(profiles[i]) > 0 && !slices.ContainsFunc(others[i], func(c float64) bool { return !busy(c) }) {
+			return left
+		}
+	}
+	for i := range profiles {
+		var p []*profile.Profile
+		var r []int64
+		var o []float64
+		for k := range profiles[i] {
+			if busy(others[i][k]) {
+				left[i]++
+				continue
+			}
+			p, r, o = append(p, profiles[i][k]), append(r, requests[i][k]), append(o, others[i][k])
+		}
+		profiles[i], requests[i], others[i] = p, r, o
+	}
+	return left
 }
 
 // pprofClient fetches the experiment's CPU profiles: a 3xx is refused,

@@ -73,7 +73,8 @@ func experimentOf(t *testing.T, u *url.URL, path, param string, values []string,
 	}
 	e := a.Experiment
 	for i, v := range e.Variants {
-		t.Logf("%s %s: %d requests, %s same=%v %s", v.Name, v.Request, v.Requests, v.StableDigest, v.SameReply, v.Error)
+		t.Logf("%s %s: %d requests, %s same=%v %s; others %.2f cores, %d busy seconds left out", v.Name, v.Request, v.Requests,
+			v.StableDigest, v.SameReply, v.Error, v.SlotOthersCores, v.BusySecondsLeftOut)
 		for _, fr := range e.Findings[0].Frames {
 			t.Logf("   %s %.3f ms (%d samples), by second %.3f", fr.Frame, fr.CPUPerRequestMS[i], fr.Samples[i], fr.SlotCPUPerRequestMS[i])
 		}

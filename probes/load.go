@@ -290,7 +290,7 @@ func judge(run *result.Run, o LoadOptions, machineCPUs int) {
 				"generator may be the limit", genCores, targetCores))
 		}
 	}
-	if run.OthersCPU > 0.25 {
+	if run.OthersCPU > machine.BusyCores {
 		run.Warn("machine-busy", fmt.Sprintf("other processes used %.2f cores during the run: figures may be noisy", run.OthersCPU))
 	}
 	if o.Rate > 0 {

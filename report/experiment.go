@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/probehq/probe/analyzers/verdict"
+	"github.com/probehq/probe/lib/machine"
 )
 
 // The experiment's data (its variants, its findings and their frames) is
@@ -74,6 +75,9 @@ func (r *Run) experimentMarkdown() string {
 		t.AddRow(v.Name, yesNo(v.ShouldMatter), "`"+v.Request+"`", fmt.Sprint(v.Requests), variantReply(v), yesNo(v.SameReply))
 	}
 	b.WriteString(t.Markdown())
+	if n := busyNote(e); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
 	for _, f := range e.Findings {
 		fmt.Fprintf(&b, "\n**%s**: %s → %s (%s). %s%s\n\n", f.Rule, f.ClassBefore, f.Class, f.Verdict, sentence(f.Why), noiseNote(f))
 		ft := &Table{Columns: []Column{{Title: "CPU per request (ms)"}}}
@@ -114,6 +118,9 @@ func (r *Run) experimentHTML(h int) string {
 			esc(v.Name), yesNo(v.ShouldMatter), esc(v.Request), v.Requests, esc(variantReply(v)), yesNo(v.SameReply))
 	}
 	b.WriteString("</table>")
+	if n := busyNote(e); n != "" {
+		fmt.Fprintf(&b, "<p>%s</p>", esc(n))
+	}
 	for _, f := range e.Findings {
 		fmt.Fprintf(&b, "<p><b>%s</b>: %s → %s (%s). %s%s</p><table><tr><th>CPU per request (ms)</th>", esc(f.Rule), esc(f.ClassBefore),
 			esc(f.Class),
@@ -132,6 +139,20 @@ func (r *Run) experimentHTML(h int) string {
 		b.WriteString("</table>")
 	}
 	return b.String()
+}
+
+// busyNote says how many of the variants' seconds were left out for a
+// busy machine ("": none).
+func busyNote(e *Experiment) string {
+	n := 0
+	for _, v := range e.Variants {
+		n += v.BusySecondsLeftOut
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of the variants' seconds were left out: other processes used more than %.2f cores in them, "+
+		"which slows the same work by as much as an input that matters.", n, machine.BusyCores)
 }
 
 // noiseNote is the sentence on the seconds' noise ("" when it was not

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"html"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,15 @@ func TestExperimentSection(t *testing.T) {
 	}
 	if !strings.Contains(page, "the tolerance was ±41%.</p>") {
 		t.Errorf("report.html's experiment does not give the seconds' noise: %s", page)
+	}
+	if strings.Contains(md, "left out") {
+		t.Errorf("a quiet experiment says seconds were left out:\n%s", md)
+	}
+	r.Experiment.Variants[1].BusySecondsLeftOut = 2
+	busy := "2 of the variants' seconds were left out: other processes used more than 0.25 cores in them"
+	if md, page := r.experimentMarkdown(), r.experimentHTML(2); !strings.Contains(md, busy) ||
+		!strings.Contains(page, html.EscapeString(busy)) {
+		t.Errorf("the seconds left out for a busy machine are not said:\n%s\n%s", md, page)
 	}
 	r.Experiment.Findings[0].Verdict, r.Experiment.Findings[0].Tolerance = "inconclusive", 0
 	if md := r.experimentMarkdown(); !strings.Contains(md, "by ±14% (a standard deviation).") || strings.Contains(md, "tolerance was") {

@@ -1,6 +1,9 @@
 package target
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // CPUWindow reads what a measured window costs in CPU: probe's own, the
 // machine's, and, when its process is seen, the target's and its
@@ -46,7 +49,11 @@ func (w *CPUWindow) Close() WindowCPU {
 	c := WindowCPU{Generator: end.self - w.start.self}
 	if w.sampler != nil {
 		c.Target, c.Children = w.sampler.cpuNow()-w.target, max(0, childrenCPU(w.sampler.pid)-w.children)
-		c.Others = end.machineBusy - w.start.machineBusy - c.Generator - c.Target
+		c.Others = end.machineBusy - w.start.machineBusy - c.Generator - c.Target - c.Children
+		if w.sampler.pid == os.Getpid() {
+			// A target served from inside probe: its CPU is probe's.
+			c.Others += c.Target + c.Children
+		}
 	}
 	c.Span = time.Since(w.opened)
 	return c

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,6 +27,10 @@ type Listener struct {
 	// connections: which was chosen, and why.
 	Why string
 }
+
+// ErrOwnProcess is FindListener's error for a server in probe's own
+// process (a test's): its CPU is probe's.
+var ErrOwnProcess = errors.New("a server in probe's process")
 
 // FindListener finds the process whose listening socket takes the
 // connections to addr: one bound to addr's own address, else a wildcard
@@ -83,7 +88,7 @@ func FindListener(addr string) (Listener, error) {
 			continue
 		}
 		if pid == os.Getpid() {
-			return Listener{}, fmt.Errorf("the socket listening on %s is probe's own (a server in probe's process)", s.addr(port))
+			return Listener{}, fmt.Errorf("the socket listening on %s is probe's own (%w)", s.addr(port), ErrOwnProcess)
 		}
 		l := Listener{PID: pid, Bound: s.addr(port)}
 		var others []string

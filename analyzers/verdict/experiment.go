@@ -40,6 +40,12 @@ type Variant struct {
 	Requests  int64    `json:"requests"`
 	// SlotRequests are the requests sent in each of the variant's seconds.
 	SlotRequests []int64 `json:"slot_requests,omitempty"`
+	// SlotOthersCores are the cores other processes than probe and the
+	// target used in each of those seconds (none: the target's process
+	// is not seen). BusySecondsLeftOut are the seconds
+	// left out for a busier machine than machine.BusyCores.
+	SlotOthersCores    []float64 `json:"slot_others_cores,omitempty"`
+	BusySecondsLeftOut int       `json:"busy_seconds_left_out,omitempty"`
 	// Calls are all the variant's calls in the experiment's load, the
 	// seconds between its profiles too; Errors are the failed among them.
 	Calls      int64   `json:"calls,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/lib/machine"
 	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/result"
 )
@@ -166,6 +167,7 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 	baseSlots := slotWeights(vs[0])
 	stayTol, moveTol := minTolerance, math.Inf(1)
 	var tested, movedBy, tooFew, tooNoisy []string
+	moved := map[string]float64{} // each move's change
 	// A control that moved is the machine's noise, measured: the input's
 	// variants must then move more than twice as far to count, and
 	// input-independence cannot be claimed at all.
@@ -210,6 +212,7 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 		case change > move:
 			movedBy = append(movedBy, v.Name)
 			moveTol = math.Min(moveTol, move) // every move passed it
+			moved[v.Name] = change
 		case stay > maxTolerance:
 			tooFew = append(tooFew, v.Name)
 		case margin > maxTolerance || change > stay:
@@ -232,10 +235,25 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 	if len(movedBy) == 0 && len(tooFew) > 0 {
 		return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", strings.Join(tooFew, ", ")))
 	}
+	busy := ""
+	if busiest, n := busySeconds(vs); len(movedBy) > 0 && n > 0 {
+		// Noise widens what counts as a move, and a busy machine's is
+		// not in the seconds' spread when it lasts a variant's seconds:
+		// on it a move must pass what the machine can do.
+		far := slices.DeleteFunc(slices.Clone(movedBy), func(n string) bool { return !(moved[n] > busyMove) })
+		if len(far) == 0 {
+			return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, but other processes used up to %.2f cores "+
+				"in %d of the experiment's seconds, and a machine that busy moves the same work's CPU per request by up to %.0f%%: "+
+				"too noisy to tell the input's move from the machine's (run it on a quiet machine)", strings.Join(movedBy, ", "),
+				busiest, n, 100*busyMove))
+		}
+		movedBy, moveTol = far, math.Max(moveTol, busyMove)
+		busy = fmt.Sprintf(", farther than a machine this busy moves it: other processes used up to %.2f cores", busiest)
+	}
 	if len(movedBy) > 0 {
-		also := ""
+		also := busy
 		if controlMoved != "" {
-			also = fmt.Sprintf(", twice the %.0f%% that %s, a change that should not matter, moved", 100*noise, controlMoved)
+			also += fmt.Sprintf(", twice the %.0f%% that %s, a change that should not matter, moved", 100*noise, controlMoved)
 		}
 		return "cacheable", "moves-with-input", moveTol, fmt.Sprintf("%s: the work's CPU per request moved with the request's "+
 			"input (%s, beyond ±%.0f%%%s), so it is a function of the input: it can be memoised per input, not moved to load time. %s",
@@ -485,3 +503,26 @@ func whyNotVaried(names []string, vs []Variant) string {
 
 // NoInputInWords says what a request without input is.
 const NoInputInWords = "a JSON body of no members, no query, no input header"
+
+// busyMove is the change a move must pass when other processes used the
+// machine: twice or half. A busy sibling hyperthread slows the same work
+// by up to a third (CI: +42% in one variant's two seconds).
+const busyMove = 1.0
+
+// busySeconds is the most cores other processes used in a second the
+// variants were measured in, and how many such seconds passed
+// machine.BusyCores.
+func busySeconds(vs []Variant) (busiest float64, n int) {
+	for _, v := range vs {
+		if v.Error != "" {
+			continue
+		}
+		for _, c := range v.SlotOthersCores {
+			busiest = max(busiest, c)
+			if c > machine.BusyCores {
+				n++
+			}
+		}
+	}
+	return busiest, n
+}

@@ -140,6 +140,22 @@ func TestExperimentVerdictRules(t *testing.T) {
 	if _, v, _, why := verdict("info", mixed, mixedVs, "", false, ReplyEvidence{}); v != "moves-with-input" {
 		t.Errorf("a thin other key beside one that moved: verdict %s, want moves-with-input: %s", v, why)
 	}
+	// A move seen while other processes used the machine is the
+	// machine's as much as the input's: no claim. A quiet machine's is.
+	busy := vs(true, true, false)
+	busy[2].SlotOthersCores = []float64{0.05, 0.9}
+	if _, v, _, why := verdict("info", work(1, 1, 1.42), busy, "", false, ReplyEvidence{}); v != "inconclusive" ||
+		!strings.Contains(why, "too noisy to tell") || !strings.Contains(why, "0.90 cores") {
+		t.Errorf("a 42%% move on a busy machine: verdict %s, want inconclusive: %s", v, why)
+	}
+	if _, v, _, why := verdict("info", work(1, 1, 2.5), busy, "", false, ReplyEvidence{}); v != "moves-with-input" ||
+		!strings.Contains(why, "0.90 cores") || !strings.Contains(why, "beyond ±100%") {
+		t.Errorf("a 2.5× move on a busy machine: verdict %s, want moves-with-input past ±100%%: %s", v, why)
+	}
+	busy[2].SlotOthersCores = []float64{0.05, 0.2}
+	if _, v, _, why := verdict("info", work(1, 1, 1.42), busy, "", false, ReplyEvidence{}); v != "moves-with-input" {
+		t.Errorf("a 42%% move on a quiet machine: verdict %s, want moves-with-input: %s", v, why)
+	}
 	gone := work(1, 1, 0)
 	gone.Samples[2] = 0
 	if _, v, _, why := verdict("info", gone, vs(true, true, false), "", false, ReplyEvidence{}); v != "moves-with-input" {

@@ -25,3 +25,10 @@ func CPUs() int {
 	}
 	return max(n, runtime.NumCPU())
 }
+
+// BusyCores is how many cores other processes may use beside probe and
+// the target before figures of CPU per request are called noisy: a
+// second process on the other hyperthread of a core slows the same work
+// by up to a third (CI saw +42% on one request's work), as much as an
+// input that matters.
+const BusyCores = 0.25
