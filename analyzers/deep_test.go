@@ -51,11 +51,11 @@ func TestDeepStackIsAnalysedAtOnce(t *testing.T) {
 		}
 		// A generous bound, not a timing: the quadratic analysis took
 		// hours here; the bounded one takes milliseconds.
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		res := AnalyzeContext(ctx, p, nil, Evidence{}, DefaultRules())
 		cancel()
 		if res.Interrupted {
-			t.Fatalf("%d frames: not analysed within 20 s", depth)
+			t.Fatalf("%d frames: not analysed within 3 minutes", depth)
 		}
 		if len(res.Unexplained) != 1 {
 			t.Fatalf("%d frames: unexplained %+v", depth, res.Unexplained)

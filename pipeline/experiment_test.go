@@ -243,7 +243,7 @@ func TestExperimentLeavesWorkOverVaryingReplies(t *testing.T) {
 	}
 	ef := a.Experiment.Findings[0]
 	t.Logf("%s: %s", ef.Verdict, ef.Why)
-	if ef.Frames[0].Samples[0] == 0 {
+	if ef.Frames[0].Samples[0] == 0 && !cannotTell(ef) { // a starved server's profile holds none, and says so
 		t.Errorf("the experiment saw no sample of the compression: %+v", ef.Frames)
 	}
 	if a.Findings[0].Class == "load-time" {

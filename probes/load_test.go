@@ -186,7 +186,7 @@ func TestOneConnectionPerClient(t *testing.T) {
 	srv, conns := countingServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
 	defer srv.Close()
 	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 4, Duration: 500 * time.Millisecond})
+		LoadOptions{Concurrency: 4, Requests: 200, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestReplyDigestsPerKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	run, err := RunLoad(context.Background(), &HTTP{Path: "/x", Param: "k", Values: []string{"a", "b", "varies"}},
-		targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
+		targetOf(t, srv), LoadOptions{Concurrency: 2, Requests: 90, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestNoWarmupMeasuresTheFirstReply(t *testing.T) {
 			}
 		}))
 		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-			LoadOptions{Concurrency: 1, Duration: 100 * time.Millisecond})
+			LoadOptions{Concurrency: 1, Requests: 5, Duration: time.Minute})
 		srv.Close()
 		if err != nil {
 			t.Fatal(err)

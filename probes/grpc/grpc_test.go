@@ -38,7 +38,7 @@ service Feed { rpc Watch(Ask) returns (stream Item); }
 	}), false).URL
 	target := &probes.Target{URL: u, HTTP2: &probes.HTTP2{}}
 	run, err := probes.RunLoad(context.Background(), &GRPC{Method: "feed.Feed/Watch", Data: `{"topic": "x"}`, Proto: []string{proto}},
-		target, probes.LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
+		target, probes.LoadOptions{Concurrency: 1, Requests: 30, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestCheckFailuresAreCountedByReason(t *testing.T) {
 	})
 	// The first request (Prepare's) gets case 1, a whole sitemap.
 	run, err := probes.RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv),
-		probes.LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
+		probes.LoadOptions{Concurrency: 1, Requests: 40, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestVerdictsFollowTheBytes(t *testing.T) {
 		w.Write([]byte("<urlset></urlset>"))
 	})
 	run, err := probes.RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv),
-		probes.LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond})
+		probes.LoadOptions{Concurrency: 1, Requests: 40, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
