@@ -40,7 +40,7 @@ func cleanHandler(w http.ResponseWriter, r *http.Request) {
 // leakServer serves the two handlers and net/http/pprof; without the
 // leak profile its goroutineleak answers 404, as a target whose Go has
 // none does.
-func leakServer(t *testing.T, leakProfile bool) *httptest.Server {
+func leakServer(t *testing.T, leakProfile bool) leakTarget {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/leak", leakyHandler)
 	mux.HandleFunc("/clean", cleanHandler)
@@ -49,22 +49,44 @@ func leakServer(t *testing.T, leakProfile bool) *httptest.Server {
 	if !leakProfile {
 		mux.HandleFunc("/debug/pprof/"+result.LeakProfile, http.NotFound)
 	}
-	srv := httptest.NewServer(mux)
+	// The test's load starts once the window's first leak read (or
+	// goroutine count, without the profile) has been answered.
+	first := leakProfile
+	var once sync.Once
+	read := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r)
+		name := strings.TrimPrefix(r.URL.Path, "/debug/pprof/")
+		if first && name == result.LeakProfile || !first && name == "goroutine" {
+			once.Do(func() { close(read) })
+		}
+	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return leakTarget{srv, read}
+}
+
+// leakTarget is a test server and the channel closed when a window's
+// first leak read was answered.
+type leakTarget struct {
+	*httptest.Server
+	firstRead chan struct{}
 }
 
 const clients, requests = 4, 200
 
 // loadAndCapture sends the requests to path from clients clients inside
 // a profiled window, as a profiled run does, and gives what it captured.
-func loadAndCapture(t *testing.T, srv *httptest.Server, path string) *result.Profiles {
+func loadAndCapture(t *testing.T, srv leakTarget, path string) *result.Profiles {
 	t.Helper()
 	pprofURL, _ := url.Parse(srv.URL + "/debug/pprof/")
 	o := target.ProfileOptions{PprofURL: pprofURL, Window: time.Second, LeakSettle: 500 * time.Millisecond}
 	captured := make(chan *result.Profiles, 1)
-	go func() { captured <- target.CaptureProfiles(context.Background(), o, 2*time.Second) }()
-	time.Sleep(300 * time.Millisecond) // the window's first reads
+	go func() { captured <- target.CaptureProfiles(context.Background(), o, 3*time.Second) }()
+	select {
+	case <-srv.firstRead:
+	case <-time.After(time.Minute):
+		t.Fatal("the window's first leak read never came")
+	}
 	tr := &http.Transport{}
 	client := &http.Client{Transport: tr}
 	var wg sync.WaitGroup

@@ -229,7 +229,6 @@ func experimentOf(t *testing.T, kind string, conns int) (*result.WS, []analyzers
 
 func TestExperimentNamesWorkDoneOncePerSubscriber(t *testing.T) {
 	slowtest.Measures(t)
-	t.Parallel()
 	_, found, _ := experiment(t, "per-delivery")
 	if len(found) == 0 {
 		t.Fatal("no per-delivery finding for a hub that hashes the token for every subscriber of every event")
@@ -251,7 +250,6 @@ func TestExperimentNamesWorkDoneOncePerSubscriber(t *testing.T) {
 
 func TestExperimentClaimsNothingOfPerEventWork(t *testing.T) {
 	slowtest.Measures(t)
-	t.Parallel()
 	_, found, work := experiment(t, "per-event")
 	for _, f := range found {
 		t.Errorf("claimed per delivery on a hub that does its work once per event: %s", f.Evidence)
@@ -272,7 +270,6 @@ func TestExperimentClaimsNothingOfPerEventWork(t *testing.T) {
 // per delivery, nothing of it without subscribers.
 func TestExperimentWaitsForTheWritersBacklog(t *testing.T) {
 	slowtest.Measures(t)
-	t.Parallel()
 	res, found, work := experiment(t, "backlog")
 	e := res.Experiment
 	if e.Void != "" {
