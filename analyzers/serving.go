@@ -266,19 +266,17 @@ func (c CPUSplit) Line() string {
 	return s
 }
 
-// thinServing is the least CPU serving requests in which a work of a
-// quarter of it (the repeated-work floor) reaches minCPUEvidence.
-const thinServing = float64(minCPUEvidence) / 1e9 / minRepeatedWork
-
 // ThinProfile says, when a profile holds some but too little CPU serving
 // requests for a work of a quarter of it to be named, how little: a
 // target starved by a busy machine, or a run too short, names nothing
 // and must say so rather than read as clean.
 func ThinProfile(split CPUSplit) (string, bool) {
-	if split.Serving <= 0 || split.Serving >= thinServing {
+	least := float64(minCPUEvidence) / 1e9
+	// Thin: too little for a work of a quarter of it (the repeated-work
+	// floor) to reach the evidence a finding needs.
+	if split.Serving <= 0 || split.Serving >= least/minRepeatedWork {
 		return "", false
 	}
-	least := float64(minCPUEvidence) / 1e9
 	unnamed := fmt.Sprintf("work under %.0f%% of it went unnamed", 100*least/split.Serving)
 	if split.Serving <= least {
 		unnamed = "no work in it could be named"

@@ -1,4 +1,4 @@
-package pipeline
+package verdict
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 // every variant keeps a quiet one; when one would keep none, every second
 // stays and the judge withholds a move. A second whose others were not
 // seen (-1) is no busy one.
-func TestLeaveOutBusySlots(t *testing.T) {
+func TestLeaveOutBusySeconds(t *testing.T) {
 	p := func(n int) []*profile.Profile {
 		out := make([]*profile.Profile, n)
 		for i := range out {
@@ -22,7 +22,7 @@ func TestLeaveOutBusySlots(t *testing.T) {
 	profiles := [][]*profile.Profile{p(3), p(2), p(2)}
 	requests := [][]int64{{10, 11, 12}, {20, 21}, {30, 31}}
 	others := [][]float64{{0.1, 0.9, 0.2}, {-1, 0.05}, {0.6, 0.1}}
-	left := leaveOutBusySlots(profiles, requests, others)
+	left := LeaveOutBusySeconds(profiles, requests, others)
 	if !slices.Equal(left, []int{1, 0, 1}) {
 		t.Fatalf("left out %v, want [1 0 1]", left)
 	}
@@ -36,7 +36,7 @@ func TestLeaveOutBusySlots(t *testing.T) {
 	profiles = [][]*profile.Profile{p(2), p(2)}
 	requests = [][]int64{{1, 2}, {3, 4}}
 	others = [][]float64{{0.1, 0.9}, {0.7, 0.8}}
-	if left := leaveOutBusySlots(profiles, requests, others); !slices.Equal(left, []int{0, 0}) || len(requests[1]) != 2 {
+	if left := LeaveOutBusySeconds(profiles, requests, others); !slices.Equal(left, []int{0, 0}) || len(requests[1]) != 2 {
 		t.Errorf("a variant with no quiet second: left out %v, kept %v", left, requests)
 	}
 }
