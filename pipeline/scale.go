@@ -237,13 +237,20 @@ func (o *ScaleOptions) timeChanges(ctx context.Context, pt *rampreport.ScalePoin
 	writer := probes.NewClient(&writerTarget, max(o.Load.Timeout, o.StartTimeout))
 	defer writer.Close()
 	var writes []float64
+	var cpu time.Duration // the target's over the writes, when read for each
+	cpuReads := 0
 	fresh := map[string][]float64{}
 	start := time.Now()
 	for n := 1; ctx.Err() == nil && (n <= o.Changes || n <= scaleMoreChanges && time.Since(start) < scaleChangesBudget); n++ {
-		ch := probes.ChangeNote(ctx, writer, t, o.Load.Timeout, w, watch, n)
+		used := t.Child.CPUFromNow()
+		ch := probes.WriteChange(ctx, writer, w, watch, n)
 		if ch.Err != "" {
 			return fmt.Errorf("writing a note: %s", ch.Err)
 		}
+		if d, ok := used(); ok {
+			cpu, cpuReads = cpu+d, cpuReads+1
+		}
+		probes.Await(ctx, &ch, t, o.Load.Timeout, watch)
 		writes = append(writes, float64(ch.Wrote.Microseconds())/1000)
 		for place, d := range ch.Visible {
 			fresh[place] = append(fresh[place], float64(d.Microseconds())/1000)
@@ -255,6 +262,10 @@ func (o *ScaleOptions) timeChanges(ctx context.Context, pt *rampreport.ScalePoin
 	}
 	pt.Changes = len(writes)
 	pt.WriteMS = stats.Median(writes)
+	if cpuReads > 0 && cpuReads == len(writes) {
+		mean := float64(cpu.Microseconds()) / 1000 / float64(cpuReads)
+		pt.WriteCPUMS = &mean
+	}
 	for place, v := range fresh {
 		pt.FreshMS[place] = stats.Median(v)
 	}

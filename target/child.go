@@ -218,6 +218,20 @@ func (c *Child) Exit() *result.Exit {
 // PID is the child's process id.
 func (c *Child) PID() int { return c.cmd.Process.Pid }
 
+// CPUFromNow starts reading the CPU the process and its live children
+// use; the function it returns ends the reading, false where there is no
+// process to read (a nil Child: a target probe did not start).
+func (c *Child) CPUFromNow() func() (time.Duration, bool) {
+	if c == nil {
+		return func() (time.Duration, bool) { return 0, false }
+	}
+	before, err := ProcessCPU(c.PID())
+	return func() (time.Duration, bool) {
+		after, err2 := ProcessCPU(c.PID())
+		return after - before, err == nil && err2 == nil
+	}
+}
+
 // Exited is closed when the process has ended.
 func (c *Child) Exited() <-chan struct{} { return c.exited }
 

@@ -29,14 +29,26 @@ type Scale struct {
 // ScalePoint is one size's figures.
 type ScalePoint struct {
 	Notes      int                       `json:"notes"`
-	LoadS      float64                   `json:"load_s"`       // from start until it served
-	RSSMB      float64                   `json:"rss_mb"`       // resident after load
-	Changes    int                       `json:"changes"`      // notes changed and timed: --changes, or more when each is cheap
-	WriteMS    float64                   `json:"write_ms"`     // one changed note: the write (a syncing server's sync), median
-	FreshMS    map[string]float64        `json:"freshness_ms"` // place → median time until a reader saw the change
+	LoadS      float64                   `json:"load_s"`                 // from start until it served
+	RSSMB      float64                   `json:"rss_mb"`                 // resident after load
+	Changes    int                       `json:"changes"`                // notes changed and timed: --changes, more if cheap
+	WriteMS    float64                   `json:"write_ms"`               // one changed note: the write (a syncing server's sync), median
+	WriteCPUMS *float64                  `json:"write_cpu_ms,omitempty"` // the target's CPU over a write, mean (writeCPU)
+	FreshMS    map[string]float64        `json:"freshness_ms"`           // place → median time until a reader saw the change
 	Lost       int                       `json:"lost"`
 	Microloads map[string]ScaleMicroload `json:"microloads"`
 	Error      string                    `json:"error,omitempty"` // this size could not be measured
+}
+
+// writeCPU is the target's CPU over a write, the mean (/proc counts it in
+// ticks of 10 ms: a cheap write's add up only over many): unlike a write's
+// time, a busy machine hardly moves it. 0 where it was not read (a target
+// probe did not start: WriteCPUMS nil).
+func (p ScalePoint) writeCPU() float64 {
+	if p.WriteCPUMS == nil {
+		return 0
+	}
+	return *p.WriteCPUMS
 }
 
 // ScaleMicroload is one microload at one size.
@@ -66,6 +78,9 @@ func (s *Scale) figures() []figure {
 		{"load_s", "load time", func(p ScalePoint) float64 { return p.LoadS }},
 		{"rss_mb", "RSS after load", func(p ScalePoint) float64 { return p.RSSMB }},
 		{"write_ms", "one changed note (the write and its sync)", func(p ScalePoint) float64 { return p.WriteMS }},
+	}
+	if slices.ContainsFunc(s.Points, func(p ScalePoint) bool { return p.WriteCPUMS != nil }) {
+		fs = append(fs, figure{"write_cpu_ms", "the target's CPU for one changed note", ScalePoint.writeCPU})
 	}
 	places := map[string]bool{}
 	micro := map[string]bool{}
@@ -137,7 +152,9 @@ func growthWords(f figure, g Growth) string {
 		why = ": the work of a request does not depend on the data"
 	case f.id == "write_ms" && g.Shape == "linear":
 		why = ": one changed note costs time proportional to the vault, a sync re-renders everything"
-	case f.id == "write_ms" && g.Shape == "constant":
+	case f.id == "write_cpu_ms" && g.Shape == "linear":
+		why = ": one changed note costs CPU proportional to the vault, a sync re-renders everything"
+	case strings.HasPrefix(f.id, "write_") && g.Shape == "constant":
 		why = ": a change costs the same at any size, the sync does only what changed"
 	case strings.HasPrefix(f.id, "freshness_ms.") && g.Shape == "linear":
 		why = ": a reader waits longer for a change the larger the vault"
@@ -176,8 +193,12 @@ func (s *Scale) table() *report.Table {
 		{Title: "changes", Right: true}, {Title: "change", Right: true}}
 	figs := s.figures()
 	for _, f := range figs[3:] {
-		cols = append(cols, report.Column{Title: strings.TrimPrefix(strings.TrimPrefix(f.id, "freshness_ms."),
-			"cpu_per_req_ms.") + map[bool]string{true: " seen", false: " CPU/req"}[strings.HasPrefix(f.id, "freshness")], Right: true})
+		title := strings.TrimPrefix(strings.TrimPrefix(f.id, "freshness_ms."), "cpu_per_req_ms.") +
+			map[bool]string{true: " seen", false: " CPU/req"}[strings.HasPrefix(f.id, "freshness")]
+		if f.id == "write_cpu_ms" {
+			title = "change CPU"
+		}
+		cols = append(cols, report.Column{Title: title, Right: true})
 	}
 	t := &report.Table{Columns: cols}
 	for _, p := range s.Points {
