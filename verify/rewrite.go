@@ -137,6 +137,21 @@ func rewriteFrame(root string, fr Frame, callee string, class Class, writes bool
 			fr.Line, filepath.Base(file), fr.Func)}
 	}
 	plan, err := planCall(a, call, class, writes)
+	var nr *NotRewritable
+	if class == LoadTime && errors.As(err, &nr) {
+		// A method on a value the function makes per call from
+		// constants (a template parsed per request, then executed; a
+		// renderer built, then run): the call that makes it is what to
+		// do once, whatever the method does with it.
+		if made, ok := a.receiverMadeBy(call); ok {
+			mpath, _ := astutil.PathEnclosingInterval(syntax, made.Pos(), made.End())
+			ma := newAnalysis(pkg, mpath[1:])
+			if mplan, merr := planCall(ma, made, LoadTime, false); merr == nil && mplan.form == Once {
+				a, call, plan, err = ma, made, mplan, nil
+				fr.Line = pkg.Fset.Position(made.Pos()).Line
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -737,3 +752,30 @@ func unkeyable(t types.Type) string {
 
 // position of a node in the file's bytes.
 func (p *callPlan) offset(pos token.Pos) int { return p.a.pkg.Fset.Position(pos).Offset }
+
+// receiverMadeBy is the call that makes the local variable call's method
+// is called on, when that variable has that one definition and is never
+// assigned again: `t, err := template.New("x").Parse(text)` for t.Execute.
+func (a *analysis) receiverMadeBy(call *ast.CallExpr) (*ast.CallExpr, bool) {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || a.pkg.TypesInfo.Selections[sel] == nil {
+		return nil, false
+	}
+	id, ok := ast.Unparen(sel.X).(*ast.Ident)
+	if !ok {
+		return nil, false
+	}
+	v, ok := a.pkg.TypesInfo.Uses[id].(*types.Var)
+	if !ok {
+		return nil, false
+	}
+	if _, again := a.written[v]; again {
+		return nil, false
+	}
+	d, ok := a.localDefs()[v]
+	if !ok || d.rng != nil || d.plain {
+		return nil, false
+	}
+	made, ok := ast.Unparen(d.rhs).(*ast.CallExpr)
+	return made, ok
+}

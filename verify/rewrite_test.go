@@ -14,6 +14,7 @@ type rewriteCase struct {
 	outer                          *Frame // the caller's frame, for a helper's site
 	form                           Form   // empty: not rewritable
 	why                            string // part of the reason when not rewritable
+	call                           string // the call rewritten begins so, when not the one at the site
 }
 
 func rewriteCases(t *testing.T) []rewriteCase {
@@ -40,6 +41,13 @@ func rewriteCases(t *testing.T) []rewriteCase {
 		// one frame up, on bytes made from the catalog, keyed by it.
 		{name: "held bytes", server: "held", fn: "gzipped", mark: "held gzip write",
 			callee: "compress/gzip.(*Writer).Write", class: LoadTime, outer: &heldGzip, form: MemoHeld},
+		// The hot call is a method on a template the function parses
+		// per call from constants: the parse is what is done once.
+		{name: "page execute", server: "page", fn: "render", mark: "page execute",
+			callee: "text/template.(*Template).Execute", class: LoadTime, form: Once, call: "template.Must("},
+		// The same on the client's own template: nothing to do once.
+		{name: "trap execute load-time", server: "traps", fn: "greet", mark: "trap execute",
+			callee: "text/template.(*Template).Execute", class: LoadTime, why: "result is dropped"},
 		{name: "trap regexp load-time", server: "traps", fn: "grep", mark: "trap regexp", callee: "regexp.Compile",
 			class: LoadTime, why: "`r` is a parameter of grep"},
 		{name: "trap regexp cacheable", server: "traps", fn: "grep", mark: "trap regexp", callee: "regexp.Compile",
@@ -83,6 +91,9 @@ func TestRewriteDecidesEachHotSite(t *testing.T) {
 			}
 			if v.Form != c.form {
 				t.Errorf("form = %s, want %s", v.Form, c.form)
+			}
+			if c.call != "" && !strings.HasPrefix(v.Call, c.call) {
+				t.Errorf("rewrote %s, want %s…", v.Call, c.call)
 			}
 			patch, err := v.Patch()
 			if err != nil {

@@ -25,8 +25,8 @@ type page struct {
 
 func render(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("name")
-	t := template.Must(template.New("page").Parse(head + strings.Repeat(row, 30) + foot)) // hot: page
-	if err := t.Execute(w, page{Title: name, Items: strings.Split(name, "")}); err != nil {
+	t := template.Must(template.New("page").Parse(head + strings.Repeat(row, 30) + foot))   // hot: page
+	if err := t.Execute(w, page{Title: name, Items: strings.Split(name, "")}); err != nil { // hot: page execute
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 }

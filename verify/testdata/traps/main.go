@@ -32,7 +32,7 @@ func greet(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad template", http.StatusBadRequest)
 		return
 	}
-	t.Execute(w, map[string]string{"name": r.URL.Query().Get("name")})
+	t.Execute(w, map[string]string{"name": r.URL.Query().Get("name")}) // hot: trap execute
 }
 
 // sum reads the body: a call with side effects, never rewritten.
