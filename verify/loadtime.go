@@ -107,7 +107,12 @@ func baseIdent(e ast.Expr) *ast.Ident {
 }
 
 // notLoadTime says why an expression is not the same on every call.
-type notLoadTime struct{ why string }
+type notLoadTime struct {
+	why string
+	// captured: a parameter of a function outside the literal that holds
+	// the call, fixed for that literal's life: no input of each call.
+	captured bool
+}
 
 // loadTime reports whether e is the same on every call. With ranges, a
 // variable ranging over a load-time collection counts too (its values are
@@ -265,8 +270,8 @@ func (a *analysis) identLoadTime(id *ast.Ident, ranges bool) (bool, *notLoadTime
 		if obj.Parent() == a.pkg.Types.Scope() {
 			return false, nil // package-level, written only by its declaration and init
 		}
-		if fn := a.paramOf(obj); fn != "" {
-			return false, &notLoadTime{why: "`" + id.Name + "` is a parameter of " + fn + ": it comes with each call"}
+		if no := a.paramWhy(id, obj); no != nil {
+			return false, no
 		}
 		if ranges {
 			if rs := a.rangeOver(obj); rs != nil {
@@ -283,6 +288,30 @@ func (a *analysis) identLoadTime(id *ast.Ident, ranges bool) (bool, *notLoadTime
 // paramOf is the name of the enclosing function whose parameter (or
 // receiver) v is; empty if none.
 func (a *analysis) paramOf(v *types.Var) string {
+	name, _ := a.paramOfCaptured(v)
+	return name
+}
+
+// paramWhy says why a parameter is no load-time value: one of each call,
+// or, where a function literal inside its function holds the call, one
+// the literal holds from when it was made.
+func (a *analysis) paramWhy(id *ast.Ident, v *types.Var) *notLoadTime {
+	fn, captured := a.paramOfCaptured(v)
+	if fn == "" {
+		return nil
+	}
+	if captured {
+		return &notLoadTime{why: "`" + id.Name + "` is a parameter of " + fn + ", held by the function literal made there " +
+			"(the same on each of its calls): doing the call once per literal made is a rewrite --verify does not make",
+			captured: true}
+	}
+	return &notLoadTime{why: "`" + id.Name + "` is a parameter of " + fn + ": it comes with each call"}
+}
+
+// paramOfCaptured is paramOf, and whether a function literal lies between
+// the call and that function.
+func (a *analysis) paramOfCaptured(v *types.Var) (string, bool) {
+	literal := false
 	for _, n := range a.path {
 		var ft *ast.FuncType
 		var recv *ast.FieldList
@@ -297,11 +326,13 @@ func (a *analysis) paramOf(v *types.Var) string {
 		}
 		for _, fl := range []*ast.FieldList{recv, ft.Params} {
 			if fl != nil && fl.Pos() <= v.Pos() && v.Pos() < fl.End() {
-				return name
+				return name, literal
 			}
 		}
+		_, isLit := n.(*ast.FuncLit)
+		literal = literal || isLit
 	}
-	return ""
+	return "", false
 }
 
 // rangeOver is the range statement around the call that declares v as its
@@ -498,8 +529,8 @@ func (a *analysis) identStable(id *ast.Ident, depth int) *notLoadTime {
 	if a.receiverOf(v) {
 		return nil // the value the method is called on: made before the request, read by it
 	}
-	if fn := a.paramOf(v); fn != "" {
-		return &notLoadTime{why: "`" + id.Name + "` is a parameter of " + fn + ": it comes with each call"}
+	if no := a.paramWhy(id, v); no != nil {
+		return no
 	}
 	d, ok := a.localDefs()[v]
 	switch {

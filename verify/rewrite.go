@@ -317,7 +317,7 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 		if _, no := a.loadTime(sel.X, false); no != nil {
 			sno := a.stable(sel.X)
 			if sno != nil {
-				return nil, &NotRewritable{Why: "a method on a value made per call: " + because(no, sno), perCall: true}
+				return nil, &NotRewritable{Why: "a method on a value made per call: " + because(no, sno), perCall: !sno.captured}
 			}
 			if err := p.key(sel.X, true); err != nil {
 				err.Why = "a method on a value made per call: " + err.Why
@@ -339,7 +339,9 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 		if no != nil {
 			sno := a.stable(arg)
 			if class == LoadTime && sno != nil {
-				return nil, &NotRewritable{Why: because(no, sno), perCall: true}
+				// A literal's captured parameter is no input of each call:
+				// the claim stands, only the rewrite is missing.
+				return nil, &NotRewritable{Why: because(no, sno), perCall: !sno.captured}
 			}
 			held = sno == nil
 		}

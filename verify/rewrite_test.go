@@ -65,6 +65,21 @@ func rewriteCases(t *testing.T) []rewriteCase {
 	}
 }
 
+// A parameter of the function that makes a handler, held by the handler
+// it returns, is the same on each of the handler's calls: no evidence the
+// work is per request (the claim stands), only a rewrite not made.
+func TestACapturedParameterIsNoInputOfEachCall(t *testing.T) {
+	site := Site{Callee: "encoding/json.Marshal", Frames: []Frame{hotFrame(t, "page", "makeList.func1", "captured")}}
+	_, err := Rewrite("testdata/page", site, LoadTime)
+	var nr *NotRewritable
+	if !errors.As(err, &nr) {
+		t.Fatalf("got %v, want not rewritable", err)
+	}
+	if nr.PerCall() || !strings.Contains(nr.Why, "`items` is a parameter of makeList, held by the function literal") {
+		t.Errorf("per call %v, why %q: want the literal's own value, not an input of each call", nr.PerCall(), nr.Why)
+	}
+}
+
 func (c rewriteCase) site(t *testing.T) Site {
 	s := Site{Callee: c.callee, Frames: []Frame{hotFrame(t, c.server, c.fn, c.mark)}}
 	if c.outer != nil {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"log"
 	"net/http"
@@ -31,9 +32,19 @@ func render(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// makeList's handler encodes the list it was made with on every call:
+// the list is the literal's, the same on each call, not the request's.
+func makeList(items []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, _ := json.Marshal(items) // hot: captured
+		w.Write(b)
+	}
+}
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	flag.Parse()
 	http.HandleFunc("/page", render)
+	http.HandleFunc("/list", makeList(strings.Fields("a b c")))
 	log.Fatal(http.ListenAndServe(*addr, nil))
 }
