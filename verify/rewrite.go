@@ -30,14 +30,17 @@ const (
 
 // Variant is a rewrite of one file of the user's source.
 type Variant struct {
-	Class     Class
-	Form      Form
-	Call      string // the call rewritten, as the source writes it
-	Frame     Frame  // the frame whose line holds it
-	Root      string // the module's folder
-	File      string // the file rewritten (absolute)
-	Original  []byte
-	Rewritten []byte
+	Class Class
+	Form  Form
+	Call  string // the call rewritten, as the source writes it
+	// ReceiverOf is the hot call, when what was rewritten is the making
+	// of the value it is a method on (Call), not the hot call itself.
+	ReceiverOf string
+	Frame      Frame  // the frame whose line holds it
+	Root       string // the module's folder
+	File       string // the file rewritten (absolute)
+	Original   []byte
+	Rewritten  []byte
 }
 
 // NotRewritable is a call probe cannot do once, and why, in one line.
@@ -137,6 +140,7 @@ func rewriteFrame(root string, fr Frame, callee string, class Class, writes bool
 			fr.Line, filepath.Base(file), fr.Func)}
 	}
 	plan, err := planCall(a, call, class, writes)
+	receiverOf := ""
 	var nr *NotRewritable
 	if class == LoadTime && errors.As(err, &nr) {
 		// A method on a value the function makes per call from
@@ -147,6 +151,7 @@ func rewriteFrame(root string, fr Frame, callee string, class Class, writes bool
 			mpath, _ := astutil.PathEnclosingInterval(syntax, made.Pos(), made.End())
 			ma := newAnalysis(pkg, mpath[1:])
 			if mplan, merr := planCall(ma, made, LoadTime, false); merr == nil && mplan.form == Once {
+				receiverOf = a.text(call)
 				a, call, plan, err = ma, made, mplan, nil
 				fr.Line = pkg.Fset.Position(made.Pos()).Line
 			}
@@ -163,8 +168,8 @@ func rewriteFrame(root string, fr Frame, callee string, class Class, writes bool
 	if err != nil {
 		return nil, err
 	}
-	return &Variant{Class: class, Form: plan.form, Call: a.text(call), Frame: fr, Root: root, File: file,
-		Original: src, Rewritten: out}, nil
+	return &Variant{Class: class, Form: plan.form, Call: a.text(call), ReceiverOf: receiverOf, Frame: fr, Root: root,
+		File: file, Original: src, Rewritten: out}, nil
 }
 
 // callAt is the innermost call at line whose callee pprof names callee (any

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -190,6 +191,14 @@ func (p runner) verifyOne(ctx context.Context, v *report.Verification, f analyze
 	defer remove()
 	defer after.Stop()
 	p.measureVariant(ctx, v, plan, after)
+	if variant.ReceiverOf != "" { // a part of the finding's work, said so
+		v.Why = strings.Replace(v.Why, "the finding's share is the suspect", "the variant did once only the making of "+
+			"the value the hot call is a method on", 1)
+		if v.Why == "" {
+			v.Why = "the variant did once the making of the value the hot call is a method on"
+		}
+		v.Why = textline.Of(v.Why+" ("+variant.ReceiverOf+")", textline.Max)
+	}
 	return perRequest
 }
 
