@@ -44,8 +44,10 @@ func TestMain(m *testing.M) {
 // mode); "per-event" (the trap) marshals each event once and sorts a
 // constant list once per event, much work, none of it per subscriber;
 // "backlog" authorises in each subscriber's writer, after the publish
-// has returned, and waits 20 ms a write (a slow socket): the writers fall
-// behind the publishes by as much as their queues of 64 hold.
+// has returned, and waits 40 ms a write (a slow socket): the writers fall
+// behind the publishes by as much as their queues of 64 hold (at 20 ms
+// they kept up with the 32 events a slot the race detector lets probe
+// publish, and no slot was late).
 type fanout struct {
 	kind  string
 	mu    sync.Mutex
@@ -90,7 +92,7 @@ func (h *fanout) serveWS(w http.ResponseWriter, r *http.Request) {
 	if h.kind == "backlog" {
 		tok := r.URL.Query().Get("token")
 		write = func(ctx context.Context, c *websocket.Conn, m []byte) error {
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(40 * time.Millisecond)
 			if !authoriseSlowly(tok) {
 				return nil
 			}
@@ -131,11 +133,11 @@ func authorise(tok string) bool {
 	return sum[0] != 0 || tok != ""
 }
 
-// authoriseSlowly is authorise 8 times: enough CPU a delivery for the
+// authoriseSlowly is authorise 12 times: enough CPU a delivery for the
 // experiment's samples at the deliveries a slow socket lets through.
 func authoriseSlowly(tok string) bool {
 	ok := true
-	for range 8 {
+	for range 12 {
 		ok = authorise(tok) && ok
 	}
 	return ok
