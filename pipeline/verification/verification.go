@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -191,13 +190,18 @@ func (p runner) verifyOne(ctx context.Context, v *report.Verification, f analyze
 	defer remove()
 	defer after.Stop()
 	p.measureVariant(ctx, v, plan, after)
-	if variant.ReceiverOf != "" { // a part of the finding's work, said so
-		v.Why = strings.Replace(v.Why, "the finding's share is the suspect", "the variant did once only the making of "+
-			"the value the hot call is a method on", 1)
-		if v.Why == "" {
-			v.Why = "the variant did once the making of the value the hot call is a method on"
+	if variant.ReceiverOf != "" { // a part of the finding's work: a saving far off is that part's, not the share's
+		part := "the variant did once only the making of the value `" + variant.ReceiverOf + "` is a method on"
+		switch {
+		case v.Verdict == report.Confirmed && farFromPrediction(v):
+			v.Why = fmt.Sprintf("the saving is far from the prediction (%.0f%% against %.0f%%): %s", 100**v.MeasuredSaving,
+				100*v.PredictedSaving, part)
+		case v.Why == "":
+			v.Why = part
+		default:
+			v.Why += "; " + part
 		}
-		v.Why = textline.Of(v.Why+" ("+variant.ReceiverOf+")", textline.Max)
+		v.Why = textline.Of(v.Why, textline.Max)
 	}
 	return perRequest
 }
@@ -271,11 +275,17 @@ func judge(v *report.Verification, orig, variant []float64, repliesWhy string) {
 		v.Verdict, v.Why = report.Inconclusive, repliesWhy
 	default:
 		v.Verdict = report.Confirmed
-		if math.Abs(saving-v.PredictedSaving) > 0.5*v.PredictedSaving {
+		if farFromPrediction(v) {
 			v.Why = fmt.Sprintf("the saving is far from the prediction (%.0f%% against %.0f%%): the finding's share is the suspect",
 				100*saving, 100*v.PredictedSaving)
 		}
 	}
+}
+
+// farFromPrediction says a measured saving is off its prediction by more
+// than half of it.
+func farFromPrediction(v *report.Verification) bool {
+	return v.MeasuredSaving != nil && math.Abs(*v.MeasuredSaving-v.PredictedSaving) > 0.5*v.PredictedSaving
 }
 
 // round is one round's figures of a side.
