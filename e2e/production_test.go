@@ -272,7 +272,7 @@ func TestCompareFromProduction(t *testing.T) {
 	// half, as strict alternation once did: p = 0.00016) is a function
 	// whose every window on one side is above every window on the other:
 	// of eight against eight, p = 2/C(16,8) = 0.000155, which noise gives
-	// one function of the eighteen in 0.3 % of runs.
+	// one function of the twenty in 0.3 % of runs.
 	for _, c := range aa.Comparisons {
 		if c.PValue != nil && *c.PValue <= 0.0002 {
 			t.Errorf("A/A: %s separates the halves (%.1f→%.1f, p=%v)", c.Metric, c.Before, c.After, *c.PValue)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/lib/frames"
 	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/lib/textline"
 )
@@ -22,6 +23,14 @@ const CPUSharePrefix = "cpu% "
 // which a chain of wrappers would crowd out of the first list), and the
 // merged profiles' largest moves, up and down (where a deploy moved the
 // work, when that is not where most of it is).
+//
+// The moves are the program's own (its code, the standard library's, its
+// modules'), plus the runtime's one largest each way: when a deploy stops
+// allocating, the collector's and allocator's fall follows from it and is
+// larger than the work that caused it (a search's document loads fell
+// 20 points while GC assist fell 22 and mallocgc 20, and filled all
+// three places), so the runtime gets one place and the program keeps its
+// three.
 const compareFunctions = 6
 
 // compared are the functions a compare tests. Those chosen by their move
@@ -44,11 +53,12 @@ func compared(before, after *Side) []string {
 	}
 	gainers, losers := hotPathDelta(before, after, math.MaxInt32)
 	up, down := map[string]float64{}, map[string]float64{}
+	runtimeUp, runtimeDown := map[string]float64{}, map[string]float64{}
 	for _, d := range gainers {
-		up[d.Function] = d.Change()
+		byOwner(d.Function, up, runtimeUp)[d.Function] = d.Change()
 	}
 	for _, d := range losers {
-		down[d.Function] = -d.Change()
+		byOwner(d.Function, down, runtimeDown)[d.Function] = -d.Change()
 	}
 	// A chain of wrappers carries the same samples under several names:
 	// a function whose shares on both sides are within a tenth of a point
@@ -66,7 +76,10 @@ func compared(before, after *Side) []string {
 	for _, by := range []struct {
 		shares map[string]float64
 		n      int
-	}{{cum, compareFunctions}, {flat, compareFunctions}, {up, compareFunctions / 2}, {down, compareFunctions / 2}} {
+	}{
+		{cum, compareFunctions}, {flat, compareFunctions},
+		{up, compareFunctions / 2}, {down, compareFunctions / 2}, {runtimeUp, 1}, {runtimeDown, 1},
+	} {
 		taken := 0
 		for _, fn := range largest(by.shares, len(by.shares)) {
 			if taken == by.n {
@@ -79,6 +92,15 @@ func compared(before, after *Side) []string {
 		}
 	}
 	return chosen
+}
+
+// byOwner picks the map a function's move goes in: the runtime's (its
+// package is runtime or internal/runtime) or the program's.
+func byOwner(fn string, program, runtime map[string]float64) map[string]float64 {
+	if frames.Kind(fn, "") == frames.Runtime {
+		return runtime
+	}
+	return program
 }
 
 // largest are the n keys of m with the largest values, ties by name.
@@ -254,7 +276,7 @@ func shares(p *profile.Profile) (flat, cum map[string]float64) {
 }
 
 // holm applies Holm's step-down correction to the changes' p-values:
-// with up to eighteen functions tested at 5 % each, one in two A/A comparisons
+// with up to twenty functions tested at 5 % each, one in two A/A comparisons
 // would otherwise show a "significant" move.
 func holm(changes []MetricChange) {
 	idx := make([]int, 0, len(changes))
