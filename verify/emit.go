@@ -36,7 +36,7 @@ func (p *callPlan) apply(f *ast.File, src []byte) ([]byte, error) {
 		}
 		return imports.add(pkg.Path(), pkg.Name())
 	}
-	syncName := qual(types.NewPackage("sync", "sync"))
+	syncName := func() string { return qual(types.NewPackage("sync", "sync")) }
 	n := p.freeNumber()
 
 	// The call's text, keys replaced by the memo's inputs and constants
@@ -105,10 +105,21 @@ func (p *callPlan) apply(f *ast.File, src []byte) ([]byte, error) {
 			once, sig = "OnceValues", "("+results[0]+", "+results[1]+")"
 		}
 		decl = fmt.Sprintf("\n// %s is `%s`,\n// done once instead of on every call (probe --verify's load-time variant).\n"+
-			"var %s = %s.%s(func() %s { return %s })\n", name, comment, name, syncName, once, sig, callText)
+			"var %s = %s.%s(func() %s { return %s })\n", name, comment, name, syncName(), once, sig, callText)
 		site = name + "()"
+	case OncePerLiteral:
+		names := []string{fmt.Sprintf("probeMade%d", n)}
+		if len(results) == 2 {
+			names = append(names, fmt.Sprintf("probeMade%db", n))
+		}
+		site = strings.Join(names, ", ")
+		at := p.offset(p.maker.stmt.Pos())
+		made := fmt.Sprintf("// %s: `%s`,\n// done once per literal made instead of on each of its calls "+
+			"(probe --verify's load-time variant).\n%s := %s\n", site, comment, site, callText)
+		out := applyEdits(src, []edit{{callFrom, callTo, site}, {at, at, made}}, 0)
+		return addImports(out, imports.missing)
 	default:
-		decl, site = p.memoDecl(n, syncName, qual, results, callText, src, comment)
+		decl, site = p.memoDecl(n, syncName(), qual, results, callText, src, comment)
 	}
 	out := applyEdits(src, []edit{{callFrom, callTo, site}}, 0)
 	out = append(out, decl...)
@@ -179,11 +190,16 @@ func (p *callPlan) memoDecl(n int, syncName string, qual types.Qualifier, result
 // freeNumber is the least n for which the package declares none of the
 // names the variant adds.
 func (p *callPlan) freeNumber() int {
-	scope := p.a.pkg.Types.Scope()
+	// The scope at the call: the package's and every local one around it
+	// (a variant's names in the maker are locals the literal sees).
+	scope := p.a.pkg.Types.Scope().Innermost(p.call.Pos())
+	if scope == nil {
+		scope = p.a.pkg.Types.Scope()
+	}
 	for n := 1; ; n++ {
 		free := true
-		for _, f := range []string{"probeOnce%d", "probeMemo%d", "probeMemo%dGet", "probeMemo%dEntry"} {
-			if scope.Lookup(fmt.Sprintf(f, n)) != nil {
+		for _, f := range []string{"probeOnce%d", "probeMemo%d", "probeMemo%dGet", "probeMemo%dEntry", "probeMade%d", "probeMade%db"} {
+			if _, obj := scope.LookupParent(fmt.Sprintf(f, n), p.call.Pos()); obj != nil {
 				free = false
 			}
 		}

@@ -302,8 +302,7 @@ func (a *analysis) paramWhy(id *ast.Ident, v *types.Var) *notLoadTime {
 	}
 	if captured {
 		return &notLoadTime{why: "`" + id.Name + "` is a parameter of " + fn + ", held by the function literal made there " +
-			"(the same on each of its calls): doing the call once per literal made is a rewrite --verify does not make",
-			captured: true}
+			"(the same on each of its calls)", captured: true}
 	}
 	return &notLoadTime{why: "`" + id.Name + "` is a parameter of " + fn + ": it comes with each call"}
 }

@@ -26,6 +26,9 @@ const (
 	// request and only reads (its receiver, their fields, a pointer to data
 	// it loaded): memoised by those values, bounded, as MemoArgs.
 	MemoHeld Form = "memo-by-held-value"
+	// OncePerLiteral is a load-time call on a function literal's captured
+	// parameters: done once in the function that makes the literal.
+	OncePerLiteral Form = "once-per-literal"
 )
 
 // Variant is a rewrite of one file of the user's source.
@@ -250,6 +253,23 @@ type callPlan struct {
 	held    bool                      // a key is a value held since start, not a constant nor the call's own input
 	subst   map[types.Object]ast.Expr // a variable keyed by what it is made of: its value, made again in the memo
 	results []types.Type
+	maker   *maker // the function that makes the literal holding the call, for OncePerLiteral
+}
+
+// captured takes e, a captured parameter's value, into the plan: the call
+// is then done once per literal made, when e reads nothing else.
+func (p *callPlan) captured(e ast.Expr, no *notLoadTime) *NotRewritable {
+	m, why, perCall := p.a.capturedOnly(e)
+	switch {
+	case perCall:
+		return &NotRewritable{Why: why, perCall: true} // the request's input beside the literal's
+	case m == nil:
+		return &NotRewritable{Why: no.why + ", but not done once per literal made: " + why}
+	case p.maker != nil && p.maker.stmt != m.stmt:
+		return &NotRewritable{Why: no.why + ", but not done once per literal made: its inputs are held by different literals"}
+	}
+	p.maker = m
+	return nil
 }
 
 // planCall decides whether call can be done once and how. writes: the
@@ -321,10 +341,13 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 		}
 		if _, no := a.loadTime(sel.X, false); no != nil {
 			sno := a.stable(sel.X)
-			if sno != nil {
+			if sno != nil && sno.captured && class == LoadTime {
+				if nr := p.captured(sel.X, sno); nr != nil {
+					return nil, nr
+				}
+			} else if sno != nil {
 				return nil, &NotRewritable{Why: "a method on a value made per call: " + because(no, sno), perCall: !sno.captured}
-			}
-			if err := p.key(sel.X, true); err != nil {
+			} else if err := p.key(sel.X, true); err != nil {
 				err.Why = "a method on a value made per call: " + err.Why
 				err.perCall = true
 				return nil, err
@@ -343,9 +366,15 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 		held := no == nil // ranging over a load-time collection: its values are held
 		if no != nil {
 			sno := a.stable(arg)
-			if class == LoadTime && sno != nil {
+			if class == LoadTime && sno != nil && sno.captured {
 				// A literal's captured parameter is no input of each call:
-				// the claim stands, only the rewrite is missing.
+				// the call is done once per literal made.
+				if nr := p.captured(arg, sno); nr != nil {
+					return nil, nr
+				}
+				continue
+			}
+			if class == LoadTime && sno != nil {
 				return nil, &NotRewritable{Why: because(no, sno), perCall: !sno.captured}
 			}
 			held = sno == nil
@@ -359,6 +388,9 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 		}
 	}
 	p.alsoUses()
+	if p.maker != nil {
+		return p.perLiteral(ranged)
+	}
 	switch {
 	case len(p.keys) == 0:
 		if len(p.results) > 2 {

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"log"
 	"net/http"
 	_ "net/http/pprof" // the profile --verify takes the hot site from
@@ -32,12 +33,13 @@ func render(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// makeList's handler encodes the list it was made with on every call:
-// the list is the literal's, the same on each call, not the request's.
+// makeList's handler encodes the list it was made with on every call, to
+// say how large it is: the list is the literal's, the same on each call,
+// not the request's.
 func makeList(items []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(items) // hot: captured
-		w.Write(b)
+		fmt.Fprintf(w, "%d items, %d bytes of JSON\n", len(items), len(b))
 	}
 }
 
@@ -45,6 +47,6 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	flag.Parse()
 	http.HandleFunc("/page", render)
-	http.HandleFunc("/list", makeList(strings.Fields("a b c")))
+	http.HandleFunc("/list", makeList(strings.Fields(strings.Repeat("alpha beta gamma delta ", 500))))
 	log.Fatal(http.ListenAndServe(*addr, nil))
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -42,11 +43,36 @@ func sum(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, n)
 }
 
+// makeFind's handler compiles the prefix it was made with and the pattern
+// the client sends: the request's input beside the literal's.
+func makeFind(prefix string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		re, err := regexp.Compile(prefix + r.URL.Query().Get("pat")) // hot: trap maker
+		if err != nil {
+			http.Error(w, "bad pattern", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintln(w, re.MatchString(r.URL.Query().Get("s")))
+	}
+}
+
+// makeCount's handler counts its calls in the list it was made with, then
+// encodes the list: the literal's value, written on each call.
+func makeCount(hits []int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		hits[0]++
+		b, _ := json.Marshal(hits) // hot: trap written
+		w.Write(b)
+	}
+}
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	flag.Parse()
 	http.HandleFunc("/grep", grep)
 	http.HandleFunc("/greet", greet)
 	http.HandleFunc("/sum", sum)
+	http.HandleFunc("/find", makeFind("^"))
+	http.HandleFunc("/count", makeCount(make([]int, 1)))
 	log.Fatal(http.ListenAndServe(*addr, nil))
 }
