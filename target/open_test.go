@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/http/pprof"
 	"net/url"
 	"strings"
@@ -21,11 +20,7 @@ func TestOpenFindsTheProcessAndChecksItsProfiles(t *testing.T) {
 		t.Errorf("a listener of pid %d: %+v", pid, got)
 	}
 
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
+	u := serve(t, pprofMux(pprof.Profile))
 	index := u.JoinPath("/debug/pprof/")
 	got = Open(context.Background(), Spec{URL: u, Pprof: index})
 	if got.Pprof == nil || got.Pprof.String() != index.String() {
@@ -41,9 +36,7 @@ func TestOpenFindsTheProcessAndChecksItsProfiles(t *testing.T) {
 // the command goes without, and no checked URL; a target on another host
 // is unseen, said why.
 func TestOpenWarnsOfWhatItCannotSee(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
+	u := serve(t, http.NotFoundHandler())
 	got := Open(context.Background(), Spec{URL: u, Pprof: u.JoinPath("/debug/pprof/"),
 		WithoutProfiles: "the knee is still found"})
 	w, ok := got.Warning("no-pprof")
