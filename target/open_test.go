@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Open finds a target on this machine by its socket, and checks the
@@ -58,12 +57,7 @@ func TestOpenWarnsOfWhatItCannotSee(t *testing.T) {
 
 // A target probe started is its child: no socket is looked for.
 func TestOpenTakesTheChildsProcess(t *testing.T) {
-	child, err := Start(context.Background(), ChildSpec{
-		Argv: []string{"sh", "-c", "echo listening on http://127.0.0.1:9; exec sleep 30"}, Wait: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Kill()
+	child := startShell(t, sleeper, 0)
 	got := Open(context.Background(), Spec{URL: &url.URL{Scheme: "http", Host: "192.0.2.1"}, Child: child})
 	if got.PID != child.PID() || len(got.Warnings) != 0 {
 		t.Errorf("a child: pid %d (want %d), warnings %v", got.PID, child.PID(), got.Warnings)

@@ -11,7 +11,6 @@ import (
 	"runtime/pprof"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 )
@@ -230,12 +229,7 @@ func TestOpenFallsBackToTheEndpoints(t *testing.T) {
 	mux.Handle("GET /debug/vars", varsOf(map[string]any{"buildinfo": bi}))
 	mux.HandleFunc("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<a>profile</a>")) })
 	u := serve(t, mux)
-	child, err := Start(context.Background(), ChildSpec{
-		Argv: []string{"sh", "-c", "echo listening on http://127.0.0.1:9; exec sleep 30"}, Wait: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Kill()
+	child := startShell(t, sleeper, 0)
 	got := Open(context.Background(), Spec{URL: u, Child: child, Pprof: u.JoinPath("/debug/pprof/")})
 	if rt := got.Runtime; rt == nil || rt.GoVersion != runtime.Version() || rt.From != "expvar" ||
 		!strings.Contains(rt.Unknown, "the build information of process") {
