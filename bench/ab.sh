@@ -4,10 +4,7 @@
 # (an A/A run: the load-time fixture against itself). Prints each table and
 # the share of A/A metrics claimed significant.
 # Usage: bench/ab.sh [runs] [seconds] — then copy the figures into docs/BENCHMARKS.md.
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 runs=${1:-6}
 secs=${2:-5}
 tmp=$(mktemp -d)

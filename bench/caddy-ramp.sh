@@ -6,9 +6,7 @@
 # (bench/caddy-scale/ramp.json) reads robots.txt, takes the sitemap's URL
 # from it, then the first note's URL from the sitemap, and opens the note.
 # Usage: bench/caddy-ramp.sh [RAMP]   (default 10:400/60s)
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 ramp=${1:-10:400/60s}
 out=$(mktemp -d)
 caddy=${PROBE_CADDY:-/tmp/probe-caddy-v2.11.9/caddy}

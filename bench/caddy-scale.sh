@@ -7,9 +7,7 @@
 # serves, so it shows at once. Caddy v2.11.9 is built from the module proxy
 # (or reused from $PROBE_CADDY, or the cache bench/caddy.sh fills).
 # Usage: bench/caddy-scale.sh [seconds-per-size]   (default 5)
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 secs=${1:-5}
 out=$(mktemp -d)
 caddy=${PROBE_CADDY:-/tmp/probe-caddy-v2.11.9/caddy}

@@ -5,10 +5,7 @@
 # API's /debug/pprof/ is the pprof URL. Runs e2e's TestCaddy with
 # SECONDS a run and keeps the report folders; prints each run's findings.
 # Usage: bench/caddy.sh [seconds]   (default 10)
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 secs=${1:-10}
 out=$(mktemp -d)
 PROBE_CADDY_OUT="$out" PROBE_CADDY_DURATION=${secs}s go test ./e2e -run '^TestCaddy$' -count 1 -v -timeout 30m | grep -E '^(---|ok|FAIL)|caddy_test' || true

@@ -2,10 +2,7 @@
 # Measures the reference target's hot spots, per-request mode against
 # load-time mode side by side (same binary, same vault, same run), and the
 # CPU shares seed 002 reports. Usage: bench/fixture.sh [count]   (default 6)
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 count=${1:-6}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

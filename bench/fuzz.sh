@@ -3,10 +3,7 @@
 # reasons for probe fuzz notequery's defaults), then issue 6's acceptance
 # in both fixture modes. Prints Markdown; copy the figures into
 # docs/BENCHMARKS.md. Usage: bench/fuzz.sh [seconds]
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 secs=${1:-60}
 tmp=$(mktemp -d)
 trap 'pkill -f "$tmp/probe fixture serve" 2>/dev/null || true; rm -rf "$tmp"' EXIT

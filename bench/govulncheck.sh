@@ -6,10 +6,7 @@
 # govulncheck on probe (the fixture included) with -db file://….
 # Exit status: govulncheck's (0 clean, 3 vulnerabilities reachable).
 # Usage: bench/govulncheck.sh [govulncheck flags]   (e.g. -show verbose)
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 db=${PROBE_VULNDB:-$(mktemp -d)/vulndb}
 if [ ! -f "$db/index/db.json" ]; then
   src=$(go mod download -json golang.org/x/vulndb@latest | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')

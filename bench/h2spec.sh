@@ -7,9 +7,7 @@
 # own calls h2spec.RunClientSpec. Prints h2spec's summary; exits 1 on a
 # failed case. Over h2c (h2spec's TLS needs a certificate of its own).
 # Usage: bench/h2spec.sh
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/h2client" ./bench/h2client

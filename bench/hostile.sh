@@ -4,8 +4,5 @@
 # status, probe's peak RSS (getrusage of the probe process) and what the
 # report says. Runs e2e's TestHostileTarget and prints its table.
 # Usage: bench/hostile.sh
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 PROBE_HOSTILE_TABLE=1 go test ./e2e -run '^TestHostileTarget$' -count 1 -v -timeout 10m | grep -E '^(\||---|ok|FAIL)'

@@ -1,4 +1,11 @@
-# Helpers the benchmark scripts share; source it from bench/*.sh.
+# What the benchmark scripts share; each sources it first, as
+# . "$(dirname "$0")/lib.sh": strict mode, the module's Go, the repository's
+# root as the working folder, and the helpers below.
+
+set -euo pipefail
+# Go 1.27.3, as the module asks: a machine starts on its own Go.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # median: the median of the numbers on stdin (spaces or lines apart).
 median() {

@@ -12,11 +12,7 @@
 #   PROTOCOLS=0: leave out HTTP/2 against h2load and gRPC against ghz (bench/protocols.sh).
 #   PROBE_BEFORE=BINARY: also an earlier probe build, in the same rounds
 #   ("probe-before"), for a before/after on the same busy machine.
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 rounds=${1:-3}
 secs=${2:-10}
 conns=32

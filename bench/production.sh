@@ -6,10 +6,7 @@
 # significant rows are worth reading). Without a URL it says how to run
 # and exits 0: the tests serve both APIs themselves (e2e/production_test.go).
 # Usage: bench/production.sh pyroscope://HOST:PORT|parca://HOST:PORT SERVICE [extra flags, e.g. --tenant T --header 'Authorization: …']
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 if [ $# -lt 2 ]; then
   echo "usage: bench/production.sh pyroscope://HOST:PORT|parca://HOST:PORT SERVICE [flags…]" >&2
   echo "no server given: nothing measured (e2e/production_test.go tests the protocol against served APIs)"

@@ -12,10 +12,7 @@
 # reply over the measured part (probe finds the local target's process). Prints a Markdown table and puts it
 # into docs/BENCHMARKS.md between the profiling markers.
 # Usage: bench/profiling.sh [rounds] [seconds] [microload]
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 rounds=${1:-5}
 secs=${2:-10}
 load=${3:-page}

@@ -9,10 +9,7 @@
 # protocols markers.
 # Usage: bench/protocols.sh [rounds] [seconds]   (default 3 rounds of 10 s)
 #   PROBE_BEFORE=BINARY: also an earlier probe build, in the same rounds.
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 rounds=${1:-3}
 secs=${2:-10}
 clients=${CLIENTS:-64}

@@ -4,9 +4,7 @@
 # linearly, three times, each on a fresh fixture; prints each run's knee
 # and what grew past it, then the spread of the knees.
 # Usage: bench/ramp.sh [RAMP] [MODE]   (default 4:40/3m per-request)
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 ramp=${1:-4:40/3m}
 mode=${2:-per-request}
 out=$(mktemp -d)

@@ -5,9 +5,7 @@
 # (per-request mode, one change each). Then reads during writes in both
 # modes. Prints each report's growth sentences and table.
 # Usage: bench/scale.sh [seconds-per-microload]   (default 5)
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 secs=${1:-5}
 out=$(mktemp -d)
 go build -o "$out/probe" ./cmd/probe

@@ -5,11 +5,7 @@
 # Prints the requests per second and probe's own CPU per request of each
 # run, and the medians: a change to the code must not make the generator
 # dearer. Usage: bench/selfab.sh OLD_REF [rounds] [seconds] (default 5 × 5 s)
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 old=${1:?usage: bench/selfab.sh OLD_REF [rounds] [seconds]}
 rounds=${2:-5}
 secs=${3:-5}

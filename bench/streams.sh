@@ -11,10 +11,7 @@
 # RSS over the streams held is the memory a stream.
 # Usage: bench/streams.sh [rounds]   (default 3)
 #   STREAMS=N (default 1000)
-set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 rounds=${1:-3}
 streams=${STREAMS:-1000}
 conns=$(((streams + 99) / 100))

@@ -5,10 +5,7 @@
 # ones, and whether an earlier run's allocations show in the next. Puts the
 # table into docs/BENCHMARKS.md between the zoo markers.
 # Usage: bench/zoo.sh [seconds]   (default 3)
-set -euo pipefail
-# Go 1.27.3, as the module asks: a machine starts on its own Go.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 secs=${1:-3}
 table=$(mktemp)
 trap 'rm -f "$table"' EXIT

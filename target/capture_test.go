@@ -32,15 +32,28 @@ func drive(ctx context.Context, u string, n int) (wait func()) {
 	return wg.Wait
 }
 
-func TestProfileFetchFailuresAreWarnings(t *testing.T) {
+// pprofMux serves net/http/pprof's index (and through it every named
+// profile) and profile as the CPU profile; a test adds its own handlers.
+func pprofMux(profile http.HandlerFunc) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }) // hangs
+	mux.HandleFunc("/debug/pprof/profile", profile)
+	return mux
+}
+
+// serve serves h until the test ends, and returns its URL.
+func serve(t *testing.T, h http.Handler) *url.URL {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	return u
+}
+
+func TestProfileFetchFailuresAreWarnings(t *testing.T) {
+	mux := pprofMux(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }) // hangs
 	mux.HandleFunc("/debug/pprof/allocs", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("not a profile")) })
 	mux.HandleFunc("/debug/pprof/heap", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
+	u := serve(t, mux)
 	began := time.Now()
 	p := CaptureProfiles(context.Background(), ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second,
 		Slack: 500 * time.Millisecond}, time.Second)
@@ -69,19 +82,15 @@ func allocateB(n int) []byte { return make([]byte, n) }
 // B's allocations and none of load A's.
 func TestAllocationWindowIsExact(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux := pprofMux(pprof.Profile)
 	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { b := allocateA(64 << 10); b[0] = 'a'; w.Write(b[:1]) })
 	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { b := allocateB(64 << 10); b[0] = 'b'; w.Write(b[:1]) })
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
+	u := serve(t, mux)
 	ctx, stop := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	drive(ctx, srv.URL+"/a", 2)()
+	drive(ctx, u.JoinPath("/a").String(), 2)()
 	stop()
 	ctx, stop = context.WithCancel(context.Background())
-	wait := drive(ctx, srv.URL+"/b", 2)
+	wait := drive(ctx, u.JoinPath("/b").String(), 2)
 	o := ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}
 	p := CaptureProfiles(context.Background(), o, time.Second)
 	stop()

@@ -9,14 +9,24 @@ import (
 	"time"
 )
 
-func TestStartSetsTheMemoryCapFromExec(t *testing.T) {
-	c, err := Start(context.Background(), ChildSpec{
-		Argv: []string{"sh", "-c", "echo listening on http://127.0.0.1:9; exec sleep 30"},
-		Wait: 10 * time.Second, MemLimit: 1 << 30})
+// sleeper is a child that says it listens (where nothing does) and sleeps.
+const sleeper = "echo listening on http://127.0.0.1:9; exec sleep 30"
+
+// startShell starts sh -c script as a target's child, capped at memLimit
+// bytes when not 0, waiting up to 10 s for it to say it listens; the
+// child is killed when the test ends.
+func startShell(t *testing.T, script string, memLimit uint64) *Child {
+	t.Helper()
+	c, err := Start(context.Background(), ChildSpec{Argv: []string{"sh", "-c", script}, Wait: 10 * time.Second, MemLimit: memLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Kill()
+	t.Cleanup(c.Kill)
+	return c
+}
+
+func TestStartSetsTheMemoryCapFromExec(t *testing.T) {
+	c := startShell(t, sleeper, 1<<30)
 	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", c.cmd.Process.Pid))
 	if err != nil {
 		t.Skip("no /proc here:", err)
@@ -49,12 +59,7 @@ func TestMissingProgramReadsTheSameWithAndWithoutACap(t *testing.T) {
 // A child killed outright runs none of its own clean-up: the temporary
 // folder probe gave it (TMPDIR) goes when it ends.
 func TestAChildsTemporaryFilesGoWithIt(t *testing.T) {
-	c, err := Start(context.Background(), ChildSpec{
-		Argv: []string{"sh", "-c", `mkdir "$TMPDIR/vault" && echo "$TMPDIR" >&2 && echo listening on http://127.0.0.1:9; exec sleep 30`},
-		Wait: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := startShell(t, `mkdir "$TMPDIR/vault" && echo "$TMPDIR" >&2 && `+sleeper, 0)
 	var tmp string
 	for range 200 { // stderr is copied apart from stdout, where the URL came
 		if tmp = strings.TrimSpace(strings.Split(c.Stderr.Head(), "\n")[0]); tmp != "" {

@@ -1,7 +1,6 @@
 package target
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -10,13 +9,7 @@ import (
 // not probe's, and its stderr lines are counted; with the process unseen
 // neither the target's CPU nor the others' is claimed.
 func TestCPUWindowSeparatesTheTargetsCPU(t *testing.T) {
-	child, err := Start(context.Background(), ChildSpec{
-		Argv: []string{"sh", "-c", "echo listening on http://127.0.0.1:9; while :; do echo spin >&2; done"},
-		Wait: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Kill()
+	child := startShell(t, "echo listening on http://127.0.0.1:9; while :; do echo spin >&2; done", 0)
 	sampler := StartSampler(child.PID(), 100*time.Millisecond)
 	defer sampler.Stop()
 	w := OpenCPUWindow(sampler, child)

@@ -3,9 +3,7 @@ package target
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/http/pprof"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -16,16 +14,11 @@ import (
 // A goroutineleak that answers 200 with something not a profile is one
 // warning, and the goroutine counts stand in for it.
 func TestLeakProfileNotAProfile(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux := pprofMux(pprof.Profile)
 	mux.HandleFunc("/debug/pprof/goroutineleak", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("goroutine 1 [running]:\nthis is not a profile\x1b[31m\n"))
 	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL + "/debug/pprof/")
-	o := ProfileOptions{PprofURL: u, LeakSettle: 100 * time.Millisecond}
+	o := ProfileOptions{PprofURL: serve(t, mux).JoinPath("/debug/pprof/"), LeakSettle: 100 * time.Millisecond}
 	p := CaptureProfiles(context.Background(), o, time.Second)
 	var leakWarnings []string
 	for _, w := range p.Warnings {

@@ -3,12 +3,10 @@ package target
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/http/pprof"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Open finds a target on this machine by its socket, and checks the
@@ -21,11 +19,7 @@ func TestOpenFindsTheProcessAndChecksItsProfiles(t *testing.T) {
 		t.Errorf("a listener of pid %d: %+v", pid, got)
 	}
 
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
+	u := serve(t, pprofMux(pprof.Profile))
 	index := u.JoinPath("/debug/pprof/")
 	got = Open(context.Background(), Spec{URL: u, Pprof: index})
 	if got.Pprof == nil || got.Pprof.String() != index.String() {
@@ -41,9 +35,7 @@ func TestOpenFindsTheProcessAndChecksItsProfiles(t *testing.T) {
 // the command goes without, and no checked URL; a target on another host
 // is unseen, said why.
 func TestOpenWarnsOfWhatItCannotSee(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
+	u := serve(t, http.NotFoundHandler())
 	got := Open(context.Background(), Spec{URL: u, Pprof: u.JoinPath("/debug/pprof/"),
 		WithoutProfiles: "the knee is still found"})
 	w, ok := got.Warning("no-pprof")
@@ -65,12 +57,7 @@ func TestOpenWarnsOfWhatItCannotSee(t *testing.T) {
 
 // A target probe started is its child: no socket is looked for.
 func TestOpenTakesTheChildsProcess(t *testing.T) {
-	child, err := Start(context.Background(), ChildSpec{
-		Argv: []string{"sh", "-c", "echo listening on http://127.0.0.1:9; exec sleep 30"}, Wait: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Kill()
+	child := startShell(t, sleeper, 0)
 	got := Open(context.Background(), Spec{URL: &url.URL{Scheme: "http", Host: "192.0.2.1"}, Child: child})
 	if got.PID != child.PID() || len(got.Warnings) != 0 {
 		t.Errorf("a child: pid %d (want %d), warnings %v", got.PID, child.PID(), got.Warnings)

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"expvar"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 )
@@ -32,10 +30,7 @@ func remoteServer(t *testing.T, vars http.Handler, goroutine *profile.Profile) (
 		}
 		http.NotFound(w, r)
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL + "/debug/pprof/")
-	return u
+	return serve(t, mux).JoinPath("/debug/pprof/")
 }
 
 // varsOf serves a /debug/vars of expvar's two defaults and extra.
@@ -215,9 +210,7 @@ func TestRuntimeOverHTTPOwnProfile(t *testing.T) {
 		}
 		p.WriteTo(w, 0)
 	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	base, _ := url.Parse(srv.URL + "/debug/pprof/")
+	base := serve(t, mux).JoinPath("/debug/pprof/")
 	rt := RuntimeOverHTTP(context.Background(), base, base, "why")
 	if want, _, _ := strings.Cut(runtime.Version(), " "); rt.GoVersion != want || rt.From != "profile paths" {
 		t.Errorf("go %q from %q, want %q", rt.GoVersion, rt.From, want)
@@ -235,15 +228,8 @@ func TestOpenFallsBackToTheEndpoints(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /debug/vars", varsOf(map[string]any{"buildinfo": bi}))
 	mux.HandleFunc("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<a>profile</a>")) })
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	child, err := Start(context.Background(), ChildSpec{
-		Argv: []string{"sh", "-c", "echo listening on http://127.0.0.1:9; exec sleep 30"}, Wait: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Kill()
-	u, _ := url.Parse(srv.URL)
+	u := serve(t, mux)
+	child := startShell(t, sleeper, 0)
 	got := Open(context.Background(), Spec{URL: u, Child: child, Pprof: u.JoinPath("/debug/pprof/")})
 	if rt := got.Runtime; rt == nil || rt.GoVersion != runtime.Version() || rt.From != "expvar" ||
 		!strings.Contains(rt.Unknown, "the build information of process") {

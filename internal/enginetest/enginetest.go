@@ -10,9 +10,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,11 +109,8 @@ func (s *Store) Values(name string, start, end time.Time) []string {
 			set[v] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for v := range set {
-		out = append(out, v)
-	}
-	sort.Strings(out)
+	out := slices.AppendSeq(make([]string, 0, len(set)), maps.Keys(set)) // [], not nil, when empty
+	slices.Sort(out)
 	return out
 }
 

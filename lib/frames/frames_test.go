@@ -50,29 +50,33 @@ func TestKind(t *testing.T) {
 	}
 }
 
-func TestPkgPath(t *testing.T) {
-	for fn, want := range map[string]string{
-		"github.com/probehq/probe/fixtures/site.(*snapshot).walkFeeds": "github.com/probehq/probe/fixtures/site",
-		"compress/flate.NewWriter":                                     "compress/flate",
-		"main.main.func1":                                              "main",
-		"github.com/a/b.c.D":                                           "github.com/a/b",
+// The name functions, each against names as pprof writes them.
+func TestNames(t *testing.T) {
+	for _, fn := range []struct {
+		name string
+		f    func(string) string
+		want map[string]string // by the name given
+	}{
+		{"PkgPath", PkgPath, map[string]string{
+			"github.com/probehq/probe/fixtures/site.(*snapshot).walkFeeds": "github.com/probehq/probe/fixtures/site",
+			"compress/flate.NewWriter":                                     "compress/flate",
+			"main.main.func1":                                              "main",
+			"github.com/a/b.c.D":                                           "github.com/a/b",
+		}},
+		{"DisplayName", DisplayName, map[string]string{
+			"encoding/json.Marshal": "encoding/json.Marshal",
+			"github.com/google/jsonschema-go/jsonschema.unmarshalStructWithMap[go.shape.98589ff4]": "github.com/google/jsonschema-go/jsonschema.unmarshalStructWithMap[…]",
+			"x.marshal[go.shape.struct { Items interface {} \"json:\\\"items\\\"\"; *x.T }]":       "x.marshal[…]",
+			"internal/sync.(*HashTrieMap[go.shape.interface {},go.shape.interface {}]).Load":       "internal/sync.(*HashTrieMap[…]).Load",
+		}},
 	} {
-		if got := PkgPath(fn); got != want {
-			t.Errorf("PkgPath(%q) = %q, want %q", fn, got, want)
-		}
-	}
-}
-
-func TestDisplayName(t *testing.T) {
-	for in, want := range map[string]string{
-		"encoding/json.Marshal": "encoding/json.Marshal",
-		"github.com/google/jsonschema-go/jsonschema.unmarshalStructWithMap[go.shape.98589ff4]": "github.com/google/jsonschema-go/jsonschema.unmarshalStructWithMap[…]",
-		"x.marshal[go.shape.struct { Items interface {} \"json:\\\"items\\\"\"; *x.T }]":       "x.marshal[…]",
-		"internal/sync.(*HashTrieMap[go.shape.interface {},go.shape.interface {}]).Load":       "internal/sync.(*HashTrieMap[…]).Load",
-	} {
-		if got := DisplayName(in); got != want {
-			t.Errorf("%q → %q, want %q", in, got, want)
-		}
+		t.Run(fn.name, func(t *testing.T) {
+			for in, want := range fn.want {
+				if got := fn.f(in); got != want {
+					t.Errorf("%s(%q) = %q, want %q", fn.name, in, got, want)
+				}
+			}
+		})
 	}
 }
 

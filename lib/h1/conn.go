@@ -408,12 +408,8 @@ func closedByPeer(nc socket) bool {
 	if ls, ok := nc.(interface{ peerClosed() bool }); ok {
 		return ls.peerClosed()
 	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+	raw := rawConn(nc)
+	if raw == nil {
 		return false
 	}
 	closed := false

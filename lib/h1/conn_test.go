@@ -50,16 +50,22 @@ func cannedServer(t *testing.T, replies ...string) (addr string, accepted *int) 
 	return ln.Addr().String(), &n
 }
 
+// cannedConn is a connection on e to a cannedServer of replies, and the
+// count of connections that server accepted.
+func (e *engine) cannedConn(t *testing.T, replies ...string) (*Conn, *int) {
+	addr, accepted := cannedServer(t, replies...)
+	return e.conn(&Conn{Addr: addr, Timeout: 5 * time.Second}), accepted
+}
+
 func TestFraming(t *testing.T) {
 	engines(t, func(t *testing.T, e *engine) {
-		addr, accepted := cannedServer(t,
+		c, accepted := e.cannedConn(t,
 			"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello",
 			"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Id: 7\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nTrailer: x\r\n\r\n",
 			"HTTP/1.1 204 No Content\r\n\r\n",
 			"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
 			"HTTP/1.0 200 OK\r\n\r\nuntil close",
 		)
-		c := e.conn(&Conn{Addr: addr, Timeout: 5 * time.Second})
 		var r Response
 		want := []struct {
 			status int
@@ -332,20 +338,24 @@ func TestABrokenReplyGivesItsReservationBack(t *testing.T) {
 // A reply's Content-Encoding is read with its header block, the first
 // one's value trimmed, and is no reply's but its own.
 func TestEncodingIsTheReplysOwn(t *testing.T) {
+	replies := []struct{ wire, encoding string }{
+		{"HTTP/1.1 200 OK\r\nContent-Encoding:  gzip \r\nContent-Length: 2\r\n\r\nab", "gzip"},
+		{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\ncd", ""},
+		{"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nef", "br"},
+		{"HTTP/1.1 200 OK\r\nContent-Encoding: \r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\ngh", ""},
+	}
+	var wires []string
+	for _, reply := range replies {
+		wires = append(wires, reply.wire)
+	}
 	engines(t, func(t *testing.T, e *engine) {
-		addr, _ := cannedServer(t,
-			"HTTP/1.1 200 OK\r\nContent-Encoding:  gzip \r\nContent-Length: 2\r\n\r\nab",
-			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\ncd",
-			"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nef",
-			"HTTP/1.1 200 OK\r\nContent-Encoding: \r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\ngh",
-		)
-		c := e.conn(&Conn{Addr: addr, Timeout: 5 * time.Second})
+		c, _ := e.cannedConn(t, wires...)
 		var r Response
-		for i, want := range []string{"gzip", "", "br", ""} {
+		for i, reply := range replies {
 			if err := e.do(c, NewRequest("GET", "/", nil), &r); err != nil {
 				t.Fatalf("reply %d: %v", i, err)
 			}
-			if string(r.Encoding()) != want || r.Header("Content-Encoding") != want {
+			if want := reply.encoding; string(r.Encoding()) != want || r.Header("Content-Encoding") != want {
 				t.Errorf("reply %d: Encoding %q, Header %q, want %q", i, r.Encoding(), r.Header("Content-Encoding"), want)
 			}
 		}

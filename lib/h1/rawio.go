@@ -32,12 +32,8 @@ type rawIO struct {
 
 // newRawIO wraps nc's socket; nil when nc has none (then nc is used).
 func newRawIO(nc net.Conn) *rawIO {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConn(nc)
+	if rc == nil {
 		return nil
 	}
 	r := &rawIO{rc: rc, local: nc.LocalAddr(), peer: nc.RemoteAddr()}
@@ -53,35 +49,25 @@ func newRawIO(nc net.Conn) *rawIO {
 		return true
 	}
 	r.writeFn = func(fd uintptr) bool {
-		for len(r.buf) > 0 {
-			n, e := writeFD(fd, r.buf)
-			switch e {
-			case 0:
-				r.n += int(n)
-				r.buf = r.buf[n:]
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // park until writable
-			default:
-				r.err = e
-				return true
-			}
+		rest, e := writeUntilBlocked(fd, r.buf)
+		r.n += len(r.buf) - len(rest)
+		r.buf = rest
+		if e == syscall.EAGAIN {
+			return false // park until writable
 		}
+		r.err = e
 		return true
 	}
 	r.exchangeFn = func(fd uintptr) bool {
-		for len(r.send) > 0 {
-			n, e := writeFD(fd, r.send)
-			switch e {
-			case 0:
-				r.send = r.send[n:]
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return true // Read writes the rest on the writable edge
-			default:
-				r.sendErr = r.opError("write", os.NewSyscallError("write", e))
-				return true
-			}
+		var e syscall.Errno
+		r.send, e = writeUntilBlocked(fd, r.send)
+		switch e {
+		case 0:
+		case syscall.EAGAIN:
+			return true // Read writes the rest on the writable edge
+		default:
+			r.sendErr = r.opError("write", os.NewSyscallError("write", e))
+			return true
 		}
 		if r.send != nil {
 			// Written, within the read: the readiness the read waits for
@@ -94,6 +80,37 @@ func newRawIO(nc net.Conn) *rawIO {
 		return r.readFn(fd)
 	}
 	return r
+}
+
+// rawConn is nc's socket as a syscall.RawConn; nil when it has none.
+func rawConn(nc any) syscall.RawConn {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// writeUntilBlocked writes p to fd until all of it is written, the
+// socket's buffer is full (EAGAIN) or a write fails, writing again after
+// an EINTR. It returns what is left of p (empty, not nil, once p is all
+// written) and the errno that stopped it, 0 when none did.
+func writeUntilBlocked(fd uintptr, p []byte) ([]byte, syscall.Errno) {
+	for len(p) > 0 {
+		n, e := writeFD(fd, p)
+		switch e {
+		case 0:
+			p = p[n:]
+		case syscall.EINTR:
+		default:
+			return p, e
+		}
+	}
+	return p, 0
 }
 
 // Send has the next Read write req first, inside the same RawConn read:

@@ -193,11 +193,7 @@ func TestTruncatedHeaderBlockFails(t *testing.T) {
 		if !ok {
 			return
 		}
-		var b bytes.Buffer
-		enc := hpack.NewEncoder(&b)
-		enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-		enc.WriteField(hpack.HeaderField{Name: "x-big", Value: strings.Repeat("a", 4000)}) // indexed: entry 62
-		block := b.Bytes()
+		block := headerBlock("x-big", strings.Repeat("a", 4000)) // x-big indexed: entry 62
 		for len(block) < 16<<10-64 {
 			block = append(block, 0xbe) // entry 62 again: 4 KB each
 		}
@@ -217,18 +213,8 @@ func TestTruncatedHeaderBlockFails(t *testing.T) {
 // A server that answers before it read the whole upload and resets the
 // rest (RFC 9113 §8.1; Go's server does it): the reply is the answer.
 func TestAnEarlyReplyIsTheAnswer(t *testing.T) {
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Protocols: &protos, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "early")
-	})}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	defer srv.Close()
-	c := (&Pool{Addr: l.Addr().String()}).Conn(2*time.Second, 0, nil)
+	addr, _ := h2cServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "early") })
+	c := (&Pool{Addr: addr}).Conn(2*time.Second, 0, nil)
 	defer c.Close()
 	resp, err := doWithin(t, c, h1.NewRequest("POST", "/upload", make([]byte, 8<<20)), 4*time.Second)
 	if err != nil || string(resp.Body) != "early" {

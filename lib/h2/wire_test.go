@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/h1/h1test"
 )
 
 // Bodies larger than every window, both ways: a 300 KiB request body
@@ -61,33 +62,18 @@ func TestBodiesLargerThanTheWindows(t *testing.T) {
 // each, with a Framer past the client's preface.
 func rawServer(t *testing.T, maxStreams uint32, serve func(fr *http2.Framer, n int)) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
 	var n atomic.Int64
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				preface := make([]byte, len(http2.ClientPreface))
-				if _, err := io.ReadFull(br, preface); err != nil || string(preface) != http2.ClientPreface {
-					return
-				}
-				fr := http2.NewFramer(c, br)
-				fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-				fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxStreams})
-				serve(fr, int(n.Add(1)))
-			}()
+	return h1test.ServeConns(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(br, preface); err != nil || string(preface) != http2.ClientPreface {
+			return
 		}
-	}()
-	return l.Addr().String()
+		fr := http2.NewFramer(c, br)
+		fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxStreams})
+		serve(fr, int(n.Add(1)))
+	})
 }
 
 // nextRequest reads frames until a request's HEADERS, answering settings.
@@ -108,14 +94,20 @@ func nextRequest(fr *http2.Framer) (uint32, bool) {
 	}
 }
 
-func replyHeaders(fr *http2.Framer, id uint32, end bool, fields ...string) {
+// headerBlock is a reply's header block, HPACK-encoded by one encoder:
+// :status 200, then fields as name, value pairs.
+func headerBlock(fields ...string) []byte {
 	var b bytes.Buffer
 	enc := hpack.NewEncoder(&b)
 	enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
 	for i := 0; i+1 < len(fields); i += 2 {
 		enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
 	}
-	fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: b.Bytes(), EndHeaders: true, EndStream: end})
+	return b.Bytes()
+}
+
+func replyHeaders(fr *http2.Framer, id uint32, end bool, fields ...string) {
+	fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: headerBlock(fields...), EndHeaders: true, EndStream: end})
 }
 
 // A hostile server: one whose header block decodes past 1 MiB fails the
@@ -129,14 +121,11 @@ func TestHostileFrames(t *testing.T) {
 		if !ok {
 			return
 		}
-		var b bytes.Buffer
-		enc := hpack.NewEncoder(&b)
-		enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-		big := strings.Repeat("x", 60<<10)
+		var fields []string
 		for range 24 { // 1.4 MiB decoded
-			enc.WriteField(hpack.HeaderField{Name: "x-big", Value: big})
+			fields = append(fields, "x-big", strings.Repeat("x", 60<<10))
 		}
-		block := b.Bytes()
+		block := headerBlock(fields...)
 		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block[:16<<10], EndHeaders: false})
 		for block = block[16<<10:]; len(block) > 0; {
 			n := min(len(block), 16<<10)
