@@ -10,7 +10,7 @@ import (
 
 func TestABBadInput(t *testing.T) {
 	repo := testrepo.GitServer(t)
-	victim := buildVictim(t)
+	victim := buildVictim(t, "fuzz/testdata/victim")
 	notDir := t.TempDir()
 	for _, tc := range []struct {
 		args []string

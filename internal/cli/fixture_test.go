@@ -97,15 +97,7 @@ func TestFixtureAnnouncesItsNoteQueries(t *testing.T) {
 
 func httpGet(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := clitest.Get(t, http.DefaultClient, url)
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET %s: %s", url, resp.Status)
 	}

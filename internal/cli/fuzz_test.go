@@ -20,12 +20,14 @@ import (
 	"github.com/probehq/probe/internal/testbuild"
 )
 
-func buildVictim(t *testing.T) string {
-	return testbuild.Program(t, "../../probes/fuzz/testdata/victim")
+// buildVictim builds a server that a fuzz finds crashes in: one of the
+// probes' testdata, dir under ../../probes.
+func buildVictim(t *testing.T, dir string) string {
+	return testbuild.Program(t, filepath.Join("../../probes", dir))
 }
 
 func TestFuzzBadInput(t *testing.T) {
-	victim := buildVictim(t)
+	victim := buildVictim(t, "fuzz/testdata/victim")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -81,7 +83,7 @@ type fuzzReport = fuzzreport.FuzzReport
 
 // TestFuzzCtrlC: an interrupted fuzz run writes what it found and exits 130.
 func TestFuzzCtrlC(t *testing.T) {
-	victim := buildVictim(t)
+	victim := buildVictim(t, "fuzz/testdata/victim")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	out := t.TempDir()
@@ -126,7 +128,7 @@ func TestServerCommandIsShownAsAShellReadsIt(t *testing.T) {
 // value causes and one the method causes, shrinks each within its hole
 // and writes a repro that sends the header with -H and the method with -X.
 func TestFuzzHTTPHeaderAndMethodHoles(t *testing.T) {
-	victim := buildVictim(t)
+	victim := buildVictim(t, "fuzz/testdata/victim")
 	for _, tc := range []struct {
 		name string
 		args []string

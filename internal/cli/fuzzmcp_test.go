@@ -5,19 +5,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/probehq/probe/internal/testbuild"
 )
-
-func buildMCPVictim(t *testing.T) string {
-	return testbuild.Program(t, "../../probes/mcp/testdata/fuzzvictim")
-}
 
 // What probe fuzz mcp cannot fuzz is one line and exit 2: no --cmd, a
 // tool the server does not list, an endpoint that is not MCP, a server
 // with no tool, one that refuses every protocol version.
 func TestFuzzMCPBadInput(t *testing.T) {
-	victim := buildMCPVictim(t)
+	victim := buildVictim(t, "mcp/testdata/fuzzvictim")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -39,7 +33,7 @@ func TestFuzzMCPBadInput(t *testing.T) {
 // carries the routing headers, the session lane's opens a session first;
 // the server's refusals are counted apart.
 func TestFuzzMCPNamesTheToolAndArgument(t *testing.T) {
-	victim := buildMCPVictim(t)
+	victim := buildVictim(t, "mcp/testdata/fuzzvictim")
 	for _, tc := range []struct {
 		shape string
 		repro []string

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -93,12 +92,7 @@ func TestFixtureServePrintsURLAndServes(t *testing.T) {
 				cancel()
 				t.Fatalf("no URL printed; stderr:\n%s", errb.String())
 			}
-			resp, err := http.Get(url + "/sitemap.xml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, body := clitest.Get(t, http.DefaultClient, url+"/sitemap.xml")
 			if resp.StatusCode != 200 || !bytes.Contains(body, []byte("<urlset")) {
 				t.Errorf("sitemap: %d %.200s", resp.StatusCode, body)
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,6 +26,33 @@ func srcModule(t *testing.T, pkg, body string, more ...string) string {
 		}
 	}
 	return dir
+}
+
+// serverMain is the main.go body (srcModule's) of a server that serves
+// handler at route on -addr, with net/http/pprof; decls, its declarations,
+// may use flag, fmt, log, net/http, regexp and the packages of imports.
+func serverMain(decls, route, handler string, imports ...string) string {
+	var more strings.Builder
+	for _, p := range imports {
+		fmt.Fprintf(&more, "\t%q\n", p)
+	}
+	return fmt.Sprintf(`import (
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	_ "net/http/pprof"
+	"regexp"
+%s)
+
+%s
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	flag.Parse()
+	http.HandleFunc(%q, %s)
+	log.Fatal(http.ListenAndServe(*addr, nil))
+}
+`, more.String(), decls, route, handler)
 }
 
 // probe http --src builds the server, starts it on a fresh address and
@@ -176,29 +204,13 @@ func TestVerifyBesideAUsersOwnSync(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a server and runs a load")
 	}
-	dir := srcModule(t, "main", `import (
-	"flag"
-	"fmt"
-	"log"
-	"net/http"
-	_ "net/http/pprof"
-	"regexp"
-)
-
-const pattern = `+"`"+`^(?i)select\s+.+\s+from\s+\w+(\s+where\s+.+)?$|(?i)<script[^>]*>.*?</script>|\b(?:\d{1,3}\.){3}\d{1,3}\b`+"`"+`
+	dir := srcModule(t, "main", serverMain(`const pattern = `+"`"+`^(?i)select\s+.+\s+from\s+\w+(\s+where\s+.+)?$|(?i)<script[^>]*>.*?</script>|\b(?:\d{1,3}\.){3}\d{1,3}\b`+"`"+`
 
 func match(w http.ResponseWriter, r *http.Request) {
 	re := regexp.MustCompile(pattern)
 	fmt.Fprintln(w, re.MatchString(r.URL.Query().Get("q")), sync)
 }
-
-func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
-	flag.Parse()
-	http.HandleFunc("/m", match)
-	log.Fatal(http.ListenAndServe(*addr, nil))
-}
-`, "other.go", "package main\n\nvar sync = \"s\"\n")
+`, "/m", "match"), "other.go", "package main\n\nvar sync = \"s\"\n")
 	rep := verified(t, dir, "/m?q=select+a+from+b")
 	if len(rep.Verification) == 0 {
 		t.Fatalf("nothing verified: findings %+v", rep.Findings)
@@ -242,17 +254,7 @@ func TestVerifyTurnsALoadTimeClaimOnTheRequestsInputCacheable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two servers and runs loads")
 	}
-	dir := srcModule(t, "main", `import (
-	"flag"
-	"fmt"
-	"log"
-	"net/http"
-	_ "net/http/pprof"
-	"regexp"
-	"strings"
-)
-
-var patterns = map[string]string{
+	dir := srcModule(t, "main", serverMain(`var patterns = map[string]string{
 	"sql":  strings.Repeat("^(?i)select\\s+.+\\s+from\\s+\\w+(\\s+where\\s+.+)?$|", 8) + "x",
 	"html": strings.Repeat("(?i)<script[^>]*>.*?</script>|\\b(?:\\d{1,3}\\.){3}\\d{1,3}\\b|", 8) + "y",
 }
@@ -266,14 +268,7 @@ func rules(w http.ResponseWriter, r *http.Request) {
 	re := regexp.MustCompile(p)
 	fmt.Fprintln(w, re.NumSubexp())
 }
-
-func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
-	flag.Parse()
-	http.HandleFunc("/rules/{set}", rules)
-	log.Fatal(http.ListenAndServe(*addr, nil))
-}
-`)
+`, "/rules/{set}", "rules", "strings"))
 	rep := verified(t, dir, "/rules/sql")
 	var v *report.Verification
 	for i := range rep.Verification {

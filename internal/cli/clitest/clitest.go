@@ -1,7 +1,8 @@
 // Package clitest is, for tests only, probe's command line called in the
 // test's process, and what a refused one must look like: the command
 // package's tests and the end-to-end tests hold the same contract (one
-// clear line, an exit code, never a stack trace).
+// clear line, an exit code, never a stack trace); and the reads of a
+// server that those tests make.
 package clitest
 
 import (
@@ -9,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,4 +87,20 @@ func WriteFile(t testing.TB, name, src string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Get is a GET of url by client: the response (its body closed) and the
+// body's first MiB. An error fails the test.
+func Get(t testing.TB, client *http.Client, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }

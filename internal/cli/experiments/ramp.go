@@ -16,7 +16,6 @@ import (
 	"github.com/probehq/probe/pipeline"
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/result"
-	"github.com/probehq/probe/target"
 )
 
 // ramp is `probe ramp`: scenarios (and microloads) started at an arrival
@@ -227,12 +226,8 @@ func (c *ramp) run(ctx context.Context, s shared.Streams, names []string) error 
 	}
 	defer cleanup()
 	profile := c.profile.Options(tg.URL, time.Minute)
-	spec := target.Spec{URL: tg.URL, Child: tg.Child, Without: "no CPU, memory, threads or connections per window",
-		WithoutProfiles: "the knee is still found; what gives way is not named"}
-	if profile != nil {
-		spec.Pprof = profile.PprofURL
-	}
-	server := target.Open(ctx, spec)
+	server := shared.OpenServer(ctx, tg, profile, "no CPU, memory, threads or connections per window",
+		"the knee is still found; what gives way is not named")
 	warnings = append(warnings, server.Warnings...)
 	progress := shared.NewProgressLine(s.Stderr)
 	progress.Name = "ramp"

@@ -21,7 +21,6 @@ import (
 	"github.com/probehq/probe/report"
 	"github.com/probehq/probe/report/wsreport"
 	"github.com/probehq/probe/result"
-	"github.com/probehq/probe/target"
 	"github.com/probehq/probe/thresholds"
 )
 
@@ -238,12 +237,7 @@ func (c *WS) run(ctx context.Context, s shared.Streams, words []string) error {
 		o.Header.Add(h.Name, h.Value)
 	}
 	profile := c.profile.Options(tg.URL, c.pause)
-	spec := target.Spec{URL: tg.URL, Child: tg.Child, Without: "no memory, descriptors or CPU of it",
-		WithoutProfiles: "the deliveries are still checked"}
-	if profile != nil {
-		spec.Pprof = profile.PprofURL
-	}
-	server := target.Open(ctx, spec)
+	server := shared.OpenServer(ctx, tg, profile, "no memory, descriptors or CPU of it", "the deliveries are still checked")
 	warnings = append(warnings, server.Warnings...)
 	pid := server.PID
 	o.PID = pid

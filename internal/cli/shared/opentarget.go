@@ -124,3 +124,14 @@ func Pin(child *target.Child) []result.Warning {
 	}
 	return nil
 }
+
+// OpenServer finds the process of tg and, when profile is not nil (profiles
+// asked for), checks its pprof; without and withoutProfiles end the
+// warnings of what the command goes without (target.Spec's).
+func OpenServer(ctx context.Context, tg *probes.Target, profile *target.ProfileOptions, without, withoutProfiles string) *target.Target {
+	spec := target.Spec{URL: tg.URL, Child: tg.Child, Without: without, WithoutProfiles: withoutProfiles}
+	if profile != nil {
+		spec.Pprof = profile.PprofURL
+	}
+	return target.Open(ctx, spec)
+}

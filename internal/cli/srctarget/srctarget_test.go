@@ -2,13 +2,14 @@ package srctarget
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 // module writes a one-file main package.
@@ -46,12 +47,7 @@ func main() {
 		t.Fatal(err)
 	}
 	defer ch.Stop()
-	resp, err := http.Get(ch.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, body := clitest.Get(t, http.DefaultClient, ch.URL+"/")
 	if !strings.HasPrefix(string(body), "port ") || !strings.HasSuffix(ch.URL, strings.TrimPrefix(string(body), "port ")) {
 		t.Errorf("served %q at %s", body, ch.URL)
 	}

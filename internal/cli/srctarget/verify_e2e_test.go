@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/target"
 	"github.com/probehq/probe/verify"
 )
@@ -145,15 +145,7 @@ func start(ctx context.Context, t *testing.T, dir, overlay string) *target.Child
 
 func get(t *testing.T, client *http.Client, ch *target.Child, path string) string {
 	t.Helper()
-	resp, err := client.Get(ch.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := clitest.Get(t, client, ch.URL+path)
 	return fmt.Sprintf("%d %s", resp.StatusCode, body)
 }
 
