@@ -1,9 +1,11 @@
 package analyzers
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/probehq/probe/lib/frames"
@@ -581,13 +583,7 @@ func topAllocSites(allocs []stack, total int64, n int) (string, int64) {
 			}
 		}
 	}
-	names := make([]string, 0, len(flat))
-	for fn := range flat {
-		names = append(names, fn)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		return flat[names[i]] > flat[names[j]] || flat[names[i]] == flat[names[j]] && names[i] < names[j]
-	})
+	names := heaviestFirst(flat)
 	var parts []string
 	var sum int64
 	for _, fn := range names[:min(n, len(names))] {
@@ -595,4 +591,12 @@ func topAllocSites(allocs []stack, total int64, n int) (string, int64) {
 		sum += flat[fn]
 	}
 	return strings.Join(parts, ", "), sum
+}
+
+// heaviestFirst is m's keys by their value, the largest first, ties by
+// name: the order a list of the heaviest is shown in.
+func heaviestFirst(m map[string]int64) []string {
+	names := slices.Collect(maps.Keys(m))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
+	return names
 }

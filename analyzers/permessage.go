@@ -3,7 +3,6 @@ package analyzers
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,13 +224,7 @@ func perMessage(r *Rule, s *samples, ev Evidence, facts replyFacts) *Finding {
 	if cs < r.MinShare || total < minCPUEvidence {
 		return nil
 	}
-	names := make([]string, 0, len(parts))
-	for n := range parts {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		return parts[names[i]] > parts[names[j]] || parts[names[i]] == parts[names[j]] && names[i] < names[j]
-	})
+	names := heaviestFirst(parts)
 	var shown []string
 	for _, n := range names[:min(len(names), 4)] {
 		shown = append(shown, fmt.Sprintf("%s %s", n, pct(share(parts[n], s.cpuTotal))))

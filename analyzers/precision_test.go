@@ -228,11 +228,8 @@ func sitemapHandler(w http.ResponseWriter, r *http.Request) {
 // go tool pprof's -focus on the handler in the allocation profile of the
 // same run (it was 0 % whatever the handler allocated).
 func TestRepeatedReplyCountsItsAllocations(t *testing.T) {
-	before := heapProfile(t)
-	p, rs := loadAndProfile(t, 2*time.Second, http.HandlerFunc(sitemapHandler), "/sitemap.xml")
-	allocs := heapDelta(t, before, heapProfile(t))
-	reply := find(Analyze(p, allocs, Evidence{Endpoint: "GET /sitemap.xml", Replies: rs}, DefaultRules()).Findings,
-		"repeated-reply")
+	_, allocs, fs := analyzeLoadWithAllocs(t, 2*time.Second, http.HandlerFunc(sitemapHandler), "GET /sitemap.xml", "/sitemap.xml")
+	reply := find(fs, "repeated-reply")
 	if reply == nil || !strings.HasSuffix(reply.OwnFrame, ".sitemapHandler") {
 		t.Fatalf("repeated-reply %+v", reply)
 	}
@@ -245,8 +242,7 @@ func TestRepeatedReplyCountsItsAllocations(t *testing.T) {
 // A sample belongs to one top-level finding: the gzip of a reply that was
 // byte-identical every time is a part of the repeated reply, not more CPU.
 func TestFindingsInsideFindingsArePartsOfThem(t *testing.T) {
-	p, rs := loadAndProfile(t, 3*time.Second, http.HandlerFunc(sitemapHandler), "/sitemap.xml")
-	fs := Analyze(p, nil, Evidence{Endpoint: "GET /sitemap.xml", Replies: rs}, DefaultRules()).Findings
+	p, fs := analyzeLoad(t, 3*time.Second, http.HandlerFunc(sitemapHandler), "GET /sitemap.xml", "/sitemap.xml")
 	reply, gz := find(fs, "repeated-reply"), find(fs, "repeated-gzip")
 	if reply == nil || gz == nil {
 		t.Fatalf("want repeated-reply and repeated-gzip: %s", rules(fs))
@@ -275,6 +271,37 @@ func indexOf(fs []Finding, rule string) int {
 		}
 	}
 	return -1
+}
+
+// analyzeLoad is loadAndProfile of paths on h for d, analysed with the
+// default rules, the replies the evidence of endpoint: the CPU profile and
+// the findings.
+func analyzeLoad(t *testing.T, d time.Duration, h http.Handler, endpoint string, paths ...string) (*profile.Profile, []Finding) {
+	t.Helper()
+	p, rs := loadAndProfile(t, d, h, paths...)
+	return p, Analyze(p, nil, Evidence{Endpoint: endpoint, Replies: rs}, DefaultRules()).Findings
+}
+
+// analyzeLoadWithAllocs is analyzeLoad with what the heap allocated during
+// the load as the allocation profile, returned too.
+func analyzeLoadWithAllocs(t *testing.T, d time.Duration, h http.Handler, endpoint string, paths ...string) (cpu, allocs *profile.Profile,
+	fs []Finding) {
+	t.Helper()
+	before := heapProfile(t)
+	cpu, rs := loadAndProfile(t, d, h, paths...)
+	allocs = heapDelta(t, before, heapProfile(t))
+	return cpu, allocs, Analyze(cpu, allocs, Evidence{Endpoint: endpoint, Replies: rs}, DefaultRules()).Findings
+}
+
+// mustFind is fs's finding of rule; without one the test stops, naming the
+// findings there are.
+func mustFind(t *testing.T, fs []Finding, rule string) *Finding {
+	t.Helper()
+	f := find(fs, rule)
+	if f == nil {
+		t.Fatalf("no %s: %s", rule, rules(fs))
+	}
+	return f
 }
 
 func rules(fs []Finding) string {
@@ -308,12 +335,8 @@ func compileAndMatch(w http.ResponseWriter, r *http.Request) {
 // Compiling is not matching, and the compiler's own sorting is the
 // compiler's: the rule's share is what pprof shows for compiling.
 func TestRegexpCompileIsNotMatching(t *testing.T) {
-	p, rs := loadAndProfile(t, 3*time.Second, http.HandlerFunc(compileAndMatch), "/match")
-	fs := Analyze(p, nil, Evidence{Endpoint: "GET /match", Replies: rs}, DefaultRules()).Findings
-	f := find(fs, "repeated-regexp-compile")
-	if f == nil {
-		t.Fatalf("no repeated-regexp-compile: %s", rules(fs))
-	}
+	p, fs := analyzeLoad(t, 3*time.Second, http.HandlerFunc(compileAndMatch), "GET /match", "/match")
+	f := mustFind(t, fs, "repeated-regexp-compile")
 	checkFocus(t, "compile and match", f, p, `^regexp\.compile$`)
 	if m := focusShare(p, `^regexp\.\(\*Regexp\)\.`); m < 0.08 {
 		t.Errorf("matching is only %.0f%% of this profile: the test cannot tell it from compiling", 100*m)
@@ -564,10 +587,7 @@ func TestInvariantByNatureIsAClaimAboutTheInput(t *testing.T) {
 		{"the query", "/q?tpl=" + url.QueryEscape(postedTemplate) + ",/q?tpl=" + url.QueryEscape("<p>{{.}}</p>"+postedTemplate),
 			ts.fromQuery, "cacheable", InvariantPending},
 	} {
-		before := heapProfile(t)
-		p, rs := loadAndProfile(t, 1500*time.Millisecond, tc.h, strings.Split(tc.path, ",")...)
-		allocs := heapDelta(t, before, heapProfile(t))
-		fs := Analyze(p, allocs, Evidence{Endpoint: tc.path, Replies: rs}, DefaultRules()).Findings
+		p, _, fs := analyzeLoadWithAllocs(t, 1500*time.Millisecond, tc.h, tc.path, strings.Split(tc.path, ",")...)
 		f := find(fs, "repeated-template-parse")
 		if f == nil {
 			t.Errorf("%s: no repeated-template-parse: %s", tc.name, rules(fs))
@@ -597,12 +617,8 @@ func htmlFromLiteral(w http.ResponseWriter, r *http.Request) {
 // html/template, its escaping: the share is both, as pprof's focus on
 // both gives it, and more than the parse alone.
 func TestATemplateMadePerRequestPaysItsEscaping(t *testing.T) {
-	p, rs := loadAndProfile(t, 1500*time.Millisecond, http.HandlerFunc(htmlFromLiteral), "/html")
-	fs := Analyze(p, nil, Evidence{Endpoint: "/html", Replies: rs}, DefaultRules()).Findings
-	f := find(fs, "repeated-template-parse")
-	if f == nil {
-		t.Fatalf("no repeated-template-parse: %s", rules(fs))
-	}
+	p, fs := analyzeLoad(t, 1500*time.Millisecond, http.HandlerFunc(htmlFromLiteral), "/html", "/html")
+	f := mustFind(t, fs, "repeated-template-parse")
 	if f.Class != "load-time" {
 		t.Errorf("a constant template: %s (%s)", f.Class, f.Evidence)
 	}
@@ -646,14 +662,8 @@ func queryNotes(w http.ResponseWriter, r *http.Request) {
 // requests carried bodies: the interpreter that asks for it never reads
 // the request.
 func TestTheServersOwnDataIsNoRequestDecoding(t *testing.T) {
-	before := heapProfile(t)
-	p, rs := loadAndProfile(t, 1500*time.Millisecond, http.HandlerFunc(queryNotes), "POST /query")
-	allocs := heapDelta(t, before, heapProfile(t))
-	fs := Analyze(p, allocs, Evidence{Endpoint: "POST /query", Replies: rs}, DefaultRules()).Findings
-	f := find(fs, "repeated-json-decode")
-	if f == nil {
-		t.Fatalf("no repeated-json-decode: %s", rules(fs))
-	}
+	p, _, fs := analyzeLoadWithAllocs(t, 1500*time.Millisecond, http.HandlerFunc(queryNotes), "POST /query", "POST /query")
+	f := mustFind(t, fs, "repeated-json-decode")
 	if f.Class == "info" || strings.Contains(f.Suggestion, "cannot move") {
 		t.Errorf("the notes' JSON called request decoding: %s (%s)", f.Class, f.Evidence)
 	}

@@ -161,8 +161,7 @@ var served atomic.Int64
 // Two top-level findings whose samples overlap each keep pprof's share;
 // the overlap is said (cpu_share_shared), not taken off the header.
 func TestOverlappingFindingsKeepPprofsShare(t *testing.T) {
-	p, rs := loadAndProfile(t, 3*time.Second, http.HandlerFunc(sortAndEncode), "/sorted")
-	fs := Analyze(p, nil, Evidence{Endpoint: "GET /sorted", Replies: rs}, DefaultRules()).Findings
+	p, fs := analyzeLoad(t, 3*time.Second, http.HandlerFunc(sortAndEncode), "GET /sorted", "/sorted")
 	t.Logf("findings: %s", rules(fs))
 	enc, srt := find(fs, "repeated-json-encode"), find(fs, "repeated-sort")
 	if enc == nil || srt == nil {

@@ -90,12 +90,8 @@ func TestALogStormWithoutALoggerIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	p, rs := loadAndProfile(t, 2*time.Second, logLines(log), "/notes")
-	fs := Analyze(p, nil, Evidence{Endpoint: "GET /notes", Replies: rs}, DefaultRules()).Findings
-	f := find(fs, "log-storm")
-	if f == nil {
-		t.Fatalf("no log-storm: %s", rules(fs))
-	}
+	p, fs := analyzeLoad(t, 2*time.Second, logLines(log), "GET /notes", "/notes")
+	f := mustFind(t, fs, "log-storm")
 	t.Logf("log-storm %.0f%%: %s", 100*f.CPUShare, f.Evidence)
 	if !strings.Contains(f.Evidence, "writes lines with fmt straight into a file") {
 		t.Errorf("the storm's evidence does not say how the lines are written: %s", f.Evidence)
@@ -105,8 +101,7 @@ func TestALogStormWithoutALoggerIsNamed(t *testing.T) {
 	if want := focusIgnoreShare(p, `^fmt\.Fprintf$`, `^net/http\.\(\*Request\)\.write$`); f.CPUShare < want-0.02 || f.CPUShare > want+0.02 {
 		t.Errorf("log-storm %.1f%%, pprof -focus=fmt.Fprintf -ignore=Request.write %.1f%%", 100*f.CPUShare, 100*want)
 	}
-	p, rs = loadAndProfile(t, 1500*time.Millisecond, http.HandlerFunc(formatReply), "/list")
-	if fs := Analyze(p, nil, Evidence{Endpoint: "GET /list", Replies: rs}, DefaultRules()).Findings; find(fs, "log-storm") != nil {
+	if _, fs := analyzeLoad(t, 1500*time.Millisecond, http.HandlerFunc(formatReply), "GET /list", "/list"); find(fs, "log-storm") != nil {
 		t.Errorf("fmt formatting a reply is called a log storm: %s", rules(fs))
 	}
 }
@@ -164,10 +159,7 @@ func churn(w http.ResponseWriter, r *http.Request) {
 // names: never "0% of its allocations" over a list of allocation sites.
 func TestGCPressureHeaderAgreesWithItsSites(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(1))
-	before := heapProfile(t)
-	p, rs := loadAndProfile(t, 2*time.Second, http.HandlerFunc(churn), "/churn")
-	allocs := heapDelta(t, before, heapProfile(t))
-	fs := Analyze(p, allocs, Evidence{Endpoint: "GET /churn", Replies: rs}, DefaultRules()).Findings
+	_, allocs, fs := analyzeLoadWithAllocs(t, 2*time.Second, http.HandlerFunc(churn), "GET /churn", "/churn")
 	f := find(fs, "gc-pressure")
 	if f == nil {
 		t.Skipf("no gc-pressure on this machine: %s", rules(fs))

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probehq/probe/internal/slowtest"
 	"github.com/probehq/probe/lib/h1"
 	"github.com/probehq/probe/report"
 )
@@ -16,9 +15,7 @@ import (
 // Accept-Language: the other-header variant asks for another language,
 // gets another reply, and the work is a function of the language.
 func TestExperimentAcceptLanguageTrap(t *testing.T) {
-	slowtest.Measures(t)
-	u := experimentServer(t)
-	e, f := experimentOf(t, u, "/catalog", "page", []string{"1", "2", "3"}, h1.Field{Name: "Accept-Language", Value: "en-GB,en;q=0.9"})
+	e, f := experimentOf(t, "/catalog", "page", []string{"1", "2", "3"}, h1.Field{Name: "Accept-Language", Value: "en-GB,en;q=0.9"})
 	ef := e.Findings[0]
 	if f.Class == "load-time" || ef.Verdict == "input-independent" {
 		t.Fatalf("a catalogue per Accept-Language was called load-time: %s", ef.Why)
@@ -40,9 +37,7 @@ func TestExperimentAcceptLanguageTrap(t *testing.T) {
 // evidence: the cookie was never varied, and the claim is at most
 // cacheable, the cookie named.
 func TestExperimentCookieIdentityTrap(t *testing.T) {
-	slowtest.Measures(t)
-	u := experimentServer(t)
-	e, f := experimentOf(t, u, "/me", "page", []string{"1", "2", "3"}, h1.Field{Name: "Cookie", Value: "user=bob"})
+	e, f := experimentOf(t, "/me", "page", []string{"1", "2", "3"}, h1.Field{Name: "Cookie", Value: "user=bob"})
 	ef := e.Findings[0]
 	if f.Class == "load-time" || ef.Verdict == "input-independent" {
 		t.Fatalf("a cookie's user's settings were called load-time: %s", ef.Why)
@@ -66,9 +61,7 @@ func TestExperimentCookieIdentityTrap(t *testing.T) {
 // load-time once the other-header variant has varied Accept-Language
 // with the same reply and the same work.
 func TestExperimentLoadTimeWithItsHeaderVaried(t *testing.T) {
-	slowtest.Measures(t)
-	u := experimentServer(t)
-	e, f := experimentOf(t, u, "/config", "page", []string{"1", "2", "3"}, h1.Field{Name: "Accept-Language", Value: "en"})
+	e, f := experimentOf(t, "/config", "page", []string{"1", "2", "3"}, h1.Field{Name: "Accept-Language", Value: "en"})
 	ef := e.Findings[0]
 	if v := variantNamed(e, "other-header"); v == nil || v.Error != "" || !v.SameReply {
 		t.Fatalf("other-header: %+v, want the same reply", v)

@@ -34,13 +34,14 @@ func experimentServer(t *testing.T) *url.URL {
 	return u
 }
 
-// experimentOf runs the main load of path with param's values, profiled,
-// then the experiment on a finding of decodeSettings's work as the
-// analysis would leave it (class info), and returns what it made of it.
-func experimentOf(t *testing.T, u *url.URL, path, param string, values []string, header ...h1.Field) (*report.Experiment,
-
-	analyzers.Finding) {
+// experimentOf measures (so -short skips it) an experimentServer's main
+// load of path with param's values, profiled, then the experiment on a
+// finding of decodeSettings's work as the analysis would leave it (class
+// info), and returns what it made of it.
+func experimentOf(t *testing.T, path, param string, values []string, header ...h1.Field) (*report.Experiment, analyzers.Finding) {
 	t.Helper()
+	slowtest.Measures(t)
+	u := experimentServer(t)
 	o := probes.LoadOptions{Concurrency: 4, Duration: time.Second, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second,
 		Profile: &target.ProfileOptions{PprofURL: u.JoinPath("/debug/pprof/"), Window: time.Second}}
 	target := &probes.Target{URL: u}
@@ -108,9 +109,7 @@ func cannotTell(ef report.ExperimentFinding) bool {
 // The experiment must find the same CPU per request for every page, and
 // call it load-time with the figures.
 func TestExperimentFindsInputIndependentWork(t *testing.T) {
-	slowtest.Measures(t)
-	u := experimentServer(t)
-	e, f := experimentOf(t, u, "/config", "page", []string{"1", "2", "3"})
+	e, f := experimentOf(t, "/config", "page", []string{"1", "2", "3"})
 	if e.Skipped != "" {
 		t.Fatalf("skipped: %s", e.Skipped)
 	}
@@ -149,9 +148,7 @@ func TestExperimentFindsInputIndependentWork(t *testing.T) {
 // user's saved settings). The experiment must see it move and say
 // cacheable, never load-time.
 func TestExperimentTrapWorkMovesWithInput(t *testing.T) {
-	slowtest.Measures(t)
-	u := experimentServer(t)
-	e, f := experimentOf(t, u, "/user", "name", []string{"ann", "bob", "cy"})
+	e, f := experimentOf(t, "/user", "name", []string{"ann", "bob", "cy"})
 	ef := e.Findings[0]
 	if f.Class == "load-time" || ef.Verdict == "input-independent" {
 		t.Fatalf("the trap was called load-time: %s", ef.Why)

@@ -17,6 +17,7 @@ import (
 	"github.com/probehq/probe/probes"
 	"github.com/probehq/probe/probes/web"
 	"github.com/probehq/probe/report"
+	"github.com/probehq/probe/report/abreport"
 	"github.com/probehq/probe/result"
 	"github.com/probehq/probe/target"
 
@@ -176,6 +177,25 @@ func selfVersion(side string) *Version {
 	}}
 }
 
+// interleaveSelfVersions interleaves two selfVersions on fl's loads by
+// pl, and returns what the writer was handed, by folder, as well as the
+// comparison: each report is written too, since the comparison reads them.
+func interleaveSelfVersions(fl *fakeLoad, pl ABPlan) (*abreport.AB, map[string]report.Document, error) {
+	var mu sync.Mutex
+	written := map[string]report.Document{}
+	p := New(Options{Load: fl.load, Write: func(dir string, doc report.Document) error {
+		mu.Lock()
+		written[dir] = doc
+		mu.Unlock()
+		return report.WriteFolder(dir, doc)
+	}})
+	a, b := selfVersion("before"), selfVersion("after")
+	defer a.Stop()
+	defer b.Stop()
+	ab, err := p.Interleave(context.Background(), a, b, pl)
+	return ab, written, err
+}
+
 func plan(dir string, runs int) ABPlan {
 	return ABPlan{Runs: runs, Names: []string{"sitemap"}, Dir: dir,
 		Microload: func(string) probes.Microload { return &web.Sitemap{} },
@@ -195,19 +215,8 @@ func TestInterleaveWritesEveryRunAndComparesThem(t *testing.T) {
 	ended.Ended = "the target died"
 	// Calls alternate before, after: the after side's second run ends early.
 	fl := &fakeLoad{runs: []result.Run{quiet, quiet, quiet, ended}}
-	var mu sync.Mutex
-	written := map[string]report.Document{}
-	p := New(Options{Load: fl.load, Write: func(dir string, doc report.Document) error {
-		mu.Lock()
-		written[dir] = doc
-		mu.Unlock()
-		return report.WriteFolder(dir, doc)
-	}})
 	dir := t.TempDir()
-	a, b := selfVersion("before"), selfVersion("after")
-	defer a.Stop()
-	defer b.Stop()
-	ab, err := p.Interleave(context.Background(), a, b, plan(dir, 2))
+	ab, written, err := interleaveSelfVersions(fl, plan(dir, 2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,17 +10,10 @@ import (
 // A target file's grpc entry is probe grpc's call: its method, data,
 // params, metadata and .proto files, under the entry's name.
 func TestParseGRPCEntry(t *testing.T) {
-	p, err := Parse("f.json", []byte(`{"microloads": [
+	p, ml := parseAndBuildFirst(t, `{"microloads": [
 	  {"name": "notes", "grpc": "probe.fixture.Notes/Search", "data": "{\"query\": \"{q}\"}",
 	   "params": {"q": ["gzip", "cache"]}, "headers": {"authorization": "Bearer k"}, "proto": ["api/notes.proto"]},
-	  {"grpc": "grpc.health.v1.Health/Check"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ml, err := p.Microloads[0].Build(BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	  {"grpc": "grpc.health.v1.Health/Check"}]}`)
 	if ml.Name() != "notes" {
 		t.Errorf("name %q, want the entry's", ml.Name())
 	}

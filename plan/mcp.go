@@ -33,18 +33,8 @@ func (w walker) mcpEntry(raw map[string]any, at string) (Microload, error) {
 	if m.Path != "" && !strings.HasPrefix(m.Path, "/") {
 		return m, w.fail(at+".path", "want the MCP endpoint's path, starting with /, got %q", m.Path)
 	}
-	if p, ok := raw["params"]; ok {
-		if m.Params, err = w.params(p, at+".params"); err != nil {
-			return m, err
-		}
-		for _, p := range m.Params {
-			if p.FromSitemap {
-				return m, w.fail(at+".params."+p.Name, "a tool's arguments are listed, not drawn from a sitemap")
-			}
-			if !strings.Contains(m.Arguments, "{"+p.Name+"}") {
-				return m, w.fail(at+".params."+p.Name, "arguments have no {%s} to fill", p.Name)
-			}
-		}
+	if m.Params, err = w.paramsFilling(raw, at, m.Arguments, "a tool's arguments", "arguments have"); err != nil {
+		return m, err
 	}
 	if m.Headers, m.mcpHeader, err = w.headers(raw, "headers", at); err != nil {
 		return m, err

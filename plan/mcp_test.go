@@ -11,17 +11,10 @@ import (
 // arguments with their holes, the endpoint and headers; a hole no param
 // fills, or a param with no hole, is one line with its place.
 func TestParseMCPEntry(t *testing.T) {
-	p, err := Parse("f.json", []byte(`{"microloads": [
+	p, ml := parseAndBuildFirst(t, `{"microloads": [
 	  {"name": "find", "mcp": "search_notes", "arguments": "{\"query\": \"{q}\"}", "params": {"q": ["gzip", "cache"]},
 	   "path": "/rpc/mcp", "headers": {"Authorization": "Bearer k"}},
-	  {"mcp": "ping"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ml, err := p.Microloads[0].Build(BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	  {"mcp": "ping"}]}`)
 	c, ok := ml.(*mcp.ToolsCall)
 	if !ok || c.Name() != "find" || c.Tool != "search_notes" || c.Arguments != `{"query": "{q}"}` || c.Path != "/rpc/mcp" ||
 		len(c.Params) != 1 || strings.Join(c.Params[0].Values, ",") != "gzip,cache" || len(c.Header) != 1 {

@@ -8,7 +8,24 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/probehq/probe/probes"
 )
+
+// parseAndBuildFirst parses a target file and builds its first entry; an
+// error of either stops the test.
+func parseAndBuildFirst(t *testing.T, src string) (*Plan, probes.Microload) {
+	t.Helper()
+	p, err := Parse("f.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := p.Microloads[0].Build(BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ml
+}
 
 // designExample is docs/DESIGN.md's target file, as JSON.
 const designExample = `{

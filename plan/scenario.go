@@ -172,13 +172,7 @@ func (w walker) grpcStep(sm map[string]any, at string) (*probes.GRPCStep, error)
 	}
 	g := &probes.GRPCStep{Resolve: grpc.Resolve}
 	var err error
-	if g.Method, err = w.str(sm, "grpc", at); err != nil {
-		return nil, err
-	}
-	if _, _, ok := probes.SplitGRPCMethod(g.Method); !ok {
-		return nil, w.fail(at+".grpc", "want package.Service/Method, got %q", g.Method)
-	}
-	if g.Data, err = w.str(sm, "data", at); err != nil {
+	if g.Method, g.Data, err = w.grpcCall(sm, at); err != nil {
 		return nil, err
 	}
 	if g.Proto, err = w.strs(sm, "proto", at); err != nil {

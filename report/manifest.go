@@ -194,6 +194,22 @@ func noSymlinkOnTheWay(dir, rel string) (bool, error) {
 	return true, nil
 }
 
+// existingWithNoSymlink is the entries of rels that exist under dir, each
+// checked by noSymlinkOnTheWay; a symlink on the way of any is an error.
+func existingWithNoSymlink(dir string, rels []string) ([]string, error) {
+	var out []string
+	for _, rel := range rels {
+		ok, err := noSymlinkOnTheWay(dir, rel)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, rel)
+		}
+	}
+	return out, nil
+}
+
 // ClearFolder removes from dir exactly what its manifest lists: the files,
 // then the listed folders that are empty then; the manifest is left
 // listing nothing. Every
@@ -207,24 +223,13 @@ func ClearFolder(dir string) error {
 	if err != nil {
 		return err
 	}
-	var files, folders []string
-	for _, f := range m.Files {
-		ok, err := noSymlinkOnTheWay(dir, f)
-		if err != nil {
-			return err
-		}
-		if ok {
-			files = append(files, f)
-		}
+	files, err := existingWithNoSymlink(dir, m.Files)
+	if err != nil {
+		return err
 	}
-	for _, f := range m.Folders {
-		ok, err := noSymlinkOnTheWay(dir, f)
-		if err != nil {
-			return err
-		}
-		if ok {
-			folders = append(folders, f)
-		}
+	folders, err := existingWithNoSymlink(dir, m.Folders)
+	if err != nil {
+		return err
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))

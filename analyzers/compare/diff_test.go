@@ -2,23 +2,20 @@ package compare
 
 import (
 	"math"
-	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/internal/proftest"
 )
 
 func TestHotPathDeltaNamesWhatMoved(t *testing.T) {
 	// Before: gzip is 60% of the samples; after, it is gone and the
 	// handler's own JSON work is half of a smaller whole.
-	before := newProfile("cpu").
-		add(600, "compress/flate.(*compressor).deflate", "compress/gzip.(*Writer).Write", "own:app.handleSitemap").
-		add(300, "encoding/json.Marshal", "own:app.handleSitemap").
-		add(100, "runtime.mallocgc").p
-	after := newProfile("cpu").
-		add(100, "encoding/json.Marshal", "own:app.handleSitemap").
-		add(100, "runtime.mallocgc").p
+	// Stacks outermost first.
+	gzipStack := "app.handleSitemap;compress/gzip.(*Writer).Write;compress/flate.(*compressor).deflate"
+	jsonStack := "app.handleSitemap;encoding/json.Marshal"
+	before := proftest.Folded(map[string]int64{gzipStack: 600, jsonStack: 300, "runtime.mallocgc": 100})
+	after := proftest.Folded(map[string]int64{jsonStack: 100, "runtime.mallocgc": 100})
 	gainers, losers := HotPathDelta(before, after, "cpu", 3)
 	if len(losers) == 0 || losers[0].Function != "compress/flate.(*compressor).deflate" && losers[0].Function != "compress/gzip.(*Writer).Write" {
 		t.Fatalf("losers %+v", losers)
@@ -68,34 +65,4 @@ func TestFindingChangesCountRuns(t *testing.T) {
 	if f, r := FindingChanges("x", flap, [][]analyzers.Finding{{}, {scan}, {scan}, {scan}, {scan}, {}}); len(f)+len(r) != 0 {
 		t.Errorf("a flapping finding reported as %v %v", f, r)
 	}
-}
-
-// cpuProfile builds a profile of one value type from stacks, innermost
-// first ("own:" marks the target's own function: its name without it).
-type cpuProfile struct {
-	p     *profile.Profile
-	funcs map[string]*profile.Function
-}
-
-func newProfile(sampleType string) *cpuProfile {
-	return &cpuProfile{p: &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"},
-		{Type: sampleType, Unit: "nanoseconds"}}}, funcs: map[string]*profile.Function{}}
-}
-
-func (b *cpuProfile) add(value int64, stack ...string) *cpuProfile {
-	s := &profile.Sample{Value: []int64{1, value}}
-	for _, name := range stack {
-		name = strings.TrimPrefix(name, "own:")
-		f := b.funcs[name]
-		if f == nil {
-			f = &profile.Function{ID: uint64(len(b.funcs) + 1), Name: name}
-			b.funcs[name] = f
-			b.p.Function = append(b.p.Function, f)
-		}
-		loc := &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: f}}}
-		b.p.Location = append(b.p.Location, loc)
-		s.Location = append(s.Location, loc)
-	}
-	b.p.Sample = append(b.p.Sample, s)
-	return b
 }

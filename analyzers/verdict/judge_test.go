@@ -31,14 +31,7 @@ func TestExperimentVerdictRules(t *testing.T) {
 		}
 		return out
 	}
-	work := func(ms ...float64) Frame {
-		fr := Frame{Frame: "f"}
-		for _, m := range ms {
-			fr.CPUPerRequestMS = append(fr.CPUPerRequestMS, m)
-			fr.Samples = append(fr.Samples, 200)
-		}
-		return fr
-	}
+	work := func(ms ...float64) Frame { return workFrame("f", 200, ms...) }
 	for _, tc := range []struct {
 		name    string
 		work    Frame
@@ -456,4 +449,15 @@ func TestSteadyCostSettlesAnInvariantClaim(t *testing.T) {
 			t.Errorf("%s: verdict %s: %s", tc.name, ef.Verdict, ef.Why)
 		}
 	}
+}
+
+// workFrame is the frame name's work in an experiment whose variants cost
+// ms per request each, over samples CPU samples each.
+func workFrame(name string, samples int, ms ...float64) Frame {
+	fr := Frame{Frame: name}
+	for _, m := range ms {
+		fr.CPUPerRequestMS = append(fr.CPUPerRequestMS, m)
+		fr.Samples = append(fr.Samples, samples)
+	}
+	return fr
 }

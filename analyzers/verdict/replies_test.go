@@ -135,14 +135,7 @@ func TestExperimentEqualCostIsNotInputIndependence(t *testing.T) {
 	got := []Kept{sortedReply(3), sortedReply(3), sortedReply(5), sortedReply(8)}
 	vs := experimentVariants(got)
 	replies := ReadInputReplies(&result.Run{}, nil, vs, got)
-	work := func(ms ...float64) Frame {
-		fr := Frame{Frame: "slices.Sort[...]"}
-		for _, m := range ms {
-			fr.CPUPerRequestMS = append(fr.CPUPerRequestMS, m)
-			fr.Samples = append(fr.Samples, 300)
-		}
-		return fr
-	}
+	work := func(ms ...float64) Frame { return workFrame("slices.Sort[...]", 300, ms...) }
 	for _, class := range []string{"cacheable", "info"} {
 		c, v, _, why := verdict(class, work(1, 1.02, 0.98, 1.01), vs, "", false, replies)
 		if c != "cacheable" || v != "replies-with-input" || !strings.Contains(why, "function of `user`") || !strings.Contains(why,

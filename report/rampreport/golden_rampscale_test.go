@@ -75,15 +75,7 @@ func goldenRamp() *Ramp {
 }
 
 func TestGoldenRamp(t *testing.T) {
-	r := goldenRamp()
-	reporttest.Golden(t, "ramp.md", r.Markdown())
-	reporttest.Golden(t, "ramp.html", r.HTML())
-	reporttest.Golden(t, "ramp.table", reporttest.Table(r))
-	js, err := r.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reporttest.Golden(t, "ramp.json", string(js))
+	reporttest.GoldenFormats(t, "ramp", goldenRamp())
 }
 
 // goldenScalePoint is a size of the fixture in per-request mode: load and
@@ -121,13 +113,5 @@ func goldenScale() *Scale {
 }
 
 func TestGoldenScale(t *testing.T) {
-	s := goldenScale()
-	reporttest.Golden(t, "scale.md", s.Markdown())
-	reporttest.Golden(t, "scale.html", s.HTML())
-	reporttest.Golden(t, "scale.table", reporttest.Table(s))
-	js, err := s.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reporttest.Golden(t, "scale.json", string(js))
+	reporttest.GoldenFormats(t, "scale", goldenScale())
 }

@@ -72,11 +72,7 @@ func goldenWS() *WS {
 }
 
 func TestGoldenWS(t *testing.T) {
-	d := goldenWS()
-	reporttest.GoldenJSON(t, "ws.json", d)
-	reporttest.Golden(t, "ws.md", d.Markdown())
-	reporttest.Golden(t, "ws.table", reporttest.Table(d))
-	reporttest.Golden(t, "ws.html", d.HTML())
+	reporttest.GoldenFormats(t, "ws", goldenWS())
 }
 
 func TestWSFailsOnAnyWrongDelivery(t *testing.T) {

@@ -61,6 +61,21 @@ func GoldenJSON(t *testing.T, name string, d interface{ JSON() ([]byte, error) }
 	Golden(t, name, string(js))
 }
 
+// GoldenFormats compares a document's four formats with name.md, name.html,
+// name.table and name.json.
+func GoldenFormats(t *testing.T, name string, d interface {
+	Markdown() string
+	HTML() string
+	WriteTable(w io.Writer)
+	JSON() ([]byte, error)
+}) {
+	t.Helper()
+	Golden(t, name+".md", d.Markdown())
+	Golden(t, name+".html", d.HTML())
+	Golden(t, name+".table", Table(d))
+	GoldenJSON(t, name+".json", d)
+}
+
 // Table is what a terminal shows of a document.
 func Table(d interface{ WriteTable(w io.Writer) }) string {
 	var b strings.Builder
