@@ -51,6 +51,17 @@ func targetOf(t *testing.T, srv *httptest.Server) *Target {
 	return &Target{URL: u}
 }
 
+// loadRoot runs the load of GET / on tg as o says; the test ends on an
+// error.
+func loadRoot(t *testing.T, tg *Target, o LoadOptions) *result.Run {
+	t.Helper()
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 // countingServer counts the connections it accepts.
 func countingServer(h http.Handler) (*httptest.Server, *atomic.Int64) {
 	var conns atomic.Int64
@@ -131,11 +142,7 @@ func stallOnce(t *testing.T, nth int64, d time.Duration) (*result.Run, *atomic.I
 		w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 1, Rate: 200, Duration: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Rate: 200, Duration: 2 * time.Second})
 	return run, &n
 }
 
@@ -163,11 +170,7 @@ func TestOpenLoopSaysWhenRateIsNotKept(t *testing.T) {
 	}))
 	defer srv.Close()
 	// One client at 20 ms a request can send 50/s, not 500/s.
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 1, Rate: 500, Duration: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Rate: 500, Duration: time.Second})
 	if !hasWarning(run, "rate-not-kept") {
 		t.Errorf("warnings %v: want rate-not-kept", run.Warnings)
 	}
@@ -185,11 +188,7 @@ func hasWarning(run *result.Run, kind string) bool {
 func TestOneConnectionPerClient(t *testing.T) {
 	srv, conns := countingServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 4, Requests: 200, Duration: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 4, Requests: 200, Duration: time.Minute})
 	calls, _ := run.Requests()
 	if calls < 100 {
 		t.Fatalf("only %d calls", calls)
@@ -208,11 +207,7 @@ func TestConnectionChurnIsReported(t *testing.T) {
 		w.Write([]byte("bye"))
 	}))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
 	calls, errs := run.Requests()
 	if errs != 0 || int64(run.ConnsOpened) < calls || conns.Load() < calls {
 		t.Errorf("%d calls, %d errors, %d connections opened (server saw %d)", calls, errs, run.ConnsOpened, conns.Load())
@@ -227,10 +222,7 @@ func TestConnectionChurnIsReported(t *testing.T) {
 		w.Write([]byte("short"))
 	}))
 	defer bad.Close()
-	run, err = RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, bad), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run = loadRoot(t, targetOf(t, bad), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
 	if calls, errs := run.Requests(); errs == 0 || run.ConnsOpened < int(calls)/2 || hasWarning(run, "connection-churn") {
 		t.Errorf("short replies: %d calls, %d errors, %d connections, warnings %v", calls, errs, run.ConnsOpened, run.Warnings)
 	}
@@ -345,11 +337,7 @@ func TestTargetDyingMidRun(t *testing.T) {
 	}
 	defer child.Stop()
 	u, _ := url.Parse(child.URL)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u, Child: child},
-		LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, &Target{URL: u, Child: child}, LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
 	calls, _ := run.Requests()
 	// The target dies at its 300th request: a loaded machine may have
 	// counted a few dozen fewer as measured by then (and the calls sent
@@ -378,11 +366,7 @@ func TestTimeoutsAreCounted(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 1, Duration: 700 * time.Millisecond, Timeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 700 * time.Millisecond, Timeout: 200 * time.Millisecond})
 	if run.Errors["timeout"] < 2 {
 		t.Errorf("errors %v: want the requests that outlived the timeout counted as timeouts", run.Errors)
 	}
@@ -401,10 +385,7 @@ func TestLocalTargetFoundByItsSocket(t *testing.T) {
 		t.Fatalf("FindListener: %d, %v; want %d", l.PID, err, child.PID())
 	}
 	u, _ := url.Parse(child.URL)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u}, LoadOptions{Concurrency: 2, Duration: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, &Target{URL: u}, LoadOptions{Concurrency: 2, Duration: 500 * time.Millisecond})
 	if run.TargetProc == nil || run.TargetProc.PID != child.PID() || run.TargetProc.MaxRSS == 0 || hasWarning(run, "target-unseen") {
 		t.Errorf("target process %+v, warnings %v", run.TargetProc, run.Warnings)
 	}
@@ -412,10 +393,7 @@ func TestLocalTargetFoundByItsSocket(t *testing.T) {
 	// told apart from probe: said, not guessed.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer srv.Close()
-	run, err = RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run = loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond})
 	if run.TargetProc != nil || !hasWarning(run, "target-unseen") {
 		t.Errorf("an in-process server: %+v, %v", run.TargetProc, run.Warnings)
 	}
@@ -432,11 +410,7 @@ func TestRequestsEndsTheRun(t *testing.T) {
 	target, served := slowTarget(t, 300*time.Millisecond)
 	for _, clients := range []int{1, 4} {
 		served.Store(0)
-		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, target,
-			LoadOptions{Concurrency: clients, Requests: 1, Duration: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := loadRoot(t, target, LoadOptions{Concurrency: clients, Requests: 1, Duration: time.Minute})
 		calls, errors := run.Requests()
 		if calls != 1 || errors != 0 || served.Load() != 1 {
 			t.Fatalf("%d clients: %d calls, %d failed, %d served: want one", clients, calls, errors, served.Load())
