@@ -27,6 +27,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// startServeThenDie starts this test binary as a target that serves n
+// requests and dies (serveThenDie); it is stopped when the test ends.
+func startServeThenDie(t *testing.T, n int) *target.Child {
+	t.Helper()
+	child, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"},
+		Env: []string{"PROBE_TEST_DIE_AFTER=" + strconv.Itoa(n)}, Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Stop() })
+	return child
+}
+
 func serveThenDie(n int) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -330,12 +343,7 @@ func TestInterruptUnblocksStalledRequests(t *testing.T) {
 }
 
 func TestTargetDyingMidRun(t *testing.T) {
-	child, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=300"}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Stop()
+	child := startServeThenDie(t, 300)
 	u, _ := url.Parse(child.URL)
 	run := loadRoot(t, &Target{URL: u, Child: child}, LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
 	calls, _ := run.Requests()
@@ -375,12 +383,7 @@ func TestTimeoutsAreCounted(t *testing.T) {
 // A target given by URL that runs on this machine is found by its socket:
 // its process figures are reported as a child's would be.
 func TestLocalTargetFoundByItsSocket(t *testing.T) {
-	child, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=100000000"}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Stop()
+	child := startServeThenDie(t, 100000000)
 	if l, err := target.FindListener(strings.TrimPrefix(child.URL, "http://")); err != nil || l.PID != child.PID() {
 		t.Fatalf("FindListener: %d, %v; want %d", l.PID, err, child.PID())
 	}
