@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -28,10 +27,7 @@ func TestProfilesOfARealServer(t *testing.T) {
 	defer srv.Close()
 	tg := targetOf(t, srv)
 	o := &target.ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/"), FgprofURL: tg.URL.JoinPath("/debug/fgprof"), Window: time.Second}
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 2, Duration: 3 * time.Second, Profile: o})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, tg, LoadOptions{Concurrency: 2, Duration: 3 * time.Second, Profile: o})
 	// Three 1 s windows fit in 3 s; a busy machine may fit one fewer (a
 	// fetch takes its second and then some), never one.
 	p := run.Profiles
@@ -62,11 +58,8 @@ func TestTargetWithoutPprof(t *testing.T) {
 	}))
 	defer srv.Close()
 	tg := targetOf(t, srv)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond,
+	run := loadRoot(t, tg, LoadOptions{Concurrency: 1, Duration: 300 * time.Millisecond,
 		Profile: &target.ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/")}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	calls, _ := run.Requests()
 	if !hasWarning(run, "no-pprof") || run.Profiles != nil || calls == 0 {
 		t.Errorf("warnings %v, profiles %v, %d calls", run.Warnings, run.Profiles, calls)

@@ -67,14 +67,21 @@ func notesHandler(delay time.Duration, dropEvery int) http.Handler {
 	})
 }
 
+// noteChanger writes note n to srv's /admin/notes/ and watches for it as
+// watch says, on one writing client closed when the test ends.
+func noteChanger(t *testing.T, srv *httptest.Server, watch Watch) func(n int) result.Change {
+	tg := targetOf(t, srv)
+	writer := NewClient(tg, 5*time.Second)
+	t.Cleanup(writer.Close)
+	return func(n int) result.Change {
+		return ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, n)
+	}
+}
+
 func TestChangesAreWatchedUntilTheyShow(t *testing.T) {
 	srv := notesServer(80*time.Millisecond, 0)
 	defer srv.Close()
-	tg := targetOf(t, srv)
-	writer := NewClient(tg, 5*time.Second)
-	defer writer.Close()
-	watch := Watch{Sitemap: "/sitemap.xml", SearchPath: "/search", Timeout: 5 * time.Second}
-	ch := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
+	ch := noteChanger(t, srv, Watch{Sitemap: "/sitemap.xml", SearchPath: "/search", Timeout: 5 * time.Second})(1)
 	if ch.Err != "" || len(ch.Lost) != 0 || !strings.HasPrefix(ch.Permalink, "/probe/change-1-prb") {
 		t.Fatalf("%+v", ch)
 	}
@@ -89,12 +96,8 @@ func TestChangesAreWatchedUntilTheyShow(t *testing.T) {
 func TestALostWriteIsCaught(t *testing.T) {
 	srv := notesServer(0, 2)
 	defer srv.Close()
-	tg := targetOf(t, srv)
-	writer := NewClient(tg, 5*time.Second)
-	defer writer.Close()
-	watch := Watch{Sitemap: "/sitemap.xml", Timeout: 500 * time.Millisecond}
-	first := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
-	second := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 2)
+	change := noteChanger(t, srv, Watch{Sitemap: "/sitemap.xml", Timeout: 500 * time.Millisecond})
+	first, second := change(1), change(2)
 	if len(first.Lost) != 0 || strings.Join(second.Lost, ",") == "" || second.Err != "" {
 		t.Errorf("first %+v, second %+v: want the second lost", first, second)
 	}
@@ -111,11 +114,7 @@ func TestASlowPlaceDelaysNoOther(t *testing.T) {
 		notes.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	tg := targetOf(t, srv)
-	writer := NewClient(tg, 5*time.Second)
-	defer writer.Close()
-	watch := Watch{Sitemap: "/sitemap.xml", Timeout: 5 * time.Second}
-	ch := ChangeNote(context.Background(), writer, tg, 5*time.Second, HTTPWriter{Path: "/admin/notes/"}, watch, 1)
+	ch := noteChanger(t, srv, Watch{Sitemap: "/sitemap.xml", Timeout: 5 * time.Second})(1)
 	if ch.Err != "" || len(ch.Lost) != 0 {
 		t.Fatalf("%+v", ch)
 	}

@@ -27,6 +27,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// startServeThenDie starts this test binary as a target that serves n
+// requests and dies (serveThenDie); it is stopped when the test ends.
+func startServeThenDie(t *testing.T, n int) *target.Child {
+	t.Helper()
+	child, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"},
+		Env: []string{"PROBE_TEST_DIE_AFTER=" + strconv.Itoa(n)}, Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Stop() })
+	return child
+}
+
 func serveThenDie(n int) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -49,6 +62,17 @@ func targetOf(t *testing.T, srv *httptest.Server) *Target {
 		t.Fatal(err)
 	}
 	return &Target{URL: u}
+}
+
+// loadRoot runs the load of GET / on tg as o says; the test ends on an
+// error.
+func loadRoot(t *testing.T, tg *Target, o LoadOptions) *result.Run {
+	t.Helper()
+	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 // countingServer counts the connections it accepts.
@@ -131,11 +155,7 @@ func stallOnce(t *testing.T, nth int64, d time.Duration) (*result.Run, *atomic.I
 		w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 1, Rate: 200, Duration: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Rate: 200, Duration: 2 * time.Second})
 	return run, &n
 }
 
@@ -163,11 +183,7 @@ func TestOpenLoopSaysWhenRateIsNotKept(t *testing.T) {
 	}))
 	defer srv.Close()
 	// One client at 20 ms a request can send 50/s, not 500/s.
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 1, Rate: 500, Duration: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Rate: 500, Duration: time.Second})
 	if !hasWarning(run, "rate-not-kept") {
 		t.Errorf("warnings %v: want rate-not-kept", run.Warnings)
 	}
@@ -185,11 +201,7 @@ func hasWarning(run *result.Run, kind string) bool {
 func TestOneConnectionPerClient(t *testing.T) {
 	srv, conns := countingServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 4, Requests: 200, Duration: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 4, Requests: 200, Duration: time.Minute})
 	calls, _ := run.Requests()
 	if calls < 100 {
 		t.Fatalf("only %d calls", calls)
@@ -208,11 +220,7 @@ func TestConnectionChurnIsReported(t *testing.T) {
 		w.Write([]byte("bye"))
 	}))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
 	calls, errs := run.Requests()
 	if errs != 0 || int64(run.ConnsOpened) < calls || conns.Load() < calls {
 		t.Errorf("%d calls, %d errors, %d connections opened (server saw %d)", calls, errs, run.ConnsOpened, conns.Load())
@@ -227,10 +235,7 @@ func TestConnectionChurnIsReported(t *testing.T) {
 		w.Write([]byte("short"))
 	}))
 	defer bad.Close()
-	run, err = RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, bad), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run = loadRoot(t, targetOf(t, bad), LoadOptions{Concurrency: 2, Duration: 300 * time.Millisecond})
 	if calls, errs := run.Requests(); errs == 0 || run.ConnsOpened < int(calls)/2 || hasWarning(run, "connection-churn") {
 		t.Errorf("short replies: %d calls, %d errors, %d connections, warnings %v", calls, errs, run.ConnsOpened, run.Warnings)
 	}
@@ -338,18 +343,9 @@ func TestInterruptUnblocksStalledRequests(t *testing.T) {
 }
 
 func TestTargetDyingMidRun(t *testing.T) {
-	child, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=300"}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Stop()
+	child := startServeThenDie(t, 300)
 	u, _ := url.Parse(child.URL)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u, Child: child},
-		LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, &Target{URL: u, Child: child}, LoadOptions{Concurrency: 2, Duration: 30 * time.Second})
 	calls, _ := run.Requests()
 	// The target dies at its 300th request: a loaded machine may have
 	// counted a few dozen fewer as measured by then (and the calls sent
@@ -378,11 +374,7 @@ func TestTimeoutsAreCounted(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 1, Duration: 700 * time.Millisecond, Timeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 700 * time.Millisecond, Timeout: 200 * time.Millisecond})
 	if run.Errors["timeout"] < 2 {
 		t.Errorf("errors %v: want the requests that outlived the timeout counted as timeouts", run.Errors)
 	}
@@ -391,20 +383,12 @@ func TestTimeoutsAreCounted(t *testing.T) {
 // A target given by URL that runs on this machine is found by its socket:
 // its process figures are reported as a child's would be.
 func TestLocalTargetFoundByItsSocket(t *testing.T) {
-	child, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=100000000"}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Stop()
+	child := startServeThenDie(t, 100000000)
 	if l, err := target.FindListener(strings.TrimPrefix(child.URL, "http://")); err != nil || l.PID != child.PID() {
 		t.Fatalf("FindListener: %d, %v; want %d", l.PID, err, child.PID())
 	}
 	u, _ := url.Parse(child.URL)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, &Target{URL: u}, LoadOptions{Concurrency: 2, Duration: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, &Target{URL: u}, LoadOptions{Concurrency: 2, Duration: 500 * time.Millisecond})
 	if run.TargetProc == nil || run.TargetProc.PID != child.PID() || run.TargetProc.MaxRSS == 0 || hasWarning(run, "target-unseen") {
 		t.Errorf("target process %+v, warnings %v", run.TargetProc, run.Warnings)
 	}
@@ -412,10 +396,7 @@ func TestLocalTargetFoundByItsSocket(t *testing.T) {
 	// told apart from probe: said, not guessed.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer srv.Close()
-	run, err = RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run = loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond})
 	if run.TargetProc != nil || !hasWarning(run, "target-unseen") {
 		t.Errorf("an in-process server: %+v, %v", run.TargetProc, run.Warnings)
 	}
@@ -432,11 +413,7 @@ func TestRequestsEndsTheRun(t *testing.T) {
 	target, served := slowTarget(t, 300*time.Millisecond)
 	for _, clients := range []int{1, 4} {
 		served.Store(0)
-		run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, target,
-			LoadOptions{Concurrency: clients, Requests: 1, Duration: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := loadRoot(t, target, LoadOptions{Concurrency: clients, Requests: 1, Duration: time.Minute})
 		calls, errors := run.Requests()
 		if calls != 1 || errors != 0 || served.Load() != 1 {
 			t.Fatalf("%d clients: %d calls, %d failed, %d served: want one", clients, calls, errors, served.Load())

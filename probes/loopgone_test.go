@@ -1,15 +1,12 @@
 package probes
 
 import (
-	"context"
 	"net/url"
-	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
-	"github.com/probehq/probe/target"
 )
 
 // A client of a loop that meets a refusal while the target's process
@@ -18,12 +15,7 @@ import (
 // the refusal is the run's end, not a failed request.
 func TestTargetGoneInALoop(t *testing.T) {
 	u, _ := url.Parse("http://127.0.0.1:1")
-	ch, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Env: []string{"PROBE_TEST_DIE_AFTER=100000000"}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Stop()
+	ch := startServeThenDie(t, 100000000)
 	c := NewClient(&Target{URL: u, Child: ch}, time.Second)
 	l, err := h1.NewLoop()
 	if err != nil {

@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -20,11 +19,7 @@ func TestPerSecondSeriesOfAClosedLoop(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}))
 	defer srv.Close()
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, targetOf(t, srv),
-		LoadOptions{Concurrency: 2, Duration: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRoot(t, targetOf(t, srv), LoadOptions{Concurrency: 2, Duration: 2 * time.Second})
 	calls, errs := run.Requests()
 	if len(run.Seconds) < 2 || len(run.Seconds) > 3 {
 		t.Fatalf("%d points for a 2 s run", len(run.Seconds))

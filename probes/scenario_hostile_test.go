@@ -105,6 +105,27 @@ func (s *wireServer) requestLines() []string {
 	return out
 }
 
+// listThenOpen is a scenario that lists, takes field name of the list's
+// JSON reply as {{name}}, and opens path with it.
+func listThenOpen(name, path string, header ...h1Field) *Scenario {
+	return &Scenario{Name: "s", Steps: []Step{
+		{Name: "list", Method: "GET", Path: "/list", Extract: []Extract{{Name: name, JSON: []any{name}}}},
+		{Name: "open", Method: "GET", Path: path, Header: header},
+	}}
+}
+
+// wantOpened runs one session of sc against s and wants it to end well
+// with want as the second request line, the open step's.
+func wantOpened(t *testing.T, s *wireServer, sc *Scenario, want string) {
+	t.Helper()
+	if err := runOnce(t, s, sc); err != nil {
+		t.Fatal(err)
+	}
+	if lines := s.requestLines(); len(lines) != 2 || lines[1] != want {
+		t.Errorf("requests %q", lines)
+	}
+}
+
 const smuggle = "ok\r\nX-Injected: 1\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x"
 
 // runOnce runs one session of sc against s and returns its error.
@@ -218,11 +239,7 @@ func TestURLValuesAreTheTargetsOrRefused(t *testing.T) {
 			s = newWireServer(t, func(string) (string, string) {
 				return "", fmt.Sprintf(`{"link": %q}`, strings.ReplaceAll(tc.value, "TARGET", s.url.Host))
 			})
-			sc := &Scenario{Name: "s", Steps: []Step{
-				{Name: "list", Method: "GET", Path: "/list", Extract: []Extract{{Name: "link", JSON: []any{"link"}}}},
-				{Name: "open", Method: "GET", Path: "{{link}}"},
-			}}
-			err := runOnce(t, s, sc)
+			err := runOnce(t, s, listThenOpen("link", "{{link}}"))
 			if err == nil || !strings.Contains(err.Error(), "s/open: not sent: {{link}} from the reply of step list ") ||
 				!strings.Contains(strings.ReplaceAll(err.Error(), s.url.Host, "TARGET"), tc.want) {
 				t.Errorf("session: %v\nwant …%s", err, tc.want)
@@ -241,16 +258,7 @@ func TestURLValuesOfTheTargetBecomePaths(t *testing.T) {
 	s = newWireServer(t, func(path string) (string, string) {
 		return "", fmt.Sprintf(`{"link": "http://%s/notes/caf%%C3%%A9?x=1 2#top"}`, s.url.Host)
 	})
-	sc := &Scenario{Name: "s", Steps: []Step{
-		{Name: "list", Method: "GET", Path: "/list", Extract: []Extract{{Name: "link", JSON: []any{"link"}}}},
-		{Name: "open", Method: "GET", Path: "{{link}}"},
-	}}
-	if err := runOnce(t, s, sc); err != nil {
-		t.Fatal(err)
-	}
-	if lines := s.requestLines(); len(lines) != 2 || lines[1] != "GET /notes/caf%C3%A9?x=1%202 HTTP/1.1" {
-		t.Errorf("requests %q", lines)
-	}
+	wantOpened(t, s, listThenOpen("link", "{{link}}"), "GET /notes/caf%C3%A9?x=1%202 HTTP/1.1")
 }
 
 // Try 4: a value put after the file's path prefix cannot climb out of it:
@@ -260,11 +268,7 @@ func TestPathValuesCannotClimbOutOfThePrefix(t *testing.T) {
 		"%252e%252e/admin", `..\admin`, `a\b`, "./x"} {
 		t.Run(v, func(t *testing.T) {
 			s := newWireServer(t, func(string) (string, string) { return "", fmt.Sprintf(`{"id": %q}`, v) })
-			sc := &Scenario{Name: "s", Steps: []Step{
-				{Name: "list", Method: "GET", Path: "/list", Extract: []Extract{{Name: "id", JSON: []any{"id"}}}},
-				{Name: "open", Method: "GET", Path: "/items/{{id}}", Header: []h1Field{{Name: "Authorization", Value: "Bearer secret"}}},
-			}}
-			err := runOnce(t, s, sc)
+			err := runOnce(t, s, listThenOpen("id", "/items/{{id}}", h1Field{Name: "Authorization", Value: "Bearer secret"}))
 			if err == nil || !strings.HasPrefix(err.Error(), "s/open: not sent: {{id}} from the reply of step list holds a ") {
 				t.Errorf("session: %v", err)
 			}
@@ -276,16 +280,7 @@ func TestPathValuesCannotClimbOutOfThePrefix(t *testing.T) {
 	// What stays inside is sent, escaped as before; a value after the '?'
 	// is query text, not confined.
 	s := newWireServer(t, func(string) (string, string) { return "", `{"id": "a..b/c.d/..."}` })
-	sc := &Scenario{Name: "s", Steps: []Step{
-		{Name: "list", Method: "GET", Path: "/list", Extract: []Extract{{Name: "id", JSON: []any{"id"}}}},
-		{Name: "open", Method: "GET", Path: "/items/{{id}}.json?from={{id}}"},
-	}}
-	if err := runOnce(t, s, sc); err != nil {
-		t.Fatal(err)
-	}
-	if lines := s.requestLines(); len(lines) != 2 || lines[1] != "GET /items/a..b/c.d/....json?from=a..b/c.d/... HTTP/1.1" {
-		t.Errorf("requests %q", lines)
-	}
+	wantOpened(t, s, listThenOpen("id", "/items/{{id}}.json?from={{id}}"), "GET /items/a..b/c.d/....json?from=a..b/c.d/... HTTP/1.1")
 }
 
 type h1Field = h1.Field

@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
@@ -17,11 +16,8 @@ func TestNoPprofNamesTheFlag(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer srv.Close()
 	tg := targetOf(t, srv)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond,
+	run := loadRoot(t, tg, LoadOptions{Concurrency: 1, Duration: 200 * time.Millisecond,
 		Profile: &target.ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/")}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var msg string
 	for _, w := range run.Warnings {
 		if w.Kind == "no-pprof" {
@@ -46,11 +42,8 @@ func TestCaptureKeepsTheWindowsError(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	tg := targetOf(t, srv)
-	run, err := RunLoad(context.Background(), &HTTP{Path: "/"}, tg, LoadOptions{Concurrency: 1, Duration: time.Second,
+	run := loadRoot(t, tg, LoadOptions{Concurrency: 1, Duration: time.Second,
 		Profile: &target.ProfileOptions{PprofURL: tg.URL.JoinPath("/debug/pprof/"), Window: time.Second, Slack: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := run.Profiles
 	if p == nil || p.CPUWindowError == nil || !target.IsTimeout(p.CPUWindowError) || !strings.HasPrefix(p.CPUWindowError.Error(), "CPU window 1: ") {
 		t.Fatalf("profiles %+v", p)

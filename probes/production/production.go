@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -213,7 +214,7 @@ func (s *Source) FetchChecked(ctx context.Context, q Query) (p *profile.Profile,
 		if err != nil {
 			return nil, "", s.callError(err)
 		}
-		if !contains(known, q.Service) {
+		if !slices.Contains(known, q.Service) {
 			return nil, "", &UnknownServiceError{Engine: s.String(), Service: q.Service, Known: known}
 		}
 		return nil, "", fmt.Errorf("%w of type %s for %s between %s and %s", ErrNoSamples, id, q.Selector(s.Engine), stamp(q.Start), stamp(q.End))
@@ -288,15 +289,6 @@ func total(p *profile.Profile) int64 {
 		}
 	}
 	return sum
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

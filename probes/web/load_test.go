@@ -13,6 +13,7 @@ import (
 
 	"github.com/probehq/probe/lib/redirect/redirecttest"
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // targetOf is the target of a test server.
@@ -41,11 +42,7 @@ func TestCheckFailuresAreCountedByReason(t *testing.T) {
 		}
 	})
 	// The first request (Prepare's) gets case 1, a whole sitemap.
-	run, err := probes.RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv),
-		probes.LoadOptions{Concurrency: 1, Requests: 40, Duration: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := fortySitemapLoads(t, srv)
 	calls, errs := run.Requests()
 	if calls < 20 || errs < calls/2 {
 		t.Fatalf("%d calls, %d errors: want three in four failing", calls, errs)
@@ -76,11 +73,7 @@ func TestVerdictsFollowTheBytes(t *testing.T) {
 		}
 		w.Write([]byte("<urlset></urlset>"))
 	})
-	run, err := probes.RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv),
-		probes.LoadOptions{Concurrency: 1, Requests: 40, Duration: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := fortySitemapLoads(t, srv)
 	calls, errs := run.Requests()
 	if calls < 20 || errs < calls/2-1 || errs > calls/2+1 {
 		t.Errorf("%d calls, %d failed: want every other one (errors %v)", calls, errs, run.Errors)
@@ -108,6 +101,18 @@ func TestDiscoveryFollowsNoRedirect(t *testing.T) {
 	if err == nil {
 		t.Fatal("a site whose every page is a redirect gave sitemaps")
 	}
+}
+
+// fortySitemapLoads runs the sitemap load against srv for 40 requests on
+// one client; the test ends on an error.
+func fortySitemapLoads(t *testing.T, srv *httptest.Server) *result.Run {
+	t.Helper()
+	run, err := probes.RunLoad(context.Background(), &Sitemap{}, targetOf(t, srv),
+		probes.LoadOptions{Concurrency: 1, Requests: 40, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 // sitemapServer has no robots.txt and answers every other request with

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/probehq/probe/probes"
+	"github.com/probehq/probe/result"
 )
 
 // Search loads a site's search with one- and two-word queries from the
@@ -48,7 +48,7 @@ func (s *Search) Prepare(ctx context.Context, t *probes.Target, c *probes.Client
 		pages = append(pages, spread(sm.pages, pagesForLinks)...)
 		st = sm.site
 	}
-	counts := map[string]int{}
+	counts := map[string]int64{}
 	var endpoint string
 	var tried []string
 	for _, page := range pages {
@@ -198,15 +198,8 @@ func withParam(path, param string) string {
 
 // searchQueries makes one- and two-word queries from the site's vocabulary,
 // leaving out the most frequent words, plus one in ten with no hits.
-func searchQueries(counts map[string]int) []string {
-	words := make([]string, 0, len(counts))
-	for w := range counts {
-		words = append(words, w)
-	}
-	sort.Slice(words, func(i, j int) bool {
-		a, b := counts[words[i]], counts[words[j]]
-		return a > b || a == b && words[i] < words[j]
-	})
+func searchQueries(counts map[string]int64) []string {
+	words := result.ByCount(counts)
 	words = words[min(len(words), len(words)/10):] // skip the stop words
 	words = words[:min(len(words), 200)]
 	var qs []string

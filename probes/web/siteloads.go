@@ -147,11 +147,17 @@ func (m *Sitemap) Prepare(ctx context.Context, t *probes.Target, c *probes.Clien
 }
 
 func (m *Sitemap) NewSession(ctx context.Context, c *probes.Client, id int) (probes.Session, error) {
-	calls := make([]probes.Call, len(m.sitemaps))
-	for i, p := range m.sitemaps {
-		calls[(i+id)%len(calls)] = probes.Call{Op: "GET " + p, Key: p, Req: c.Target().Request("GET", p, nil), Check: checkSitemap}
+	return rotatedGets(c, m.sitemaps, id, checkSitemap), nil
+}
+
+// rotatedGets is a session that GETs each path once, client id starting
+// id places along so that the clients do not all ask for the same one.
+func rotatedGets(c *probes.Client, paths []string, id int, check func(*probes.Reply) error) probes.Session {
+	calls := make([]probes.Call, len(paths))
+	for i, p := range paths {
+		calls[(i+id)%len(calls)] = probes.Call{Op: "GET " + p, Key: p, Req: c.Target().Request("GET", p, nil), Check: check}
 	}
-	return probes.StaticSession(calls), nil
+	return probes.StaticSession(calls)
 }
 
 func checkSitemap(r *probes.Reply) error {
@@ -242,11 +248,7 @@ func (f *Feed) Prepare(ctx context.Context, t *probes.Target, c *probes.Client) 
 }
 
 func (f *Feed) NewSession(ctx context.Context, c *probes.Client, id int) (probes.Session, error) {
-	calls := make([]probes.Call, len(f.paths))
-	for i, p := range f.paths {
-		calls[(i+id)%len(calls)] = probes.Call{Op: "GET " + p, Key: p, Req: c.Target().Request("GET", p, nil), Check: checkFeed}
-	}
-	return probes.StaticSession(calls), nil
+	return rotatedGets(c, f.paths, id, checkFeed), nil
 }
 
 func checkFeed(r *probes.Reply) error {

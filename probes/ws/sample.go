@@ -140,13 +140,7 @@ func procCPU(pid int) time.Duration {
 	if pid <= 0 {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command (which may hold spaces) in parentheses.
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
+	f := procStat(pid)
 	if len(f) < 13 {
 		return 0
 	}
@@ -158,17 +152,23 @@ func procCPU(pid int) time.Duration {
 // procThreads is the number of threads of process pid (0 when it cannot
 // be read).
 func procThreads(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
+	f := procStat(pid)
 	if len(f) < 18 {
 		return 0
 	}
 	n, _ := strconv.Atoi(f[17])
 	return n
+}
+
+// procStat is the fields of /proc/pid/stat after the command, which may
+// hold spaces and so is skipped to its last ')' (nil when it cannot be read).
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return strings.Fields(string(b[i+1:]))
 }
 
 // goroutineCount is the target's number of goroutines: the first line of
