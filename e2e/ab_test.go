@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,9 +27,7 @@ func TestABAcrossGitRefs(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var rep abReport
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v\n%.500s", err, stdout)
-	}
+	decodeStdout(t, "ab", stdout, &rep)
 	if rep.Runs != 4 || !strings.HasPrefix(rep.Before, "v1 (") || !strings.HasPrefix(rep.After, "v2 (") {
 		t.Errorf("runs %d, before %q, after %q", rep.Runs, rep.Before, rep.After)
 	}
@@ -67,7 +64,7 @@ func TestABAcrossGitRefs(t *testing.T) {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
 	rep = abReport{}
-	json.Unmarshal([]byte(stdout), &rep)
+	decodeStdout(t, "compare", stdout, &rep)
 	if len(rep.Comparisons) == 0 {
 		t.Fatal("compare: no comparisons")
 	}
@@ -92,9 +89,7 @@ func TestABVersionThatFails(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", tc.after, code, stderr)
 		}
 		var rep abReport
-		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-			t.Fatalf("%s: %v\n%s", tc.after, err, stderr)
-		}
+		decodeStdout(t, tc.after, stdout, &rep)
 		if len(rep.Failures) == 0 || rep.Failures[0].Side != "after" || !strings.Contains(rep.Failures[0].Reason, tc.want) {
 			t.Errorf("%s: failures %+v", tc.after, rep.Failures)
 		}

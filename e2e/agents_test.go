@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,13 +20,7 @@ func buildAgentsBroken(t *testing.T) string { return testbuild.Program(t, "./tes
 // startAgentsBroken runs it with trap ("": none) and is its URL.
 func startAgentsBroken(t *testing.T, bin, trap string) string {
 	t.Helper()
-	child, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{bin, "-addr", "127.0.0.1:0", "-trap", trap}, Wait: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { child.Stop() })
-	return child.URL
+	return startChild(t, target.ChildSpec{Argv: []string{bin, "-addr", "127.0.0.1:0", "-trap", trap}, Wait: time.Minute}).URL
 }
 
 // Each seeded fault is caught, named (the item, the version, the word) and
@@ -71,10 +61,7 @@ func TestAgentsCatchTheTraps(t *testing.T) {
 					Stale    []string `json:"stale"`
 				} `json:"checks"`
 			}
-			b, err := os.ReadFile(filepath.Join(out, "report.json"))
-			if err != nil || json.Unmarshal(b, &rep) != nil {
-				t.Fatalf("report.json: %v %s", err, b)
-			}
+			readReportJSON(t, out, &rep)
 			bad := len(rep.Checks.Lost) + len(rep.Checks.Stale)
 			if rep.Checks.Versions < 20 || (c.trap == "") != (bad == 0) {
 				t.Errorf("trap %q: report.json checks %+v", c.trap, rep.Checks)
@@ -90,12 +77,9 @@ func TestAgentsCatchTheTraps(t *testing.T) {
 // and the lossy one's lost writes are found.
 func TestAgentsLostWritesAreNotStale(t *testing.T) {
 	bin := buildAgentsBroken(t)
-	readBack := filepath.Join(t.TempDir(), "readback.json")
-	if err := os.WriteFile(readBack, []byte(`{"agents": {
+	readBack := clitest.WriteFile(t, "readback.json", `{"agents": {
 	  "write": {"name": "write_note", "arguments": {"project": "{{project}}", "path": "agents/item-{{item}}.md", "markdown": "{{word}}"}},
-	  "read": {"name": "read_note", "arguments": {"project": "{{project}}", "path": "/agents/item-{{item}}"}}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	  "read": {"name": "read_note", "arguments": {"project": "{{project}}", "path": "/agents/item-{{item}}"}}}}`)
 	for _, c := range []struct {
 		name, trap string
 		file       bool
@@ -133,14 +117,7 @@ func TestAgentsLostWritesAreNotStale(t *testing.T) {
 func TestAgentsBadInput(t *testing.T) {
 	bin := buildAgentsBroken(t)
 	url := startAgentsBroken(t, bin, "")
-	dir := t.TempDir()
-	file := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := func(name, src string) string { return clitest.WriteFile(t, name, src) }
 	noTool := file("notool.json", `{"agents": {"read": {"name": "recall", "arguments": {"path": "/agents/item-{{item}}"}}}}`)
 	badPath := file("badpath.json", `{"agents": {"write": {"name": "write_note", "version": "note.version",
 	  "arguments": {"path": "agents/item-{{item}}.md", "markdown": "{{word}}"}}}}`)
@@ -208,9 +185,7 @@ func TestAgentsProfileNamesTheWriteCost(t *testing.T) {
 			} `json:"findings"`
 		} `json:"run"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("report.json on stdout: %v", err)
-	}
+	decodeStdout(t, "per-request", stdout, &rep)
 	var rules []string
 	held := false
 	for _, f := range rep.Run.Findings {
@@ -230,14 +205,7 @@ func TestAgentsProfileNamesTheWriteCost(t *testing.T) {
 // appends and saves the graph without a lock), and no item is called
 // stale for them.
 func TestAgentsSDKMemoryServer(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "memory")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/examples/server/memory")
-	if os.Getenv("GOTOOLCHAIN") == "" {
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3")
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the SDK's memory example: %v\n%s", err, out)
-	}
+	bin := goBuild(t, "", "github.com/modelcontextprotocol/go-sdk/examples/server/memory", "memory")
 	for _, c := range []struct {
 		agents string
 		code   int
@@ -249,12 +217,8 @@ func TestAgentsSDKMemoryServer(t *testing.T) {
 			`p1/\d\d: \d+ of \d+ acknowledged writes not read back \(zq[a-z]+(, |\))`)},
 	} {
 		t.Run(c.agents, func(t *testing.T) {
-			addr := "127.0.0.1:" + freePortT(t)
-			child, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-http", addr}, Addr: addr, Wait: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { child.Stop() })
+			addr := freeAddr(t)
+			child := startChild(t, target.ChildSpec{Argv: []string{bin, "-http", addr}, Addr: addr, Wait: time.Minute})
 			code, stdout, stderr := probeCmd.Run(t, context.Background(), "agents", "--target", child.URL, "--file", "testdata/agents-sdk-memory.json",
 				"--agents", c.agents, "--duration", "2s", "--warmup", "0s", "--out", t.TempDir(), "--force")
 			if code != c.code || !c.want.MatchString(stdout+stderr) {

@@ -2,15 +2,13 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
 )
 
@@ -40,9 +38,7 @@ func autoRun(t *testing.T, args ...string) (*report.Run, string) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var rep report.Run
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	decodeStdout(t, args[0], stdout, &rep)
 	if rep.AutoClients == nil {
 		t.Fatalf("no auto_concurrency in the report: %s", stdout)
 	}
@@ -113,8 +109,7 @@ func TestAllChoosesClientsForASlowEndpoint(t *testing.T) {
 	mux.Handle("/slow", slow.Config.Handler)
 	s := httptest.NewServer(mux)
 	t.Cleanup(s.Close)
-	file := filepath.Join(t.TempDir(), "probe.jsonnet")
-	os.WriteFile(file, []byte("{ microloads: [ { name: 'fast', path: '/fast' }, { name: 'slow', path: '/slow' } ] }"), 0o644)
+	file := clitest.WriteFile(t, "probe.jsonnet", "{ microloads: [ { name: 'fast', path: '/fast' }, { name: 'slow', path: '/slow' } ] }")
 	code, stdout, stderr := probeCmd.Run(t, context.Background(), "all", "--file", file, "--target", s.URL, "--settle", "0s",
 		"--duration", "2s", "--warmup", "0s", "--concurrency", "8", "--json", "--out", t.TempDir())
 	if code != exitOK {
@@ -123,8 +118,9 @@ func TestAllChoosesClientsForASlowEndpoint(t *testing.T) {
 	var suite struct {
 		Runs []*report.Run `json:"runs"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &suite); err != nil || len(suite.Runs) != 2 {
-		t.Fatalf("%v: %d runs: %s", err, len(suite.Runs), stderr)
+	decodeStdout(t, "all", stdout, &suite)
+	if len(suite.Runs) != 2 {
+		t.Fatalf("%d runs: %s", len(suite.Runs), stderr)
 	}
 	fast, slowRun := suite.Runs[0], suite.Runs[1]
 	if fast.AutoClients != nil || fast.Concurrency != 8 {
@@ -152,9 +148,7 @@ func TestHTTPChoosesClientsForASlowEndpointUnlessGiven(t *testing.T) {
 			"--out", t.TempDir()}, c.args...)
 		code, stdout, stderr := probeCmd.Run(t, context.Background(), args...)
 		var rep report.Run
-		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-			t.Fatalf("%v: exit %d: %s", err, code, stderr)
-		}
+		decodeStdout(t, "http "+strings.Join(c.args, " "), stdout, &rep)
 		if !c.auto {
 			if rep.AutoClients != nil || rep.Concurrency != 3 {
 				t.Errorf("--concurrency 3: %d clients, auto %+v", rep.Concurrency, rep.AutoClients)

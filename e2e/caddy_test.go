@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,11 +41,7 @@ func buildFromProxy(t testing.TB, module, bin string) string {
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
-	cmd := exec.Command("go", "install", module)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod")
-	if os.Getenv("GOTOOLCHAIN") == "" {
-		cmd.Env = append(cmd.Env, "GOTOOLCHAIN=go1.27.3")
-	}
+	cmd := goCommand([]string{"GOBIN=" + dir, "GOFLAGS=-mod=mod"}, "install", module)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Skipf("%s cannot be built here (go install %s: %v): %s", bin, module, err, lastLines(string(out), 3))
 	}
@@ -168,14 +161,9 @@ http://127.0.0.1:%s {
 	return dir
 }
 
+// freePortT is the port of a loopback address nobody listens on.
 func freePortT(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return p
+	return strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
 }
 
 // startCaddy runs Caddy on the site; it returns the site's and the admin
@@ -184,13 +172,8 @@ func startCaddy(t testing.TB) (site, admin string) {
 	bin := buildCaddy(t)
 	port, adminPort := freePortT(t), freePortT(t)
 	dir := caddySite(t, port, adminPort)
-	child, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{bin, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile"},
-			Addr: "127.0.0.1:" + port, Wait: time.Minute})
-	if err != nil {
-		t.Fatalf("starting Caddy: %v", err)
-	}
-	t.Cleanup(func() { child.Stop() })
+	startChild(t, target.ChildSpec{Argv: []string{bin, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile"},
+		Addr: "127.0.0.1:" + port, Wait: time.Minute})
 	return "http://127.0.0.1:" + port, "http://127.0.0.1:" + adminPort + "/debug/pprof/"
 }
 
@@ -211,10 +194,11 @@ func TestCaddy(t *testing.T) {
 		}
 		code, stdout, stderr := probeCmd.Run(t, context.Background(), append(append([]string{}, args...), "--target", site, "--pprof", admin,
 			"--duration", d, "--warmup", "1s", "--concurrency", "4", "--json", "--out", out)...)
-		var r caddyRun
-		if err := jsonUnmarshal(stdout, &r); err != nil || code != exitOK {
-			t.Fatalf("%v: exit %d, %v\n%s", args, code, err, stderr)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
 		}
+		var r caddyRun
+		decodeStdout(t, strings.Join(args, " "), stdout, &r)
 		return r
 	}
 	pages := load("page", "--profile")
@@ -264,5 +248,3 @@ func TestCaddy(t *testing.T) {
 		}
 	}
 }
-
-func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

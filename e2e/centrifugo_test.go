@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 const centrifugoModule = "github.com/centrifugal/centrifugo/v6@v6.9.1"
@@ -20,23 +20,17 @@ const centrifugoModule = "github.com/centrifugal/centrifugo/v6@v6.9.1"
 func startCentrifugo(t *testing.T, apiKey string) string {
 	t.Helper()
 	bin := buildFromProxy(t, centrifugoModule, "centrifugo")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	config := filepath.Join(t.TempDir(), "config.json")
-	os.WriteFile(config, fmt.Appendf(nil, `{"http_server": {"address": "127.0.0.1", "port": %d},
+	port := freePortT(t)
+	config := clitest.WriteFile(t, "config.json", fmt.Sprintf(`{"http_server": {"address": "127.0.0.1", "port": %s},
 		"client": {"insecure": true, "allowed_origins": ["*"]}, "http_api": {"key": %q},
-		"debug": {"enabled": true}, "log": {"level": "warn"}}`, port, apiKey), 0o644)
+		"debug": {"enabled": true}, "log": {"level": "warn"}}`, port, apiKey))
 	// It prints no URL to wait for: its pprof answering is the sign.
 	srv := exec.Command(bin, "--config", config)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Signal(os.Interrupt); srv.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	url := "http://127.0.0.1:" + port
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if res, err := http.Get(url + "/debug/pprof/"); err == nil {
 			res.Body.Close()

@@ -56,6 +56,28 @@ func judgedOf(e *report.Experiment, frame string) *report.ExperimentFinding {
 	return judged
 }
 
+// judgedOn is judgedOf, the test failed when the experiment judged no
+// finding of that work (what).
+func judgedOn(t *testing.T, e *report.Experiment, frame, what string) *report.ExperimentFinding {
+	t.Helper()
+	judged := judgedOf(e, frame)
+	if judged == nil {
+		t.Fatalf("the experiment judged no finding of %s: %+v", what, e.Findings)
+	}
+	return judged
+}
+
+// retryUntold says, and logs, that a busy machine left the verdict on
+// judged untold with attempts left (three in all): run again.
+func retryUntold(t *testing.T, judged *report.ExperimentFinding, attempt int) bool {
+	t.Helper()
+	if couldNotTell(judged) && attempt < 3 {
+		t.Logf("attempt %d could not tell: %s", attempt, judged.Why)
+		return true
+	}
+	return false
+}
+
 // couldNotTell: an inconclusive verdict of a busy machine, worth another
 // attempt.
 func couldNotTell(f *report.ExperimentFinding) bool {
@@ -107,12 +129,8 @@ func TestExperimentHeaderInputs(t *testing.T) {
 						t.Fatalf("without-headers: %+v, want void with its 401s shown", v)
 					}
 				}
-				judged := judgedOf(e, "encoding/json")
-				if judged == nil {
-					t.Fatalf("the experiment judged no finding of the JSON decoding: %+v", e.Findings)
-				}
-				if couldNotTell(judged) && attempt < 3 {
-					t.Logf("attempt %d could not tell: %s", attempt, judged.Why)
+				judged := judgedOn(t, e, "encoding/json", "the JSON decoding")
+				if retryUntold(t, judged, attempt) {
 					continue
 				}
 				if judged.Verdict != tc.verdict || !strings.Contains(judged.Why, tc.says) {
@@ -181,12 +199,8 @@ func TestExperimentGRPC(t *testing.T) {
 						t.Fatalf("%s on work keyed on metadata was called load-time: %s", f.Rule, f.Evidence)
 					}
 				}
-				judged := judgedOf(e, "inputs.SortedOf")
-				if judged == nil {
-					t.Fatalf("the experiment judged no finding of the sort: %+v", e.Findings)
-				}
-				if couldNotTell(judged) && attempt < 3 {
-					t.Logf("attempt %d could not tell: %s", attempt, judged.Why)
+				judged := judgedOn(t, e, "inputs.SortedOf", "the sort")
+				if retryUntold(t, judged, attempt) {
 					continue
 				}
 				if judged.Verdict != tc.verdict {

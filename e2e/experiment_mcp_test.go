@@ -1,11 +1,10 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/internal/testbuild"
 )
 
@@ -26,13 +25,10 @@ func TestExperimentMCPArguments(t *testing.T) {
 	pprofAddr := freeAddr(t)
 	startProcess(t, server, "-addr", addr, "-pprof", pprofAddr)
 	waitAnswers(t, "http://"+pprofAddr+"/debug/pprof/")
-	file := filepath.Join(t.TempDir(), "mcp.json")
-	if err := os.WriteFile(file, []byte(`{"microloads": [
+	file := clitest.WriteFile(t, "mcp.json", `{"microloads": [
 		{"name": "summary", "mcp": "catalog_summary", "arguments": "{\"client\": \"ann\"}"},
 		{"name": "region", "mcp": "catalog_for", "arguments": "{\"region\": \"eu\"}"},
-		{"name": "strict", "mcp": "catalog_strict", "arguments": "{\"client\": \"ann\"}"}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		{"name": "strict", "mcp": "catalog_strict", "arguments": "{\"client\": \"ann\"}"}]}`)
 	for _, tc := range []struct {
 		name, frame string
 		trap        bool
@@ -71,15 +67,11 @@ func TestExperimentMCPArguments(t *testing.T) {
 						t.Fatalf("%s on work keyed on an argument was called load-time: %s", f.Rule, f.Evidence)
 					}
 				}
-				judged := judgedOf(e, tc.frame)
-				if judged == nil {
-					t.Fatalf("the experiment judged no finding of %s: %+v", tc.frame, e.Findings)
-				}
+				judged := judgedOn(t, e, tc.frame, tc.frame)
 				if tc.name == "strict" && strings.Contains(judged.Why, "ignored-field 1") {
 					t.Errorf("the void variant's figures were given as evidence: %s", judged.Why)
 				}
-				if couldNotTell(judged) && attempt < 3 {
-					t.Logf("attempt %d could not tell: %s", attempt, judged.Why)
+				if retryUntold(t, judged, attempt) {
 					continue
 				}
 				switch {

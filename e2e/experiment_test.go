@@ -55,9 +55,7 @@ func TestExperiment(t *testing.T) {
 				if judged == nil {
 					t.Fatalf("the experiment judged no finding of the JSON decoding; findings %+v", rep.Findings)
 				}
-				if judged.Verdict == "inconclusive" && attempt < 3 &&
-					(strings.Contains(judged.Why, "too noisy to tell") || strings.Contains(judged.Why, "too few samples")) {
-					t.Logf("attempt %d could not tell: %s", attempt, judged.Why)
+				if retryUntold(t, judged, attempt) {
 					continue
 				}
 				want := "input-independent"
@@ -141,9 +139,7 @@ func TestExperimentEqualCostPerUser(t *testing.T) {
 		if judged == nil {
 			t.Fatalf("the experiment judged no sort finding: %+v", e.Findings)
 		}
-		if judged.Verdict == "inconclusive" && attempt < 3 &&
-			(strings.Contains(judged.Why, "too noisy to tell") || strings.Contains(judged.Why, "too few samples")) {
-			t.Logf("attempt %d could not tell: %s", attempt, judged.Why)
+		if retryUntold(t, judged, attempt) {
 			continue
 		}
 		// Equal cost: the verdict rests on the replies, which name the input.

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,9 +20,7 @@ func profileGRPC(t *testing.T, mode string) report.Run {
 		t.Fatalf("%s: exit %d: %s", mode, code, stderr)
 	}
 	var rep report.Run
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%s: %v: %.300s", mode, err, stdout)
-	}
+	decodeStdout(t, mode, stdout, &rep)
 	if rep.Latency.Requests < 20 || rep.Latency.Errors != 0 || len(rep.Operations) != 1 ||
 		rep.Operations[0].Op != "grpc probe.fixture.Notes/Search" || !strings.Contains(rep.Protocol, "h2c") {
 		t.Fatalf("%s: %d requests, %d errors, operations %+v, protocol %q: want the fixture's search over h2c, clean",

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"path/filepath"
 	"strings"
@@ -49,9 +48,7 @@ func TestGRPCStreamSendLoopIsPerMessageWork(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var rep report.Run
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v: %.300s", err, stdout)
-	}
+	decodeStdout(t, "list", stdout, &rep)
 	if st := rep.Stream; st == nil || st.Messages.Fewest != 150 || st.Messages.Most != 600 || st.Messages.Median != 300 {
 		t.Errorf("stream %+v: want 150 to 600 messages a call, median 300", rep.Stream)
 	}
@@ -80,9 +77,7 @@ func TestGRPCStreamSendLoopIsPerMessageWork(t *testing.T) {
 		t.Fatalf("watch: exit %d: %s", code, stderr)
 	}
 	rep = report.Run{}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v: %.300s", err, stdout)
-	}
+	decodeStdout(t, "watch", stdout, &rep)
 	if w := rep.Stream.Watch; w == nil || w.FirstMessageMS == nil || w.MessagesPerSecond < 10 || rep.Latency.Requests == 0 ||
 		rep.Latency.Errors != 0 {
 		t.Errorf("watch %+v, %d requests, %d errors: want it measured, its calls spans", w, rep.Latency.Requests, rep.Latency.Errors)

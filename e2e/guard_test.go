@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -22,38 +20,23 @@ import (
 // startFixture starts `probe fixture serve` (this test binary stands in
 // for probe: TestMain) on a free loopback port with args, as probe starts
 // it: the key goes by the environment, never on the command line.
-func startFixture(t *testing.T, key string, args ...string) (*target.Child, error) {
+func startFixture(t *testing.T, key string, args ...string) *target.Child {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	argv := append([]string{exe, "fixture", "serve", "--addr", "127.0.0.1:0"}, args...)
-	c, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: argv, Env: []string{fixtures.KeyEnv + "=" + key}, Wait: 3 * time.Minute})
-	if err != nil {
-		return nil, fmt.Errorf("fixture: %v", err)
-	}
-	return c, nil
+	return startChild(t, target.ChildSpec{Argv: argv, Env: []string{fixtures.KeyEnv + "=" + key}, Wait: 3 * time.Minute})
 }
 
 // A fixture probe starts gets its key by the environment: its pprof
 // command line does not show it. (internal/cli's test of the same name
 // checks the flags that refuse a key on the command line.)
 func TestFixtureKeyStaysOffTheCommandLine(t *testing.T) {
-	child, err := startFixture(t, "s3cret-key-123", "--mode", "load-time", "--notes", "20")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Stop()
-	resp, err := http.Get(child.URL + "/debug/pprof/cmdline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmdline, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || strings.Contains(string(cmdline), "s3cret") {
-		t.Errorf("cmdline %d %q", resp.StatusCode, cmdline)
+	child := startFixture(t, "s3cret-key-123", "--mode", "load-time", "--notes", "20")
+	if status, cmdline := getBody(t, child.URL+"/debug/pprof/cmdline"); status != 200 || strings.Contains(cmdline, "s3cret") {
+		t.Errorf("cmdline %d %q", status, cmdline)
 	}
 	req, _ := http.NewRequest("GET", child.URL+"/admin/settings", nil)
 	req.Header.Set("Authorization", "Bearer s3cret-key-123")
@@ -76,9 +59,7 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 		t.Fatalf("per-request: exit %d, want 1 (crashes found): %s", code, stderr)
 	}
 	var rep fuzzreport.FuzzReport
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("stdout is not report.json: %v\n%.300s", err, stdout)
-	}
+	decodeStdout(t, "per-request", stdout, &rep)
 	// The crasher to replay against load-time mode: seed 002's link-walk if
 	// the search found it, else any stack overflow whose input fits the
 	// report whole. As found, not shrunk: the shrunk one is the threshold
@@ -116,8 +97,9 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 		t.Fatalf("load-time: exit %d: %s", code, stderr)
 	}
 	rep = fuzzreport.FuzzReport{}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Fuzz == nil {
-		t.Fatalf("%v: %.300s", err, stdout)
+	decodeStdout(t, "load-time", stdout, &rep)
+	if rep.Fuzz == nil {
+		t.Fatalf("load-time: no fuzz in report.json: %.300s", stdout)
 	}
 	if len(rep.Crashes) != 0 || rep.Fuzz.Inputs == 0 || rep.Fuzz.Rejected == 0 {
 		t.Errorf("load-time: %d crashes, %d inputs, %d rejected", len(rep.Crashes), rep.Fuzz.Inputs, rep.Fuzz.Rejected)
@@ -129,11 +111,7 @@ func TestFuzzNoteQueryFixture(t *testing.T) {
 	}
 
 	// The crasher, sent to a load-time fixture: an error reply.
-	child, err := startFixture(t, fixtures.DefaultKey, "--mode", "load-time", "--notes", "60", "--max-stack", "64MB")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Stop()
+	child := startFixture(t, fixtures.DefaultKey, "--mode", "load-time", "--notes", "60", "--max-stack", "64MB")
 	method, rest, _ := strings.Cut(overflow, " ")
 	path, body, _ := strings.Cut(rest, " ")
 	req, _ := http.NewRequest(method, child.URL+path, strings.NewReader(body))

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,11 +26,7 @@ import (
 func TestHostileTarget(t *testing.T) {
 	probeBin := testbuild.Program(t, "../cmd/probe")
 	hostile := testbuild.Program(t, "./testdata/hostile")
-	srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{hostile}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := startChild(t, target.ChildSpec{Argv: []string{hostile}, Wait: 30 * time.Second})
 	// A bound, not a budget: the endless bodies peak at 260–320 MB here
 	// (the collector lets the heap grow to twice the live read buffers),
 	// where an unbounded read would be gigabytes in the 3 s.
@@ -99,13 +92,7 @@ func TestHostileTarget(t *testing.T) {
 		fmt.Fprintf(&table, "| %s | %d | %d MB | %s |\n", tc.name, code, rss>>20, strings.ReplaceAll(truncate(all, 160), "|", "\\|"))
 	}
 	// The sitemap's CR LF went out as no request of probe's own.
-	resp, err := http.Get(srv.URL + "/evil-count")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(n) != "0" {
+	if _, n := getBody(t, srv.URL+"/evil-count"); n != "0" {
 		t.Errorf("a sitemap smuggled %s requests in", n)
 	}
 	if os.Getenv("PROBE_HOSTILE_TABLE") != "" {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -19,9 +18,7 @@ func TestAllAgainstTheFixture(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var rep report.Suite
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	decodeStdout(t, "all", stdout, &rep)
 	if len(rep.Runs) != 6 {
 		t.Fatalf("%d microloads ran: %s", len(rep.Runs), stderr)
 	}
@@ -56,9 +53,7 @@ func TestTargetKilledByItsLoad(t *testing.T) {
 		t.Errorf("last line %q", last)
 	}
 	var rep report.Run
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	decodeStdout(t, "http", stdout, &rep)
 	if len(rep.Crashes) != 1 || rep.Crashes[0].Class != "stack-overflow" || !strings.Contains(rep.Crashes[0].Evidence,
 		"fatal error: stack overflow") {
 		t.Errorf("crashes %+v", rep.Crashes)

@@ -25,13 +25,7 @@ import (
 // requests", and the decoding of the posted body is never claimed.
 func TestMarkersAcrossGoVersionsAndTransports(t *testing.T) {
 	for _, goVersion := range []string{"go1.26.8", "go1.27.3"} {
-		bin := filepath.Join(t.TempDir(), "h2versions")
-		build := exec.Command("go", "build", "-o", bin, ".")
-		build.Dir = filepath.Join("testdata", "h2versions")
-		build.Env = append(os.Environ(), "GOTOOLCHAIN="+goVersion, "GOFLAGS=")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building testdata/h2versions with %s: %v\n%s", goVersion, err, out)
-		}
+		bin := goBuild(t, filepath.Join("testdata", "h2versions"), ".", "h2versions", "GOTOOLCHAIN="+goVersion, "GOFLAGS=")
 		addr, tlsAddr := freeAddr(t), freeAddr(t)
 		for tlsAddr == addr {
 			tlsAddr = freeAddr(t)

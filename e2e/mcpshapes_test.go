@@ -1,10 +1,9 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/internal/testbuild"
 )
 
@@ -16,11 +15,8 @@ import (
 // server in the session lane (issue 38).
 func TestToolsListEveryMCPShape(t *testing.T) {
 	server := testbuild.Program(t, "./testdata/mcptools")
-	file := filepath.Join(t.TempDir(), "mcp.json")
-	if err := os.WriteFile(file, []byte(`{"microloads": [
-		{"name": "summary", "mcp": "catalog_summary", "arguments": "{\"client\": \"ann\"}"}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := clitest.WriteFile(t, "mcp.json", `{"microloads": [
+		{"name": "summary", "mcp": "catalog_summary", "arguments": "{\"client\": \"ann\"}"}]}`)
 	for _, tc := range []struct {
 		name          string
 		flags         []string

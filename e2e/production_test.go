@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/bits"
@@ -143,17 +142,6 @@ func profileUnderLoad(url string, n int) ([]*profile.Profile, *profile.Profile, 
 	return cpus, allocs, err
 }
 
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-}
-
 // probe analyze --from names the fixture's hot spots from the fleet's
 // per-request profiles alone, through both engines' APIs; load-time mode's
 // show none of them.
@@ -168,7 +156,7 @@ func TestAnalyzeFromProduction(t *testing.T) {
 				t.Fatalf("%s %s: exit %d: %s", engine, mode, code, stderr)
 			}
 			var rep report.ProductionFindings
-			readJSON(t, filepath.Join(out, "report.json"), &rep)
+			readReportJSON(t, out, &rep)
 			rules := map[string]string{}
 			for _, fd := range rep.Findings {
 				rules[fd.Rule] = fd.Class
@@ -209,7 +197,7 @@ func TestAnalyzeFromProduction(t *testing.T) {
 		t.Fatalf("alloc: exit %d: %s", code, stderr)
 	}
 	var rep report.ProductionFindings
-	readJSON(t, filepath.Join(out, "report.json"), &rep)
+	readReportJSON(t, out, &rep)
 	if !strings.HasPrefix(rep.Type, "memory:alloc_space") {
 		t.Errorf("alloc: type %q", rep.Type)
 	}
@@ -226,7 +214,7 @@ func compareFrom(t *testing.T, args ...string) *abreport.AB {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
 	var ab abreport.AB
-	readJSON(t, filepath.Join(out, "report.json"), &ab)
+	readReportJSON(t, out, &ab)
 	if _, err := os.Stat(filepath.Join(out, "flame-diff-site.html")); err != nil {
 		t.Errorf("%v: no differential flame graph: %v", args, err)
 	}
@@ -308,7 +296,7 @@ func TestAllWeighedByProduction(t *testing.T) {
 			} `json:"findings"`
 		} `json:"runs"`
 	}
-	readJSON(t, filepath.Join(out, "report.json"), &suite)
+	readReportJSON(t, out, &suite)
 	perRequest := -1.0
 	for _, r := range suite.Runs {
 		if r.Production == nil || r.Production.Service != "site" || !strings.HasPrefix(r.Production.Source, "pyroscope://") {
@@ -354,15 +342,6 @@ func TestAllWeighedByProduction(t *testing.T) {
 		t.Errorf("repeated-gzip's fleet share: %.3f of a per-request fleet, %.3f of a load-time one: want the first well above",
 			perRequest, other)
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // Bad input: one line and an exit code.

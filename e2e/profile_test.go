@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,9 +24,7 @@ func profileAll(t *testing.T, mode string) map[string]profiledRun {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var rep report.Suite
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	decodeStdout(t, mode, stdout, &rep)
 	runs := map[string]profiledRun{}
 	for _, r := range rep.Runs {
 		runs[r.Microload] = *r

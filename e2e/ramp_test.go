@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -83,9 +82,7 @@ func rampWork(t *testing.T, url, steps string) rampReport {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var r rampReport
-	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
-		t.Fatalf("%v: %.300s", err, stdout)
-	}
+	decodeStdout(t, steps, stdout, &r)
 	return r
 }
 

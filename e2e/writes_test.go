@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/probehq/probe/report"
@@ -19,8 +18,9 @@ func TestReadsDuringWrites(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
 		}
 		var rep report.Run
-		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Writes == nil {
-			t.Fatalf("%s: %v %.300s", mode, err, stdout)
+		decodeStdout(t, mode, stdout, &rep)
+		if rep.Writes == nil {
+			t.Fatalf("%s: no writes in report.json: %.300s", mode, stdout)
 		}
 		w := rep.Writes
 		if len(w.Changes) == 0 || w.Lost != 0 {

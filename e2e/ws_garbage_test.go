@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +18,7 @@ import (
 // that says the events were missing on the connections the server broke.
 func TestWSGarbageFrames(t *testing.T) {
 	bin := testbuild.Program(t, "./testdata/wsbroken")
-	srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-fault", "garbage"}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv := startChild(t, target.ChildSpec{Argv: []string{bin, "-fault", "garbage"}, Wait: 30 * time.Second})
 	code, stderr, d := wsReport(t, "--target", srv.URL, "--token", "t0k", "--publish-path", "/publish", "--connections", "60",
 		"--rooms", "3", "--events", "4", "--rounds", "2", "--pause", "100ms", "--deliver-timeout", "1s")
 	if d == nil {

@@ -1,9 +1,9 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/probehq/probe/internal/cli/clitest"
 )
 
 // noteBody is an event as a note's Markdown: tagged with its room, the
@@ -23,10 +23,8 @@ func TestWSByNoteWrites(t *testing.T) {
 		t.Fatalf("flags: exit %d, report %+v\n%s", code, d, stderr)
 	}
 
-	dir := t.TempDir()
-	file := filepath.Join(dir, "probe.json")
-	os.WriteFile(file, []byte(`{"ws": {"path": "/ws?room=tag:{room}", "rooms": ["alpha", "beta"], "publishMethod": "PUT",
-	  "publishPath": "/admin/notes/live/{room}.md", "publishBody": "---\ntitle: live {room}\ntags: [{room}]\n---\nThe event {event}.\n"}}`), 0o644)
+	file := clitest.WriteFile(t, "probe.json", `{"ws": {"path": "/ws?room=tag:{room}", "rooms": ["alpha", "beta"], "publishMethod": "PUT",
+	  "publishPath": "/admin/notes/live/{room}.md", "publishBody": "---\ntitle: live {room}\ntags: [{room}]\n---\nThe event {event}.\n"}}`)
 	code, stderr, d = wsReport(t, append(common, "--connections", "20", "--file", file)...)
 	if code != exitOK || d == nil || d.Failed() || d.Config.Rooms != 2 || d.Totals.Expected != 120 || d.Totals.Delivered != 120 {
 		t.Fatalf("file: exit %d, report %+v\n%s", code, d, stderr)
@@ -35,8 +33,7 @@ func TestWSByNoteWrites(t *testing.T) {
 		t.Errorf("rooms %+v, want alpha and beta, 60 deliveries each", d.Rooms)
 	}
 
-	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"ws": {"auth": "cookie"}}`), 0o644)
+	bad := clitest.WriteFile(t, "bad.json", `{"ws": {"auth": "cookie"}}`)
 	probeCmd.BadInput(t, []string{"ws", "--file", bad}, exitUsage, `ws.auth: "cookie" is no way to send the token`)
 	probeCmd.BadInput(t, []string{"ws", "--publish-method", "GET"}, exitUsage, `--publish-method "GET": want POST, PUT or PATCH`)
 }

@@ -23,11 +23,8 @@ import (
 // exit code, stderr, report.json and report.md.
 func wsPushRun(t *testing.T, bin, mode string, args ...string) (int, string, *wsreport.WS, string) {
 	t.Helper()
-	srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-mode", mode}, Wait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := startChild(t, target.ChildSpec{Argv: []string{bin, "-mode", mode}, Wait: 30 * time.Second})
+	defer srv.Stop() // before the test's next server starts
 	out := t.TempDir()
 	all := append([]string{"ws", "--json", "--out", out, "--target", srv.URL, "--auth", "none", "--connections", "12", "--rooms", "3",
 		"--events", "3", "--rounds", "1", "--pause", "1s", "--read-limit", "1MiB", "--publish-path", "/publish", "--profile"}, args...)

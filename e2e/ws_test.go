@@ -39,12 +39,7 @@ func wsReport(t *testing.T, args ...string) (int, string, *wsreport.WS) {
 func TestWSTrapServers(t *testing.T) {
 	bin := testbuild.Program(t, "./testdata/wsbroken")
 	start := func(fault string) string {
-		srv, err := target.Start(context.Background(), target.ChildSpec{Argv: []string{bin, "-fault", fault}, Wait: 30 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Stop() })
-		return srv.URL
+		return startChild(t, target.ChildSpec{Argv: []string{bin, "-fault", fault}, Wait: 30 * time.Second}).URL
 	}
 	args := []string{"--token", "t0k", "--publish-path", "/publish", "--connections", "60", "--rooms", "3",
 		"--events", "4", "--rounds", "2", "--pause", "100ms", "--deliver-timeout", "1s"}

@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,33 +173,14 @@ type zooResult struct {
 // buildZoo builds testdata/zoo, a module of its own that needs Go 1.27.
 func buildZoo(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "zoo")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = "testdata/zoo"
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	if os.Getenv("GOTOOLCHAIN") == "" {
-		cmd.Env = append(cmd.Env, "GOTOOLCHAIN=go1.27.3")
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building testdata/zoo: %v\n%s", err, out)
-	}
-	return bin
+	return goBuild(t, "testdata/zoo", ".", "zoo", "GOFLAGS=-mod=mod")
 }
 
 // runZoo starts the zoo and runs probe's pipeline on every case, d each.
 func runZoo(t *testing.T, d time.Duration) (results []zooResult, stale []analyzers.Finding) {
 	bin := buildZoo(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fastAddr := l.Addr().String()
-	l.Close()
-	child, err := target.Start(context.Background(),
-		target.ChildSpec{Argv: []string{bin, "-addr", "127.0.0.1:0", "-fasthttp", fastAddr}, Wait: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fastAddr := freeAddr(t)
+	child := startChild(t, target.ChildSpec{Argv: []string{bin, "-addr", "127.0.0.1:0", "-fasthttp", fastAddr}, Wait: time.Minute})
 	defer child.Stop()
 	base, _ := url.Parse(child.URL)
 	fast, _ := url.Parse("http://" + fastAddr)
