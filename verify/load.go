@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -68,9 +70,73 @@ func sourceFile(root, profilePath string) (string, error) {
 	return best, nil
 }
 
+// loaded keeps each package loadFile type-checked, by its root and file:
+// --verify rewrites several findings of one package, and each load runs
+// the go command. A file of the package or the module's go.mod changed
+// since is loaded again. Rewrites edit the source's bytes, never the
+// syntax trees, so a loaded package is shared as it is.
+var loaded = struct {
+	sync.Mutex
+	pkgs map[string]loadedPackage
+}{pkgs: map[string]loadedPackage{}}
+
+type loadedPackage struct {
+	pkg   *packages.Package
+	stamp map[string]fileStamp // the package's files and go.mod as loaded
+}
+
+type fileStamp struct {
+	size int64
+	mod  time.Time
+}
+
+// stampsOf is the size and time of each file; a file gone is its zero.
+func stampsOf(files []string) map[string]fileStamp {
+	out := make(map[string]fileStamp, len(files))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			out[f] = fileStamp{fi.Size(), fi.ModTime()}
+		} else {
+			out[f] = fileStamp{}
+		}
+	}
+	return out
+}
+
+func (l loadedPackage) current() bool {
+	files := make([]string, 0, len(l.stamp))
+	for f := range l.stamp {
+		files = append(files, f)
+	}
+	now := stampsOf(files)
+	for f, st := range l.stamp {
+		if now[f] != st {
+			return false
+		}
+	}
+	return true
+}
+
 // loadFile type-checks the package holding file, from source, with the
-// user's go command (go list underneath).
+// user's go command (go list underneath), once while its files stay as
+// they are.
 func loadFile(root, file string) (*packages.Package, error) {
+	key := root + "\x00" + file
+	loaded.Lock()
+	defer loaded.Unlock()
+	if l, ok := loaded.pkgs[key]; ok && l.current() {
+		return l.pkg, nil
+	}
+	pkg, err := loadFileFresh(root, file)
+	if err != nil {
+		return nil, err
+	}
+	files := append([]string{filepath.Join(root, "go.mod")}, pkg.CompiledGoFiles...)
+	loaded.pkgs[key] = loadedPackage{pkg: pkg, stamp: stampsOf(files)}
+	return pkg, nil
+}
+
+func loadFileFresh(root, file string) (*packages.Package, error) {
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax |
 			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports,

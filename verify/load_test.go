@@ -58,3 +58,34 @@ func TestRewriteFindsASiteInAnotherPackageOfTheModule(t *testing.T) {
 		t.Errorf("rewrote %s (%s):\n%s", v.File, v.Form, v.Rewritten)
 	}
 }
+
+// A package is type-checked once while its files stay as they are, and
+// again when one changes: a second finding of the same package costs no
+// second go command, and an edited source is never rewritten as it was.
+func TestLoadFileKeepsAPackageUntilAFileChanges(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "main.go")
+	write := func(src string) {
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module m\n\ngo 1.26\n"), 0o644)
+	write("package main\n\nfunc main() {}\n")
+	first, err := loadFile(root, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadFile(root, file)
+	if err != nil || again != first {
+		t.Fatalf("the unchanged package was loaded again (%p, then %p, %v)", first, again, err)
+	}
+	write("package main\n\nfunc main() {}\n\nfunc added() {}\n")
+	changed, err := loadFile(root, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed == first || changed.Types.Scope().Lookup("added") == nil {
+		t.Errorf("the edited file's package is the one loaded before it (added: %v)", changed.Types.Scope().Lookup("added"))
+	}
+}
