@@ -1,31 +1,18 @@
 package verify
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
-// hotSite is the frame at the line of a test server marked "// hot: mark",
+// hotFrame is the frame at the line of a test server marked "// hot: mark",
 // as a profile of the server would give it.
 func hotFrame(t *testing.T, server, fn, mark string) Frame {
 	t.Helper()
-	file, err := filepath.Abs(filepath.Join("testdata", server, "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range strings.Split(string(src), "\n") {
-		if strings.HasSuffix(l, "// hot: "+mark) {
-			return Frame{Func: "main." + fn, File: file, Line: i + 1}
-		}
-	}
-	t.Fatalf("no line marked %q in %s", mark, file)
-	return Frame{}
+	file, line := testbuild.HotLine(t, filepath.Join("testdata", server), mark)
+	return Frame{Func: "main." + fn, File: file, Line: line}
 }
 
 func TestPprofNamesMatchTheTypeCheckersFunctions(t *testing.T) {
