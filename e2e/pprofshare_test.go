@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/probehq/probe/analyzers"
+	"github.com/probehq/probe/internal/proftest"
 )
 
 // A finding's share is a claim a user checks with pprof (issue 25: a
@@ -178,12 +179,5 @@ func writeKnownProfile(t *testing.T, path string) {
 			{Location: []*profile.Location{locs[1]}, Value: []int64{700, 7 * sec}},
 			{Location: []*profile.Location{locs[2]}, Value: []int64{100, sec}},
 		}}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
+	proftest.WriteFile(t, path, p)
 }

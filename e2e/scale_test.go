@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/probehq/probe/fixtures/vault"
+	"github.com/probehq/probe/internal/cli/clitest"
 	"github.com/probehq/probe/report"
 	"github.com/probehq/probe/report/rampreport"
 )
@@ -170,37 +170,6 @@ func TestScaleLostChanges(t *testing.T) {
 	}
 }
 
-// treeState is every entry under dir: its kind, mode, size, time and
-// content.
-func treeState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		state := fmt.Sprintf("%v %d %s", info.Mode(), info.Size(), info.ModTime().Format(time.RFC3339Nano))
-		if info.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			state += " " + string(b)
-		}
-		out[rel] = state
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // probe scale --vault DIR serves a copy of DIR and writes its changes into
 // the copy, never into DIR, and removes the copy; the server command gets
 // the copy's path as one argument, though it holds a space, quotes and a
@@ -224,7 +193,7 @@ func TestScaleVaultIsOneArgumentAndUntouched(t *testing.T) {
 	}
 	before := map[string]map[string]string{}
 	for _, v := range vaults {
-		before[v] = treeState(t, v)
+		before[v] = clitest.TreeState(t, v)
 	}
 	self, _ := os.Executable()
 	args := []string{"scale", "page", "--cmd", report.ShellQuote(self) + " static-server {vault}",
@@ -256,7 +225,7 @@ func TestScaleVaultIsOneArgumentAndUntouched(t *testing.T) {
 		}
 	}
 	for _, v := range vaults {
-		after := treeState(t, v)
+		after := clitest.TreeState(t, v)
 		for rel, st := range before[v] {
 			if after[rel] != st {
 				t.Errorf("%s: %s changed: %.80q → %.80q", v, rel, st, after[rel])

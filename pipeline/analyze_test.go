@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/probehq/probe/internal/proftest"
 	"github.com/probehq/probe/result"
 
 	"github.com/google/pprof/profile"
@@ -27,14 +27,7 @@ func synthetic(typ, unit string) *profile.Profile {
 func writeProfile(t *testing.T, p *profile.Profile) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "p.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
+	proftest.WriteFile(t, path, p)
 	return path
 }
 

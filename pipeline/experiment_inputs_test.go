@@ -15,11 +15,8 @@ import (
 // Accept-Language: the other-header variant asks for another language,
 // gets another reply, and the work is a function of the language.
 func TestExperimentAcceptLanguageTrap(t *testing.T) {
-	e, f := experimentOf(t, "/catalog", "page", []string{"1", "2", "3"}, h1.Field{Name: "Accept-Language", Value: "en-GB,en;q=0.9"})
-	ef := e.Findings[0]
-	if f.Class == "load-time" || ef.Verdict == "input-independent" {
-		t.Fatalf("a catalogue per Accept-Language was called load-time: %s", ef.Why)
-	}
+	e, ef, f := trapExperimentOf(t, "a catalogue per Accept-Language", "/catalog", "page", []string{"1", "2", "3"},
+		h1.Field{Name: "Accept-Language", Value: "en-GB,en;q=0.9"})
 	v := variantNamed(e, "other-header")
 	if v == nil || v.Error != "" || v.SameReply || !strings.Contains(v.Request, "Accept-Language: fr") {
 		t.Fatalf("other-header: %+v, want another language asked for and another reply", v)
@@ -37,11 +34,8 @@ func TestExperimentAcceptLanguageTrap(t *testing.T) {
 // evidence: the cookie was never varied, and the claim is at most
 // cacheable, the cookie named.
 func TestExperimentCookieIdentityTrap(t *testing.T) {
-	e, f := experimentOf(t, "/me", "page", []string{"1", "2", "3"}, h1.Field{Name: "Cookie", Value: "user=bob"})
-	ef := e.Findings[0]
-	if f.Class == "load-time" || ef.Verdict == "input-independent" {
-		t.Fatalf("a cookie's user's settings were called load-time: %s", ef.Why)
-	}
+	e, ef, f := trapExperimentOf(t, "a cookie's user's settings", "/me", "page", []string{"1", "2", "3"},
+		h1.Field{Name: "Cookie", Value: "user=bob"})
 	v := variantNamed(e, "without-headers")
 	if v == nil || v.Errors == 0 || v.Calls < v.Errors || !strings.Contains(v.Error, fmt.Sprintf("%d of its %d calls", v.Errors, v.Calls)) ||
 		!strings.Contains(v.Error, "401") || strings.Join(v.Varies, ",") != "Cookie" {

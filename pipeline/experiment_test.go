@@ -85,6 +85,19 @@ func experimentOf(t *testing.T, path, param string, values []string, header ...h
 	return e, a.Findings[0]
 }
 
+// trapExperimentOf is experimentOf on a trap, work that depends on an
+// input: a load-time claim on it fails the test whatever the machine.
+func trapExperimentOf(t *testing.T, trap, path, param string, values []string,
+	header ...h1.Field) (*report.Experiment, report.ExperimentFinding, analyzers.Finding) {
+	t.Helper()
+	e, f := experimentOf(t, path, param, values, header...)
+	ef := e.Findings[0]
+	if f.Class == "load-time" || ef.Verdict == "input-independent" {
+		t.Fatalf("%s: called load-time: %s", trap, ef.Why)
+	}
+	return e, ef, f
+}
+
 // couldNotTell: the experiment said the machine let it compare nothing
 // (too few samples, seconds too unlike each other: the race detector, or
 // go test ./... running two packages on two cores) and claimed nothing,
@@ -148,11 +161,7 @@ func TestExperimentFindsInputIndependentWork(t *testing.T) {
 // user's saved settings). The experiment must see it move and say
 // cacheable, never load-time.
 func TestExperimentTrapWorkMovesWithInput(t *testing.T) {
-	e, f := experimentOf(t, "/user", "name", []string{"ann", "bob", "cy"})
-	ef := e.Findings[0]
-	if f.Class == "load-time" || ef.Verdict == "input-independent" {
-		t.Fatalf("the trap was called load-time: %s", ef.Why)
-	}
+	_, ef, f := trapExperimentOf(t, "the trap", "/user", "name", []string{"ann", "bob", "cy"})
 	if couldNotTell(t, ef, f) {
 		return
 	}

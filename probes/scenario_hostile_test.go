@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/lib/h1"
+	"github.com/probehq/probe/lib/h1/h1test"
 	"github.com/probehq/probe/result"
 )
 
@@ -29,40 +30,22 @@ import (
 // with reply(path).
 type wireServer struct {
 	url *url.URL
-	mu  sync.Mutex
-	got bytes.Buffer
+	got h1test.Received
 }
 
 func newWireServer(t testing.TB, reply func(path string) (header, body string)) *wireServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	s := &wireServer{url: &url.URL{Scheme: "http", Host: ln.Addr().String()}}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(c, reply)
-		}
-	}()
+	s := &wireServer{}
+	s.url = &url.URL{Scheme: "http", Host: h1test.ServeConns(t, func(c net.Conn) { s.serve(c, reply) })}
 	return s
 }
 
 func (s *wireServer) serve(c net.Conn, reply func(path string) (header, body string)) {
-	defer c.Close()
-	br := bufio.NewReader(c)
+	br := bufio.NewReader(io.TeeReader(c, &s.got))
 	for {
 		var path string
 		length := 0
 		for first := true; ; first = false {
 			line, err := br.ReadString('\n')
-			s.mu.Lock()
-			s.got.WriteString(line)
-			s.mu.Unlock()
 			if err != nil {
 				return
 			}
@@ -78,21 +61,13 @@ func (s *wireServer) serve(c net.Conn, reply func(path string) (header, body str
 				break
 			}
 		}
-		body := make([]byte, length)
-		io.ReadFull(br, body)
-		s.mu.Lock()
-		s.got.Write(body)
-		s.mu.Unlock()
+		io.ReadFull(br, make([]byte, length))
 		h, b := reply(path)
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\n%sContent-Length: %d\r\n\r\n%s", h, len(b), b)
 	}
 }
 
-func (s *wireServer) received() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.got.String()
-}
+func (s *wireServer) received() string { return s.got.String() }
 
 // requestLines are the request lines the server received.
 func (s *wireServer) requestLines() []string {

@@ -1,52 +1,34 @@
 package verify
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/probehq/probe/internal/testbuild"
 )
 
-// hotSite is the frame at the line of a test server marked "// hot: mark",
+// hotFrame is the frame at the line of a test server marked "// hot: mark",
 // as a profile of the server would give it.
 func hotFrame(t *testing.T, server, fn, mark string) Frame {
 	t.Helper()
-	file, err := filepath.Abs(filepath.Join("testdata", server, "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range strings.Split(string(src), "\n") {
-		if strings.HasSuffix(l, "// hot: "+mark) {
-			return Frame{Func: "main." + fn, File: file, Line: i + 1}
-		}
-	}
-	t.Fatalf("no line marked %q in %s", mark, file)
-	return Frame{}
+	file, line := testbuild.HotLine(t, filepath.Join("testdata", server), mark)
+	return Frame{Func: "main." + fn, File: file, Line: line}
 }
 
 func TestPprofNamesMatchTheTypeCheckersFunctions(t *testing.T) {
-	for name, want := range map[string]string{
-		"text/template.(*Template).Parse":                        "template.(*Template).Parse",
-		"regexp.MustCompile":                                     "regexp.MustCompile",
-		"github.com/x/y/pkg.Map[go.shape.string,go.shape.int].F": "pkg.Map.F",
-		"github.com/x/sdk/mcp.AddTool[go.shape.map[string]interface {},go.shape.*github.com/x/y.T]": "mcp.AddTool",
+	of := map[string]func(string) string{"pprofKey": pprofKey, "declName": declName}
+	for _, tc := range []struct{ fn, name, want string }{
+		{"pprofKey", "text/template.(*Template).Parse", "template.(*Template).Parse"},
+		{"pprofKey", "regexp.MustCompile", "regexp.MustCompile"},
+		{"pprofKey", "github.com/x/y/pkg.Map[go.shape.string,go.shape.int].F", "pkg.Map.F"},
+		{"pprofKey", "github.com/x/sdk/mcp.AddTool[go.shape.map[string]interface {},go.shape.*github.com/x/y.T]", "mcp.AddTool"},
+		{"declName", "main.handler.func1.2", "handler"},
+		{"declName", "main.(*srv).rules", "rules"},
+		{"declName", "main.handler.gowrap1", "handler"},
+		{"declName", "example.com/a/b.Compile", "Compile"},
 	} {
-		if got := pprofKey(name); got != want {
-			t.Errorf("pprofKey(%q) = %q, want %q", name, got, want)
-		}
-	}
-	for name, want := range map[string]string{
-		"main.handler.func1.2":    "handler",
-		"main.(*srv).rules":       "rules",
-		"main.handler.gowrap1":    "handler",
-		"example.com/a/b.Compile": "Compile",
-	} {
-		if got := declName(name); got != want {
-			t.Errorf("declName(%q) = %q, want %q", name, got, want)
+		if got := of[tc.fn](tc.name); got != tc.want {
+			t.Errorf("%s(%q) = %q, want %q", tc.fn, tc.name, got, tc.want)
 		}
 	}
 }

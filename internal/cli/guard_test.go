@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,8 +12,7 @@ import (
 // An --out that holds an earlier run is refused before anything runs;
 // --force clears what probe's manifest lists and keeps the rest.
 func TestOutFolderIsNotMixed(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
-	defer srv.Close()
+	srv := okServer(t)
 	out := t.TempDir()
 	args := []string{"http", "--target", srv.URL, "--path", "/", "--duration", "200ms", "--warmup", "0", "--concurrency", "1", "--out", out}
 	if code, _, stderr := probeCmd.Run(t, context.Background(), args...); code != exitOK {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,30 +13,6 @@ import (
 	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/report"
 )
-
-// listTree is every path under dir with its contents, to tell that
-// nothing changed.
-func listTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			out[rel+"/"] = ""
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		out[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -69,7 +44,7 @@ func TestForceRefusesAFolderProbeDidNotWrite(t *testing.T) {
 		"data.pb.gz": "data", "diffusion.html": "<p>", "flame-notes.html": "<p>",
 		"thesis/report.json": "{}", "thesis/chapter1.tex": "\\chapter{}",
 	})
-	before := listTree(t, out)
+	before := clitest.TreeState(t, out)
 	srv := okServer(t)
 	code, _, stderr := probeCmd.Run(t, context.Background(), "http", "--target", srv.URL, "--path", "/",
 		"--duration", "100ms", "--warmup", "0", "--concurrency", "1", "--out", out, "--force")
@@ -77,7 +52,7 @@ func TestForceRefusesAFolderProbeDidNotWrite(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, exitUsage)
 	}
 	clitest.OneLine(t, stderr, report.ManifestName)
-	after := listTree(t, out)
+	after := clitest.TreeState(t, out)
 	for p, body := range before {
 		if after[p] != body {
 			t.Errorf("%s was changed or removed", p)

@@ -5,7 +5,9 @@ package proftest
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"testing"
 
 	"github.com/google/pprof/profile"
 )
@@ -55,4 +57,17 @@ func ManyOneFrame(w, n int) *profile.Profile {
 	}
 	add("main.render", int64(n)*10_000_000)
 	return p
+}
+
+// WriteFile writes p to path as a pprof file; an error fails the test.
+func WriteFile(t testing.TB, path string, p *profile.Profile) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -59,3 +59,25 @@ func Program(t testing.TB, pkg string) string {
 	}
 	return b.bin
 }
+
+// HotLine is the absolute path of dir's main.go and the number of its line
+// that ends "// hot: mark": where a profile of the helper program puts a
+// frame the test expects. No such line fails the test.
+func HotLine(t testing.TB, dir, mark string) (file string, line int) {
+	t.Helper()
+	file, err := filepath.Abs(filepath.Join(dir, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.HasSuffix(l, "// hot: "+mark) {
+			return file, i + 1
+		}
+	}
+	t.Fatalf("no line marked %q in %s", mark, file)
+	return "", 0
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,19 +16,15 @@ import (
 // block with a short reply.
 type recordingServer struct {
 	addr string
-	mu   sync.Mutex
-	got  bytes.Buffer
+	got  h1test.Received
 }
 
 func newRecordingServer(t *testing.T) *recordingServer {
 	s := &recordingServer{}
 	s.addr = h1test.ServeConns(t, func(c net.Conn) {
-		br := bufio.NewReader(c)
+		br := bufio.NewReader(io.TeeReader(c, &s.got))
 		for {
 			line, err := br.ReadSlice('\n')
-			s.mu.Lock()
-			s.got.Write(line)
-			s.mu.Unlock()
 			if err != nil {
 				return
 			}
@@ -41,11 +36,7 @@ func newRecordingServer(t *testing.T) *recordingServer {
 	return s
 }
 
-func (s *recordingServer) received() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.got.String()
-}
+func (s *recordingServer) received() string { return s.got.String() }
 
 // A request that is not HTTP is refused before a byte of it is written:
 // nothing reaches the server, the error names the part, and the connection

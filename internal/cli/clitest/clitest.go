@@ -9,13 +9,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probehq/probe/report"
 )
@@ -103,4 +106,35 @@ func Get(t testing.TB, client *http.Client, url string) (*http.Response, []byte)
 		t.Fatal(err)
 	}
 	return resp, body
+}
+
+// TreeState is every entry under dir (by its path in dir): its kind,
+// mode, size, time and content, to tell that nothing in dir was touched.
+func TreeState(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		state := fmt.Sprintf("%v %d %s", info.Mode(), info.Size(), info.ModTime().Format(time.RFC3339Nano))
+		if info.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			state += " " + string(b)
+		}
+		out[rel] = state
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

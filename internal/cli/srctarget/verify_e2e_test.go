@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/probehq/probe/internal/cli/clitest"
+	"github.com/probehq/probe/internal/testbuild"
 	"github.com/probehq/probe/target"
 	"github.com/probehq/probe/verify"
 )
@@ -192,19 +193,6 @@ func processCPU(t *testing.T, pid int) time.Duration {
 // frameAt is the frame at the line of a test server marked "// hot: mark".
 func frameAt(t *testing.T, dir, fn, mark string) verify.Frame {
 	t.Helper()
-	file, err := filepath.Abs(filepath.Join(dir, "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range strings.Split(string(src), "\n") {
-		if strings.HasSuffix(l, "// hot: "+mark) {
-			return verify.Frame{Func: "main." + fn, File: file, Line: i + 1}
-		}
-	}
-	t.Fatalf("no line marked %q in %s", mark, file)
-	return verify.Frame{}
+	file, line := testbuild.HotLine(t, dir, mark)
+	return verify.Frame{Func: "main." + fn, File: file, Line: line}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 )
 
@@ -86,4 +87,25 @@ func WatchResult() func(more []byte) bool {
 		body = append(body, more...)
 		return HoldsResult(body)
 	}
+}
+
+// Received is every byte a server's connections read (tee each
+// connection's reads into it), safe for them all at once: what a test
+// checks reached the wire.
+type Received struct {
+	mu  sync.Mutex
+	got bytes.Buffer
+}
+
+func (r *Received) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.got.Write(p)
+}
+
+// String is all that was received so far.
+func (r *Received) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.got.String()
 }
