@@ -51,34 +51,18 @@ func Parse(name string, src []byte) (*Plan, error) {
 		return nil, w.fail("microloads", "want a list of at least one microload")
 	}
 	names := map[string]bool{}
-	for i, e := range list {
-		at := fmt.Sprintf("microloads[%d]", i)
-		m, err := w.microload(e, at)
-		if err != nil {
-			return nil, err
-		}
-		if names[m.Name] {
-			return nil, w.fail(at+".name", "%q names two microloads", m.Name)
-		}
-		names[m.Name] = true
-		p.Microloads = append(p.Microloads, m)
+	if p.Microloads, err = readNamed(w, list, "microloads", "microloads", names, walker.microload,
+		func(m Microload) string { return m.Name }); err != nil {
+		return nil, err
 	}
 	if v, ok := root["scenarios"]; ok {
 		sl, ok := v.([]any)
 		if !ok || len(sl) == 0 {
 			return nil, w.fail("scenarios", "want a list of at least one scenario")
 		}
-		for i, e := range sl {
-			at := fmt.Sprintf("scenarios[%d]", i)
-			sc, err := w.scenario(e, at)
-			if err != nil {
-				return nil, err
-			}
-			if names[sc.Name] {
-				return nil, w.fail(at+".name", "%q names two microloads or scenarios", sc.Name)
-			}
-			names[sc.Name] = true
-			p.Scenarios = append(p.Scenarios, sc)
+		if p.Scenarios, err = readNamed(w, sl, "scenarios", "microloads or scenarios", names, walker.scenario,
+			func(sc Scenario) string { return sc.Name }); err != nil {
+			return nil, err
 		}
 	}
 	if v, ok := root["agents"]; ok {
@@ -110,6 +94,27 @@ func Parse(name string, src []byte) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// readNamed reads list, the entries of key, each with read, refusing a
+// name names already holds (an earlier entry's, of this list or another);
+// twoNames is what the refusal says the name would name two of.
+func readNamed[T any](w walker, list []any, key, twoNames string, names map[string]bool,
+	read func(walker, any, string) (T, error), name func(T) string) ([]T, error) {
+	var out []T
+	for i, e := range list {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		x, err := read(w, e, at)
+		if err != nil {
+			return nil, err
+		}
+		if names[name(x)] {
+			return nil, w.fail(at+".name", "%q names two %s", name(x), twoNames)
+		}
+		names[name(x)] = true
+		out = append(out, x)
+	}
+	return out, nil
 }
 
 func (w walker) microload(v any, at string) (Microload, error) {

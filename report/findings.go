@@ -66,6 +66,16 @@ func (l FindingLabel) MarkdownItem(f analyzers.Finding) string {
 	return fmt.Sprintf("%s. **%s**", l.Number, f.Rule)
 }
 
+// markdownHead is the finding's item in report.md up to its evidence line:
+// its beginning, class and severity, where (on: " on ENDPOINT", or none),
+// its shares, the suggestion and the evidence.
+func (l FindingLabel) markdownHead(f analyzers.Finding, on string) string {
+	in := l.Indent()
+	return l.MarkdownItem(f) + fmt.Sprintf(" (%s, %s)%s: %.0f%% of the target's CPU (%.0f%% of the CPU serving requests), %.0f%% of "+
+		"its allocations.  \n%s   %s  \n%s   Evidence: %s  \n",
+		f.Class, f.Severity, on, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, in, f.Suggestion, in, f.Evidence)
+}
+
 // TableItem begins the finding's item in a terminal table: its number,
 // rule, class and severity, and its shares of the CPU and allocations.
 func (l FindingLabel) TableItem(f analyzers.Finding) string {

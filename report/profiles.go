@@ -78,12 +78,8 @@ func (p *ProfileFindings) Markdown() string {
 	labels = LabelFindings(p.Findings)
 	for i, f := range p.Findings {
 		l := labels[i]
-		in := l.Indent()
-		b.WriteString(l.MarkdownItem(f))
-		fmt.Fprintf(&b, " (%s, %s): %.0f%% of the target's CPU (%.0f%% of the CPU serving requests), %.0f%% of its allocations.  "+
-			"\n%s   %s  \n%s   Evidence: %s  \n%s   Frames: `%s`\n",
-			f.Class, f.Severity, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, in, f.Suggestion, in, f.Evidence, in,
-			strings.Join(f.Frames, "` ← `"))
+		b.WriteString(l.markdownHead(f, ""))
+		fmt.Fprintf(&b, "%s   Frames: `%s`\n", l.Indent(), strings.Join(f.Frames, "` ← `"))
 	}
 	return b.String()
 }

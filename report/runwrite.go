@@ -149,10 +149,7 @@ func (r *Run) Markdown() string {
 		for i, f := range r.Findings {
 			l := labels[i]
 			in := l.Indent()
-			b.WriteString(l.MarkdownItem(f))
-			fmt.Fprintf(&b, " (%s, %s) on %s: %.0f%% of the target's CPU (%.0f%% of the CPU serving requests), %.0f%% of its "+
-				"allocations.  \n%s   %s  \n%s   Evidence: %s  \n",
-				f.Class, f.Severity, f.Endpoint, 100*f.CPUShare, 100*f.CPUShareOfRequests, 100*f.AllocShare, in, f.Suggestion, in, f.Evidence)
+			b.WriteString(l.markdownHead(f, " on "+f.Endpoint))
 			if f.OwnFrame != "" {
 				fmt.Fprintf(&b, "%s   In the target's own code: `%s`  \n", in, f.OwnFrame)
 			}

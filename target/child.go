@@ -21,6 +21,21 @@ import (
 	"github.com/probehq/probe/result"
 )
 
+// BuildCommand is argv run in dir as a build is, both its streams into
+// one buffer. A build is a tree of processes (go build runs compilers):
+// cancelling ctx kills its whole process group, and Run stops reading its
+// output a second later instead of waiting for grandchildren to let go.
+func BuildCommand(ctx context.Context, dir string, argv ...string) (*exec.Cmd, *bytes.Buffer) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	output := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = output, output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	return cmd, output
+}
+
 // Child is a target process probe started and supervises: it reads its
 // stderr (lines and bytes are counted: a log storm is a finding) and knows
 // when and how it ended.

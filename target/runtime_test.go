@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/probehq/probe/internal/testservers/selfserve"
 )
 
 // A child that waits to be read: the runtime test's process. It says
@@ -26,16 +28,7 @@ func TestRuntimeChildWaits(t *testing.T) {
 // added, and returns once the child says it runs.
 func startChild(t *testing.T, env ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRuntimeChildWaits$")
-	cmd.Env = append(append(os.Environ(), "PROBE_RUNTIME_CHILD=1"), env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd, out, _ := selfserve.Rerun(t, "^TestRuntimeChildWaits$", append([]string{"PROBE_RUNTIME_CHILD=1"}, env...)...)
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(out)

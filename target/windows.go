@@ -1,7 +1,6 @@
 package target
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -36,8 +35,7 @@ func ProfileWindows(ctx context.Context, o ProfileOptions, start time.Time, wind
 		defer mu.Unlock()
 		run.Raw[name] = raw
 	}
-	startMutex, _, errM := fetchProfile(ctx, o.PprofURL, "mutex", nil, o)
-	startBlock, _, errB := fetchProfile(ctx, o.PprofURL, "block", nil, o)
+	starts := readCountStarts(ctx, o)
 	for i, w := range windows {
 		at := start.Add(w.From)
 		select {
@@ -78,35 +76,25 @@ func ProfileWindows(ctx context.Context, o ProfileOptions, start time.Time, wind
 	// The ends of the mutex and block counts, also when the run ended
 	// early.
 	end := context.WithoutCancel(ctx)
-	for _, p := range []struct {
-		name  string
-		start *profile.Profile
-		err   error
-		dst   **profile.Profile
-		how   string
-	}{
-		{"mutex", startMutex, errM, &run.Mutex, "runtime.SetMutexProfileFraction(5)"},
-		{"block", startBlock, errB, &run.Block, "runtime.SetBlockProfileRate(100000) (one event per 100 µs blocked)"},
-	} {
+	dsts := [len(starts)]**profile.Profile{&run.Mutex, &run.Block}
+	for i, p := range starts {
 		if p.err != nil {
 			warn("no-"+p.name+"-profile", "the target's /debug/pprof/%s could not be read (%v): no %s profile", p.name, p.err, p.name)
 			continue
 		}
-		last, _, err := fetchProfile(end, o.PprofURL, p.name, nil, o)
+		delta, raw, err := countedSince(end, o, p.name, p.start)
 		if err != nil {
 			warn("no-"+p.name+"-profile", "the target's /debug/pprof/%s could not be read at the end (%v)", p.name, err)
 			continue
 		}
-		delta, err := ProfileDelta(last, p.start)
-		if err != nil || len(delta.Sample) == 0 {
+		if delta == nil {
 			warn(p.name+"-profile-off", "the target records no %s events: its %s profile is off (Go's default); %s in the "+
 				"target's main turns it on", p.name, p.name, p.how)
 			continue
 		}
-		*p.dst = delta
-		var b bytes.Buffer
-		if delta.Write(&b) == nil {
-			keep(p.name+".pb.gz", b.Bytes())
+		*dsts[i] = delta
+		if raw != nil {
+			keep(p.name+".pb.gz", raw)
 		}
 	}
 }

@@ -8,10 +8,9 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/probehq/probe/lib/textline"
+	"github.com/probehq/probe/target"
 )
 
 // BuildError is a build that failed, told in one line: the first compiler
@@ -30,19 +29,11 @@ func Build(ctx context.Context, dir, overlay, out string) error {
 	if err := mainPackage(ctx, dir); err != nil {
 		return err
 	}
-	args := []string{"build", "-o", out}
+	args := []string{"go", "build", "-o", out}
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
-	cmd.Dir = dir
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	// go build is a tree of processes (it runs compilers): cancelling kills
-	// the whole group, not the go command alone.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	cmd, output := target.BuildCommand(ctx, dir, append(args, ".")...)
 	err := cmd.Run()
 	if err == nil {
 		return nil

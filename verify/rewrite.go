@@ -549,10 +549,7 @@ func (p *callPlan) keyUses(root ast.Node) map[ast.Expr]int {
 			return false
 		}
 		if kv, ok := e.(*ast.KeyValueExpr); ok {
-			if id, isID := kv.Key.(*ast.Ident); !isID || !isField(info.Uses[id]) {
-				ast.Inspect(kv.Key, walk)
-			}
-			ast.Inspect(kv.Value, walk)
+			inspectKeyValue(info, kv, walk)
 			return false
 		}
 		return true
@@ -620,16 +617,22 @@ func (a *analysis) leaves(e ast.Expr, ok func(ast.Expr) bool) ([]ast.Expr, bool)
 				return false
 			}
 		case *ast.KeyValueExpr:
-			if id, isID := y.Key.(*ast.Ident); !isID || !isField(info.Uses[id]) {
-				ast.Inspect(y.Key, walk)
-			}
-			ast.Inspect(y.Value, walk)
+			inspectKeyValue(info, y, walk)
 			return false
 		}
 		return true
 	}
 	ast.Inspect(e, walk)
 	return out, good
+}
+
+// inspectKeyValue walks a composite literal's element: its value, and its
+// key unless the key is a struct field's name (no variable's use).
+func inspectKeyValue(info *types.Info, kv *ast.KeyValueExpr, walk func(ast.Node) bool) {
+	if id, isID := kv.Key.(*ast.Ident); !isID || !isField(info.Uses[id]) {
+		ast.Inspect(kv.Key, walk)
+	}
+	ast.Inspect(kv.Value, walk)
 }
 
 func isField(obj types.Object) bool {

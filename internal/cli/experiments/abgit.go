@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/probehq/probe/internal/cli/shared"
 	"github.com/probehq/probe/target"
@@ -61,16 +58,7 @@ func (c *abOptions) gitVersions(ctx context.Context, stderr io.Writer) (a, b *ve
 			return nil, err
 		}
 		fmt.Fprintf(stderr, "probe: building %s (%s) with %s\n", ref, sha[:min(12, len(sha))], strings.Join(argv, " "))
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir = tree
-		var output bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &output, &output
-		// A build is a tree of processes (go build runs compilers): Ctrl-C
-		// kills its whole process group, and probe stops reading its
-		// output at once instead of waiting for grandchildren to let go.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = time.Second
+		cmd, output := target.BuildCommand(ctx, tree, argv...) // Ctrl-C kills the build's whole process group
 		if err := cmd.Run(); err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("building %s: %w", ref, ctx.Err())

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,7 +24,25 @@ import (
 // the command, and the child's stderr so far (read it after cmd.Wait).
 func Start(t testing.TB, env ...string) (*url.URL, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd, out, stderr := Rerun(t, "^$", env...)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Wait()
+		t.Fatalf("the child server did not start: %v\n%s", err, stderr)
+	}
+	u, err := url.Parse(strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, cmd, stderr
+}
+
+// Rerun runs the test binary again, running the tests run matches, with
+// env added, killed and reaped when the test ends. It returns the command,
+// its stdout to read and its stderr so far (read it after cmd.Wait).
+func Rerun(t testing.TB, run string, env ...string) (*exec.Cmd, io.Reader, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run)
 	cmd.Env = append(os.Environ(), env...)
 	stderr := &bytes.Buffer{}
 	cmd.Stderr = stderr
@@ -35,16 +54,7 @@ func Start(t testing.TB, env ...string) (*url.URL, *exec.Cmd, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		cmd.Wait()
-		t.Fatalf("the child server did not start: %v\n%s", err, stderr)
-	}
-	u, err := url.Parse(strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u, cmd, stderr
+	return cmd, out, stderr
 }
 
 // Serve serves h on a port of 127.0.0.1 and prints "listening on URL",
