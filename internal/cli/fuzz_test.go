@@ -68,6 +68,7 @@ func TestFuzzChecksFlagsBeforeClaimingOut(t *testing.T) {
 	}{
 		{[]string{"--mem-limit", "lots"}, "--mem-limit"},
 		{[]string{"--shrink-time", "-1s"}, "--shrink-time"},
+		{[]string{"--inputs", "-5"}, "--inputs must not be negative"},
 		{[]string{"--fixture-mode", "lazy"}, "--fixture-mode"},
 	} {
 		code, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"fuzz", "notequery", "--out", out}, tc.args...)...)

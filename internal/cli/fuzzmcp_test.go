@@ -31,7 +31,9 @@ func TestFuzzMCPBadInput(t *testing.T) {
 // probe fuzz mcp finds the argument that kills a tool, and the report
 // names the tool and the argument, shrunk; the stateless lane's repro
 // carries the routing headers, the session lane's opens a session first;
-// the server's refusals are counted apart.
+// the server's refusals are counted apart. A hundred inputs hold the n
+// that kills it however busy the machine (a 3 s search on a busy one may
+// not reach it).
 func TestFuzzMCPNamesTheToolAndArgument(t *testing.T) {
 	victim := buildVictim(t, "mcp/testdata/fuzzvictim")
 	for _, tc := range []struct {
@@ -41,7 +43,7 @@ func TestFuzzMCPNamesTheToolAndArgument(t *testing.T) {
 		{"-stateless", []string{"-H 'Mcp-Name: count'", "-H 'Mcp-Method: tools/call'"}},
 		{"-json", []string{`"method":"initialize"`, `-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' http`}},
 	} {
-		code, stdout, stderr := probeCmd.Run(t, context.Background(), "fuzz", "mcp", "--cmd", victim+" "+tc.shape, "--duration", "3s",
+		code, stdout, stderr := probeCmd.Run(t, context.Background(), "fuzz", "mcp", "--cmd", victim+" "+tc.shape, "--inputs", "100", "--duration", "1m",
 			"--shrink-time", "20s", "--concurrency", "2", "--json", "--out", t.TempDir())
 		if code != exitError {
 			t.Fatalf("%s: exit %d, want 1 (a crash found): %s", tc.shape, code, stderr)

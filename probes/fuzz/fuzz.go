@@ -33,8 +33,13 @@ type Options struct {
 	Timeout     time.Duration // a request outliving it on a live target is a hang
 	ShrinkTime  time.Duration // for confirming and shrinking all crashes together
 	Seed        uint64
-	StopAfter   int            // > 0: the search ends once it has found this many distinct crashes
-	Progress    func(Progress) // about once a second
+	StopAfter   int // > 0: the search ends once it has found this many distinct crashes
+	// Inputs > 0 ends the search after that many inputs tried (a burst's
+	// copies each count; the extremes come first, in order), or at
+	// Duration if that is sooner: what a short search covers is then the
+	// same on a busy machine as on a quiet one.
+	Inputs   int64
+	Progress func(Progress) // about once a second
 	// Open, when set, readies each fresh process before its first input
 	// (an MCP session: a restart loses the last one) and returns the
 	// header every request to that process carries.
@@ -87,7 +92,8 @@ type fuzzer struct {
 	// extremes are tried first, in order, by whichever client is free.
 	extremes    []result.FuzzInput
 	nextExtreme atomic.Int64
-	recent      recent // the search's last inputs, the leak hunt's candidates
+	taken       atomic.Int64 // inputs the search has taken, for Options.Inputs
+	recent      recent       // the search's last inputs, the leak hunt's candidates
 	sent        atomic.Uint64
 }
 

@@ -31,12 +31,15 @@ func (f *fuzzer) searchClient(ctx context.Context, stop context.CancelFunc, r *r
 	burst := newHTTPClient(f.o.Concurrency)
 	gens := newGenerators(r, f.o.Corpus)
 	for ctx.Err() == nil {
+		if !f.take(1) {
+			return // the others finish what they hold
+		}
 		in, extreme := f.extreme()
 		if !extreme {
 			in = f.next(r, gens)
 		}
 		outs, errs := []Outcome{{}}, []error{nil}
-		if !extreme && r.IntN(16) == 0 {
+		if !extreme && r.IntN(16) == 0 && f.take(int64(f.o.Concurrency-1)) {
 			outs, errs = f.burst(ctx, burst, in) // races show only under concurrent copies
 		} else {
 			outs[0], errs[0] = f.try(ctx, hc, in, true)
@@ -56,6 +59,23 @@ func (f *fuzzer) searchClient(ctx context.Context, stop context.CancelFunc, r *r
 		}
 		if failed {
 			time.Sleep(100 * time.Millisecond) // a restart failed; the next try says why
+		}
+	}
+}
+
+// take counts n more inputs sent, and is false, counting none, when that
+// would pass Options.Inputs.
+func (f *fuzzer) take(n int64) bool {
+	if f.o.Inputs <= 0 {
+		return true
+	}
+	for {
+		had := f.taken.Load()
+		if had+n > f.o.Inputs {
+			return false
+		}
+		if f.taken.CompareAndSwap(had, had+n) {
+			return true
 		}
 	}
 }

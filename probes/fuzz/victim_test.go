@@ -166,6 +166,27 @@ func TestWholeErrorRepliesAreNotCrashes(t *testing.T) {
 	}
 }
 
+// A search of N inputs takes the extremes first, in order, then random
+// ones, and ends at N however long Duration is: on a busy machine as on
+// a quiet one it covers the same extremes.
+func TestASearchOfNInputsEndsAtN(t *testing.T) {
+	tmpl, err := ParseTemplate("GET", "/fail?n={int}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Templates: []*Template{tmpl}, Start: startVictim(victim(t), 0),
+		Concurrency: 4, Duration: time.Minute, Inputs: 25, Timeout: 5 * time.Second, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(extremeInputs([]*Template{tmpl})); res.Inputs != 25 || res.Extremes != want || want >= 25 {
+		t.Errorf("%d inputs, %d extremes: want 25, and every one of the %d extremes", res.Inputs, res.Extremes, want)
+	}
+	if res.Search > 30*time.Second {
+		t.Errorf("the search took %s: it did not end at its 25th input", res.Search)
+	}
+}
+
 func TestFindsHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out request timeouts")

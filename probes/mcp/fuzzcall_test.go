@@ -48,6 +48,20 @@ func fuzzMCP(t *testing.T, search time.Duration, stop int, args ...string) (*res
 // fuzzMCPTools is fuzzMCP of the tools named (nil: all).
 func fuzzMCPTools(t *testing.T, tools []string, search time.Duration, stop int, args ...string) (*result.Fuzz, *FuzzServer) {
 	t.Helper()
+	return fuzzMCPWith(t, tools, func(o *fuzz.Options) { o.Duration, o.StopAfter = search, stop }, args...)
+}
+
+// fuzzMCPInputs is fuzzMCP of a search of that many inputs (a minute at
+// most): the extremes in order first, however busy the machine.
+func fuzzMCPInputs(t *testing.T, inputs int64, args ...string) (*result.Fuzz, *FuzzServer) {
+	t.Helper()
+	return fuzzMCPWith(t, nil, func(o *fuzz.Options) { o.Duration, o.Inputs = time.Minute, inputs }, args...)
+}
+
+// fuzzMCPWith is fuzzMCP of the tools named (nil: all), its search set by
+// search.
+func fuzzMCPWith(t *testing.T, tools []string, search func(*fuzz.Options), args ...string) (*result.Fuzz, *FuzzServer) {
+	t.Helper()
 	start := startFuzzVictim(fuzzVictim(t), args...)
 	child, err := start(context.Background(), io.Discard)
 	if err != nil {
@@ -63,7 +77,8 @@ func fuzzMCPTools(t *testing.T, tools []string, search time.Duration, stop int, 
 		t.Fatalf("templates: %v, skipped %v", err, skipped)
 	}
 	o := fuzz.Options{Templates: templates, Start: start, Refused: FuzzRefusal, Vary: FuzzRequestID, Whole: FuzzReplyWhole,
-		Concurrency: 2, Duration: search, StopAfter: stop, Timeout: 5 * time.Second, ShrinkTime: 30 * time.Second, Seed: 3}
+		Concurrency: 2, Timeout: 5 * time.Second, ShrinkTime: 30 * time.Second, Seed: 3}
+	search(&o)
 	if !server.Lane.Stateless {
 		o.Open = func(ctx context.Context, child *target.Child) (http.Header, error) {
 			return server.OpenSession(child.URL, 5*time.Second)
@@ -188,7 +203,9 @@ func TestFuzzMCPHandlerPanicIsAPanic(t *testing.T) {
 // JSON-RPC errors for arguments its schema refuses) is never a crash; the
 // refusals are counted as such.
 func TestFuzzMCPRefusalsAreNotCrashes(t *testing.T) {
-	res, _ := fuzzMCP(t, 2*time.Second, 0, "-refuse", "-stateless")
+	// Every extreme (169 here), whatever the machine's speed: the tool's
+	// refusal answers the first n over a million among them.
+	res, _ := fuzzMCPInputs(t, 200, "-refuse", "-stateless")
 	if len(res.Crashes) != 0 || res.Restarts != 0 {
 		t.Fatalf("%d crashes, %d restarts on a server that only refuses: %+v", len(res.Crashes), res.Restarts, res.Crashes[0])
 	}
@@ -200,7 +217,7 @@ func TestFuzzMCPRefusalsAreNotCrashes(t *testing.T) {
 		found = found || strings.Contains(reason, "n is too large")
 	}
 	if !found {
-		t.Errorf("the tool's isError reply is not among the reasons: %v", res.Failures)
+		t.Errorf("the tool's isError reply is not among the reasons (%d inputs): %v", res.Inputs, res.Failures)
 	}
 }
 

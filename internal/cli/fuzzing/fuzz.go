@@ -28,6 +28,7 @@ type FuzzCommand struct {
 	shrinkTime   time.Duration
 	startTimeout time.Duration
 	seed         uint64
+	inputs       int64
 	memLimit     string
 	// notequery
 	fixtureMode, maxStack string
@@ -71,6 +72,8 @@ func newFuzzCommand(fs *flag.FlagSet, kind string) *FuzzCommand {
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 60*time.Second, "time to confirm and shrink the crashes found, all together")
 	fs.DurationVar(&c.startTimeout, "start-timeout", 60*time.Second, "longest wait for the target to listen")
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed: the same seed draws the same inputs")
+	fs.Int64Var(&c.inputs, "inputs", 0, "end the search after this many inputs, or at --duration if sooner (0: --duration "+
+		"alone); with --seed, a run tries the same inputs however fast the machine")
 	fs.StringVar(&c.memLimit, "mem-limit", "3GB", "memory cap of the target process (RLIMIT_DATA: its heap and stacks, not the address space it "+
 		"reserves), so an out-of-memory "+
 		"input cannot take the machine down; 0: none")
@@ -107,6 +110,7 @@ func (c *FuzzCommand) run(ctx context.Context, s shared.Streams, words []string)
 	}
 	setting.Name, setting.Concurrency, setting.MemLimit = "fuzz "+c.kind, c.load.Concurrency, memLimit
 	o.Concurrency, o.Duration, o.Timeout, o.ShrinkTime, o.Seed = c.load.Concurrency, c.load.Duration, c.load.Timeout, c.shrinkTime, c.seed
+	o.Inputs = c.inputs
 	progress := shared.NewProgressLine(s.Stderr)
 	o.Progress = func(p fuzz.Progress) {
 		progress.Show(fmt.Sprintf("fuzz %s %5.1fs  %s  inputs %d (%.0f/s)  crashes %d  restarts %d", c.kind, p.Elapsed.Seconds(), p.Phase,
@@ -138,6 +142,9 @@ func (c *FuzzCommand) run(ctx context.Context, s shared.Streams, words []string)
 func (c *FuzzCommand) checkLimits() (uint64, error) {
 	if c.shrinkTime < 0 {
 		return 0, shared.UsageError{Msg: "--shrink-time must not be negative"}
+	}
+	if c.inputs < 0 {
+		return 0, shared.UsageError{Msg: "--inputs must not be negative"}
 	}
 	if c.memLimit == "0" {
 		return 0, nil
