@@ -101,6 +101,9 @@ func record(root string, files []string) error {
 		haveFolder[f] = true
 	}
 	for _, f := range files {
+		if err := writableAt(root, f, haveFile[f]); err != nil {
+			return err
+		}
 		if !haveFile[f] {
 			haveFile[f] = true
 			m.Files = append(m.Files, f)
@@ -192,6 +195,31 @@ func noSymlinkOnTheWay(dir, rel string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// writableAt says why probe may not write the file rel under root: a
+// symlink on its way (a planted one would carry the write out of the
+// folder), or, when the manifest does not list it, a file already there
+// that probe did not write.
+func writableAt(root, rel string, listed bool) error {
+	p := root
+	for _, seg := range strings.Split(rel, "/") {
+		p = filepath.Join(p, seg)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink: probe writes no report file through one", p)
+		}
+	}
+	if !listed {
+		return fmt.Errorf("%s is there and %s does not list it: probe overwrites no file it did not write", p, ManifestName)
+	}
+	return nil
 }
 
 // existingWithNoSymlink is the entries of rels that exist under dir, each

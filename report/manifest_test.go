@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +85,39 @@ func TestWriterRefusesANameOutOfTheFolder(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "escaped.txt")); !os.IsNotExist(err) {
 		t.Errorf("escaped.txt: %v", err)
+	}
+}
+
+// A folder probe wrote before, given back with a symlink planted where a
+// sub-folder of its report goes, or with a file of someone else's where a
+// report file goes: nothing is written through the one or over the other.
+func TestWriterWritesNothingThroughASymlinkOrOverAFileItDidNotWrite(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	Claim(dir)
+	if err := WriteFolder(dir, fakeDoc{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "verify")); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFolder(dir, fakeDoc{"verify/1.diff": "patch"})
+	if err == nil || !strings.Contains(err.Error(), "is a symlink") {
+		t.Errorf("err %v, want the symlink named", err)
+	}
+	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+		t.Errorf("written through the symlink: %v", left)
+	}
+	os.Remove(filepath.Join(dir, "verify"))
+
+	mine := filepath.Join(dir, "notes.md")
+	os.WriteFile(mine, []byte("mine"), 0o644)
+	err = WriteFolder(dir, fakeDoc{"notes.md": "probe's"})
+	if b, _ := os.ReadFile(mine); err == nil || !strings.Contains(err.Error(), "probe overwrites no file it did not write") ||
+		string(b) != "mine" {
+		t.Errorf("err %v; the user's file holds %q", err, b)
+	}
+	// What probe wrote and listed it writes again.
+	if err := WriteFolder(dir, fakeDoc{}); err != nil {
+		t.Errorf("writing its own report again: %v", err)
 	}
 }

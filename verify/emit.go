@@ -199,7 +199,8 @@ func (p *callPlan) freeNumber() int {
 	for n := 1; ; n++ {
 		free := true
 		for _, f := range []string{"probeOnce%d", "probeMemo%d", "probeMemo%dGet", "probeMemo%dEntry", "probeMade%d", "probeMade%db"} {
-			if _, obj := scope.LookupParent(fmt.Sprintf(f, n), p.call.Pos()); obj != nil {
+			name := fmt.Sprintf(f, n)
+			if _, obj := scope.LookupParent(name, p.call.Pos()); obj != nil || importedAs(p.a.pkg.Types.Scope(), name) {
 				free = false
 			}
 		}
@@ -207,6 +208,17 @@ func (p *callPlan) freeNumber() int {
 			return n
 		}
 	}
+}
+
+// importedAs reports whether a file of the package imports a package under
+// name: a package-level name the variant adds would clash with it.
+func importedAs(pkg *types.Scope, name string) bool {
+	for i := range pkg.NumChildren() {
+		if pkg.Child(i).Lookup(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // applyEdits applies non-overlapping edits to b, whose first byte is at

@@ -32,8 +32,11 @@ func moduleRoot(dir string) (string, error) {
 // for a binary built elsewhere or with -trimpath, the one file whose path
 // ends the same way (the longest common tail wins; a tie is refused).
 func sourceFile(root, profilePath string) (string, error) {
-	if _, err := os.Stat(profilePath); err == nil && strings.HasPrefix(profilePath, root+string(filepath.Separator)) {
-		return profilePath, nil
+	// Cleaned first: root/../elsewhere/main.go starts with root but is not under it.
+	if p := filepath.Clean(profilePath); strings.HasPrefix(p, root+string(filepath.Separator)) {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
 	}
 	want := strings.Split(filepath.ToSlash(profilePath), "/")
 	best, bestLen, tie := "", 0, false
@@ -154,6 +157,11 @@ func loadFileFresh(root, file string) (*packages.Package, error) {
 		for _, f := range p.CompiledGoFiles {
 			if f == file {
 				return p, nil
+			}
+		}
+		for _, f := range p.GoFiles {
+			if f == file { // compiled as cgo's rewrite of it, not as written
+				return nil, errors.New(file + ` imports "C": --verify rewrites no cgo file`)
 			}
 		}
 	}

@@ -19,6 +19,9 @@ type analysis struct {
 	into    map[types.Object][]token.Pos // where into what it holds (x[i] =, x.f =, &x), not x =
 	path    []ast.Node                   // the call's enclosing nodes, innermost first
 	defs    map[types.Object]defSite     // the enclosing function's locals (localDefs)
+	// elsewhere: where the module's other packages write a variable
+	// (writtenElsewhere), by its qualified name.
+	elsewhere map[string]string
 }
 
 // effectPackages are the standard packages whose functions are called for
@@ -32,18 +35,87 @@ var effectPackages = map[string]bool{
 	"runtime": true, "context": true,
 }
 
+// newAnalysis is the analysis of the call path[0] (its enclosing nodes
+// after it, innermost first).
 func newAnalysis(pkg *packages.Package, path []ast.Node) *analysis {
 	a := &analysis{pkg: pkg, written: map[types.Object]token.Pos{}, writes: map[types.Object][]token.Pos{},
-		into: map[types.Object][]token.Pos{}, path: path}
+		into: map[types.Object][]token.Pos{}, path: path[1:]}
 	for _, f := range pkg.Syntax {
 		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "init" {
+			fd, ok := d.(*ast.FuncDecl)
+			if ok && fd.Recv == nil && fd.Name.Name == "init" {
 				continue // runs before any request: its writes are load time
 			}
 			ast.Inspect(d, a.noteWrites)
+			if ok && fd.Body != nil {
+				ast.Inspect(fd.Body, func(n ast.Node) bool {
+					if n == path[0] {
+						return false // the call itself is what is examined
+					}
+					if call, ok := n.(*ast.CallExpr); ok {
+						a.noteCallWrites(call)
+					}
+					return true
+				})
+			}
 		}
 	}
 	return a
+}
+
+// noteCallWrites records the package's variables a call may write into
+// after load time without naming them as a target: a method with a
+// pointer receiver called on one (Go takes its address), a slice, map or
+// pointer of one handed to a function (copy, clear, delete, sort.Strings,
+// anything: probe cannot see what a function does with it), or to a
+// method as its argument.
+func (a *analysis) noteCallWrites(call *ast.CallExpr) {
+	info := a.pkg.TypesInfo
+	note := func(e ast.Expr) {
+		id := baseIdent(e)
+		if id == nil {
+			return
+		}
+		v, ok := info.Uses[id].(*types.Var)
+		if !ok || v.Parent() != a.pkg.Types.Scope() {
+			return
+		}
+		if _, seen := a.written[v]; !seen {
+			a.written[v] = id.Pos()
+		}
+		a.writes[v] = append(a.writes[v], id.Pos())
+		a.into[v] = append(a.into[v], id.Pos())
+	}
+	fun := ast.Unparen(call.Fun)
+	if sel, ok := fun.(*ast.SelectorExpr); ok {
+		if s := info.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
+			_, ptrRecv := s.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer)
+			_, ptrX := info.TypeOf(sel.X).Underlying().(*types.Pointer)
+			if ptrRecv && !ptrX && !types.IsInterface(info.TypeOf(sel.X)) {
+				note(sel.X)
+			}
+		}
+	}
+	if id, ok := fun.(*ast.Ident); ok {
+		if b, ok := info.Uses[id].(*types.Builtin); ok {
+			switch b.Name() {
+			case "copy", "clear", "delete":
+				if len(call.Args) > 0 {
+					note(call.Args[0])
+				}
+			}
+			return // len, cap, append, … read what they are given
+		}
+	}
+	if tv, ok := info.Types[fun]; ok && tv.IsType() {
+		return // a conversion
+	}
+	for _, arg := range call.Args {
+		switch info.TypeOf(arg).Underlying().(type) {
+		case *types.Slice, *types.Map, *types.Pointer:
+			note(arg)
+		}
+	}
 }
 
 // noteWrites records the variables n assigns, increments, or takes the
@@ -215,7 +287,12 @@ func (a *analysis) qualifiedLoadTime(e *ast.SelectorExpr) (bool, *notLoadTime) {
 	if _, ok := a.written[obj]; ok {
 		return false, &notLoadTime{why: "`" + a.text(e) + "` is assigned by this package at " + a.where(a.written[obj])}
 	}
-	return false, nil // another package's function, constant or variable this package does not write
+	if v, ok := obj.(*types.Var); ok {
+		if w := a.writtenElsewhere(v); w != "" {
+			return false, &notLoadTime{why: "`" + a.text(e) + "` is written at " + w}
+		}
+	}
+	return false, nil // another package's function, constant or variable no package of the module writes
 }
 
 func (a *analysis) callLoadTime(e *ast.CallExpr, ranges bool) (bool, *notLoadTime) {
@@ -268,6 +345,9 @@ func (a *analysis) identLoadTime(id *ast.Ident, ranges bool) (bool, *notLoadTime
 			return false, &notLoadTime{why: "`" + id.Name + "` is assigned at " + a.where(pos) + ", after load time"}
 		}
 		if obj.Parent() == a.pkg.Types.Scope() {
+			if w := a.writtenElsewhere(obj); w != "" {
+				return false, &notLoadTime{why: "`" + id.Name + "` is written by another package, at " + w}
+			}
 			return false, nil // package-level, written only by its declaration and init
 		}
 		if no := a.paramWhy(id, obj); no != nil {

@@ -29,6 +29,7 @@ type maker struct {
 func (a *analysis) capturedOnly(e ast.Expr) (m *maker, why string, perCall bool) {
 	info := a.pkg.TypesInfo
 	var fn ast.Node
+	var params []*types.Var // the maker's, that e reads
 	madePerCall := func(x ast.Expr) bool {
 		if no := a.stable(x); no != nil && !no.captured {
 			why, perCall = no.why, true
@@ -70,6 +71,9 @@ func (a *analysis) capturedOnly(e ast.Expr) (m *maker, why string, perCall bool)
 				why = "it reads the parameters of two functions"
 			}
 			fn = f
+			if f != nil {
+				params = append(params, v)
+			}
 		}
 		return why == ""
 	})
@@ -79,11 +83,70 @@ func (a *analysis) capturedOnly(e ast.Expr) (m *maker, why string, perCall bool)
 	if fn == nil {
 		return nil, "it reads no parameter of a function outside the literal", false
 	}
+	if why := a.givenWritten(fn, params); why != "" {
+		return nil, why, false
+	}
 	stmt := a.makingStmt(fn)
 	if stmt == nil {
 		return nil, "the literal is not made by a statement of its own in " + funcName(fn), false
 	}
 	return &maker{fn: fn, stmt: stmt}, "", false
+}
+
+// givenWritten says why a maker's parameter is not the same for a literal's
+// life though the maker never writes it: a call of the maker gives it a
+// package-level variable (or what one holds) that the package writes
+// after load time; a slice, map or pointer shares what the writer changes.
+func (a *analysis) givenWritten(fn ast.Node, params []*types.Var) string {
+	fd, ok := fn.(*ast.FuncDecl)
+	if !ok {
+		return ""
+	}
+	info := a.pkg.TypesInfo
+	maker := info.Defs[fd.Name]
+	at := map[*types.Var]int{} // a parameter's place among the arguments
+	i := 0
+	for _, field := range fd.Type.Params.List {
+		for _, name := range field.Names {
+			if v, ok := info.Defs[name].(*types.Var); ok {
+				at[v] = i
+			}
+			i++
+		}
+		if len(field.Names) == 0 {
+			i++
+		}
+	}
+	why := ""
+	for _, f := range a.pkg.Syntax {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || why != "" {
+				return why == ""
+			}
+			id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+			if !ok || info.Uses[id] != maker {
+				return true
+			}
+			for _, v := range params {
+				j, ok := at[v]
+				if !ok || j >= len(call.Args) {
+					continue
+				}
+				base := baseIdent(call.Args[j])
+				if base == nil {
+					continue
+				}
+				g, ok := info.Uses[base].(*types.Var)
+				if ok && g.Parent() == a.pkg.Types.Scope() && len(a.writes[g]) > 0 {
+					why = fmt.Sprintf("`%s`, given as `%s` at %s, is written at %s", base.Name, v.Name(), a.where(call.Pos()),
+						a.where(a.writes[g][0]))
+				}
+			}
+			return why == ""
+		})
+	}
+	return why
 }
 
 // paramFunc is the function outside a literal holding the call whose

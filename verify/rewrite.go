@@ -137,7 +137,7 @@ func rewriteFrame(root string, fr Frame, callee string, class Class, writes bool
 		return nil, err
 	}
 	path, _ := astutil.PathEnclosingInterval(syntax, call.Pos(), call.End())
-	a := newAnalysis(pkg, path[1:])
+	a := newAnalysis(pkg, path)
 	if fn := enclosingDecl(path); fn == nil || fn.Name.Name != declName(fr.Func) {
 		return nil, &NotRewritable{Why: fmt.Sprintf("line %d of %s is not in %s: the source is not the one profiled",
 			fr.Line, filepath.Base(file), fr.Func)}
@@ -152,7 +152,7 @@ func rewriteFrame(root string, fr Frame, callee string, class Class, writes bool
 		// do once, whatever the method does with it.
 		if made, ok := a.receiverMadeBy(call); ok {
 			mpath, _ := astutil.PathEnclosingInterval(syntax, made.Pos(), made.End())
-			ma := newAnalysis(pkg, mpath[1:])
+			ma := newAnalysis(pkg, mpath)
 			if mplan, merr := planCall(ma, made, LoadTime, false); merr == nil && mplan.form == Once {
 				receiverOf = a.text(call)
 				a, call, plan, err = ma, made, mplan, nil
@@ -409,8 +409,8 @@ func planCall(a *analysis, call *ast.CallExpr, class Class, writes bool) (*callP
 
 // sharedResultWritten says why the call's result cannot be shared between
 // calls: the variable it is assigned to is written into afterwards (x[i] =,
-// x.f =, &x), so each call would see the others' changes. Empty if not seen;
-// what the code does through the result's methods is left to the replies.
+// x.f =, &x, or a method whose body writes its receiver), so each call
+// would see the others' changes. Empty if not seen.
 func (a *analysis) sharedResultWritten(call *ast.CallExpr) string {
 	var lhs []ast.Expr
 	switch p := a.path[0].(type) {
@@ -440,6 +440,12 @@ func (a *analysis) sharedResultWritten(call *ast.CallExpr) string {
 					": one shared result would carry each call's changes to the next"
 			}
 		}
+		if obj != nil && obj.Parent() != a.pkg.Types.Scope() {
+			if m := a.resultMethodWrites(obj); m != "" {
+				return "`" + id.Name + "`, the result, is changed by " + m +
+					", whose body writes its receiver: one shared result would carry each call's changes to the next"
+			}
+		}
 	}
 	return ""
 }
@@ -460,6 +466,10 @@ func (p *callPlan) key(e ast.Expr, held bool) *NotRewritable {
 	info := p.a.pkg.TypesInfo
 	why := keyable(info.TypeOf(e), held && p.a.rooted(e))
 	if why == "" {
+		if w := p.a.pointeeWritten(info.TypeOf(e)); w != "" {
+			return &NotRewritable{Why: "`" + p.a.text(e) + "` would key the memo by address, but " + w +
+				": new data at the same address"}
+		}
 		p.addKey(e, held)
 		return nil
 	}
@@ -490,6 +500,10 @@ func (p *callPlan) key(e ast.Expr, held bool) *NotRewritable {
 		return nothing
 	}
 	for _, x := range leaves {
+		if w := p.a.pointeeWritten(info.TypeOf(x)); w != "" {
+			return &NotRewritable{Why: "`" + p.a.text(x) + "` would key the memo by address, but " + w +
+				": new data at the same address"}
+		}
 		p.addKey(x, heldOf(x))
 	}
 	return nil

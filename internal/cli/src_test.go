@@ -245,6 +245,43 @@ func TestVerifyAVariantThatCrashesUnderLoad(t *testing.T) {
 	}
 }
 
+// A variant that answers the first call and hangs on the next, where the
+// original answers every call: refuted (it failed a call the original
+// answered), not inconclusive.
+func TestVerifyAVariantThatHangsIsRefuted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two servers and runs loads")
+	}
+	dir := srcModule(t, "main", serverMain(`var (
+	mu   sync.Mutex
+	last *regexp.Regexp
+)
+
+// find hangs when it is given the regexp it had before: only a variant
+// that compiles it once is.
+func find(w http.ResponseWriter, r *http.Request) {
+	re := regexp.MustCompile(strings.Repeat("(?i)(select\\s+.+\\s+from\\s+\\w+|<script[^>]*>.*?</script>|a|ab)|", 20) + "x")
+	mu.Lock()
+	if re == last {
+		mu.Unlock()
+		select {}
+	}
+	last = re
+	mu.Unlock()
+	fmt.Fprintf(w, "found=%q\n", re.FindString("xab"))
+}
+`, "/find", "find", "strings", "sync"))
+	rep := verified(t, dir, "/find")
+	if len(rep.Verification) == 0 {
+		t.Fatalf("nothing verified: findings %+v", rep.Findings)
+	}
+	for _, v := range rep.Verification {
+		if v.Verdict != report.Refuted || !strings.Contains(v.Why, "the original answered, the variant") {
+			t.Errorf("%s: %s (%s), want refuted: the variant failed a call the original answered", v.Finding, v.Verdict, v.Why)
+		}
+	}
+}
+
 // A rule set picked by the request's path, compiled per request: every
 // reply of the one path probe loads is the same, so the profile's claim
 // is load-time, but the source shows the pattern drawn from the request.

@@ -219,7 +219,13 @@ func (p runner) measureVariant(ctx context.Context, v *report.Verification, plan
 		}
 	}
 	same, why, err := p.sameReplies(ctx, plan, after)
+	var vf variantFailed
 	switch {
+	case err != nil && ctx.Err() == nil && errors.As(err, &vf):
+		// The original answered every call twice; the variant did not.
+		v.Verdict = report.Refuted
+		v.Why = textline.Of("comparing replies: the original answered, "+err.Error(), textline.Max)
+		return
 	case err != nil:
 		v.Why = textline.Of("comparing replies: "+err.Error(), textline.Max)
 		return
@@ -351,7 +357,7 @@ func (p runner) sameReplies(ctx context.Context, plan Plan, after *pipeline.Vers
 	}
 	variant, err := p.repliesOf(ctx, plan, after)
 	if err != nil {
-		return nil, "", fmt.Errorf("the %s: %v", after.Label, err)
+		return nil, "", variantFailed{fmt.Errorf("the %s: %v", after.Label, err)}
 	}
 	compared := 0
 	for i := range min(len(first), len(again), len(variant)) {
@@ -371,6 +377,12 @@ func (p runner) sameReplies(ctx context.Context, plan Plan, after *pipeline.Vers
 	yes := true
 	return &yes, "", nil
 }
+
+// variantFailed is the variant's failure to answer a call the original
+// answered.
+type variantFailed struct{ error }
+
+func (e variantFailed) Unwrap() error { return e.error }
 
 type sampledReply struct {
 	call   string // the operation and request key
