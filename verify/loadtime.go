@@ -121,22 +121,7 @@ func (a *analysis) noteCallWrites(call *ast.CallExpr) {
 // noteWrites records the variables n assigns, increments, or takes the
 // address of (a pointer may write it later).
 func (a *analysis) noteWrites(n ast.Node) bool {
-	var targets []ast.Expr
-	whole := true // the variable itself, not what it holds (x =, x++)
-	switch n := n.(type) {
-	case *ast.AssignStmt:
-		targets = n.Lhs
-	case *ast.IncDecStmt:
-		targets = []ast.Expr{n.X}
-	case *ast.UnaryExpr:
-		if n.Op == token.AND {
-			targets, whole = []ast.Expr{n.X}, false
-		}
-	case *ast.RangeStmt:
-		if n.Tok == token.ASSIGN {
-			targets = []ast.Expr{n.Key, n.Value}
-		}
-	}
+	targets, whole := writeTargets(n)
 	for _, t := range targets {
 		if id := baseIdent(t); id != nil {
 			if obj := a.pkg.TypesInfo.Uses[id]; obj != nil {
@@ -156,10 +141,17 @@ func (a *analysis) noteWrites(n ast.Node) bool {
 // baseIdent is the variable an assignment's target writes into: x in
 // x, x[i], x.f, *x, x[a:b].
 func baseIdent(e ast.Expr) *ast.Ident {
+	steps := chain(e)
+	id, _ := steps[len(steps)-1].(*ast.Ident)
+	return id
+}
+
+// chain is e and the expressions it writes through, outermost first:
+// x.f[i] is x.f[i], x.f, x.
+func chain(e ast.Expr) []ast.Expr {
+	out := []ast.Expr{e}
 	for {
 		switch t := e.(type) {
-		case *ast.Ident:
-			return t
 		case *ast.ParenExpr:
 			e = t.X
 		case *ast.IndexExpr:
@@ -173,9 +165,31 @@ func baseIdent(e ast.Expr) *ast.Ident {
 		case *ast.SliceExpr:
 			e = t.X
 		default:
-			return nil
+			return out
+		}
+		out = append(out, e)
+	}
+}
+
+// writeTargets is what n assigns, increments or takes the address of (a
+// pointer may write it later), and whether it is the whole variable
+// (x =, x++) rather than what it holds.
+func writeTargets(n ast.Node) (targets []ast.Expr, whole bool) {
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		return n.Lhs, true
+	case *ast.IncDecStmt:
+		return []ast.Expr{n.X}, true
+	case *ast.UnaryExpr:
+		if n.Op == token.AND {
+			return []ast.Expr{n.X}, false
+		}
+	case *ast.RangeStmt:
+		if n.Tok == token.ASSIGN {
+			return []ast.Expr{n.Key, n.Value}, true
 		}
 	}
+	return nil, false
 }
 
 // notLoadTime says why an expression is not the same on every call.

@@ -124,51 +124,28 @@ func fileWrites(path, root, pkgPath, name string, own bool) string {
 		return ""
 	}
 	names := func(e ast.Expr) bool {
-		for {
-			switch t := e.(type) {
+		for _, x := range chain(e) {
+			switch t := x.(type) {
 			case *ast.Ident:
 				return own && t.Name == name
 			case *ast.SelectorExpr:
 				if id, ok := t.X.(*ast.Ident); ok && !own && id.Name == local && t.Sel.Name == name {
 					return true
 				}
-				e = t.X
-			case *ast.ParenExpr:
-				e = t.X
-			case *ast.IndexExpr:
-				e = t.X
-			case *ast.StarExpr:
-				e = t.X
-			case *ast.SliceExpr:
-				e = t.X
-			default:
-				return false
 			}
 		}
+		return false
 	}
 	var at token.Pos
 	inspect := func(n ast.Node) bool {
 		if at.IsValid() {
 			return false
 		}
-		var targets []ast.Expr
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			targets = n.Lhs
-		case *ast.IncDecStmt:
-			targets = []ast.Expr{n.X}
-		case *ast.UnaryExpr:
-			if n.Op == token.AND {
-				targets = []ast.Expr{n.X}
-			}
-		case *ast.RangeStmt:
-			if n.Tok == token.ASSIGN {
-				targets = []ast.Expr{n.Key, n.Value}
-			}
-		case *ast.CallExpr:
-			if id, ok := n.Fun.(*ast.Ident); ok && len(n.Args) > 0 &&
+		targets, _ := writeTargets(n)
+		if call, ok := n.(*ast.CallExpr); ok {
+			if id, ok := call.Fun.(*ast.Ident); ok && len(call.Args) > 0 &&
 				(id.Name == "copy" || id.Name == "clear" || id.Name == "delete") {
-				targets = n.Args[:1]
+				targets = call.Args[:1]
 			}
 		}
 		for _, t := range targets {

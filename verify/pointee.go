@@ -42,14 +42,11 @@ func (a *analysis) pointeeWritten(t types.Type) string {
 				if at.IsValid() {
 					return false
 				}
-				var lhs []ast.Expr
-				switch n := n.(type) {
-				case *ast.AssignStmt:
-					lhs = n.Lhs
-				case *ast.IncDecStmt:
-					lhs = []ast.Expr{n.X}
-				}
+				lhs, _ := writeTargets(n)
 				for _, e := range lhs {
+					if e == nil {
+						continue
+					}
 					if field := a.fieldOf(e, targets); field != "" && !a.madeIn(fd.Body, baseIdent(e)) {
 						at, what = e.Pos(), field
 					}
@@ -67,30 +64,22 @@ func (a *analysis) pointeeWritten(t types.Type) string {
 // fieldOf is the text of the field selection in e's chain (x.f, x.f[i],
 // x.f.g) on a value of one of the types, if any.
 func (a *analysis) fieldOf(e ast.Expr, targets map[types.Type]bool) string {
-	info := a.pkg.TypesInfo
-	for {
-		switch t := e.(type) {
-		case *ast.SelectorExpr:
-			if s := info.Selections[t]; s != nil && s.Kind() == types.FieldVal {
-				recv := s.Recv()
-				if p, ok := recv.Underlying().(*types.Pointer); ok {
-					recv = p.Elem()
-				}
-				if targets[types.Unalias(recv)] {
-					return a.text(t)
-				}
+	for _, x := range chain(e) {
+		t, ok := x.(*ast.SelectorExpr)
+		if !ok {
+			continue
+		}
+		if s := a.pkg.TypesInfo.Selections[t]; s != nil && s.Kind() == types.FieldVal {
+			recv := s.Recv()
+			if p, ok := recv.Underlying().(*types.Pointer); ok {
+				recv = p.Elem()
 			}
-			e = t.X
-		case *ast.ParenExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.StarExpr:
-			e = t.X
-		default:
-			return ""
+			if targets[types.Unalias(recv)] {
+				return a.text(t)
+			}
 		}
 	}
+	return ""
 }
 
 // madeIn reports whether id is a local of body made there from a literal
