@@ -242,10 +242,14 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 		// on it a move must pass what the machine can do.
 		far := slices.DeleteFunc(slices.Clone(movedBy), func(n string) bool { return !(moved[n] > busyMove) })
 		if len(far) == 0 {
-			return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, but other processes used up to %.2f cores "+
-				"in %d of the experiment's seconds, and a machine that busy moves the same work's CPU per request by up to %.0f%%: "+
-				"too noisy to tell the input's move from the machine's (run it on a quiet machine)", strings.Join(movedBy, ", "),
-				busiest, n, 100*busyMove))
+			how := fmt.Sprintf("up to %.2f cores", busiest)
+			if busiest <= machine.BusyCores {
+				how = "left out of the figures, which rest on the fewer seconds left"
+			}
+			return inconclusive(fmt.Sprintf("the work's CPU per request moved in %s, but other processes used more than %.2f "+
+				"cores in %d of the experiment's seconds (%s), and a machine that busy moves the same work's CPU per request by "+
+				"up to %.0f%%: too noisy to tell the input's move from the machine's (run it on a quiet machine)",
+				strings.Join(movedBy, ", "), machine.BusyCores, n, how, 100*busyMove))
 		}
 		movedBy, moveTol = far, math.Max(moveTol, busyMove)
 		busy = fmt.Sprintf(", farther than a machine this busy moves it: other processes used up to %.2f cores", busiest)
@@ -510,13 +514,16 @@ const NoInputInWords = "a JSON body of no members, no query, no input header"
 const busyMove = 1.0
 
 // busySeconds is the most cores other processes used in a second the
-// variants were measured in, and how many such seconds passed
-// machine.BusyCores.
+// variants were measured in, and how many of the experiment's seconds
+// passed machine.BusyCores: those measured and those left out. A second
+// left out leaves its variant's noise measured on fewer seconds, or on
+// one (its spread unknown), while the machine was busy.
 func busySeconds(vs []Variant) (busiest float64, n int) {
 	for _, v := range vs {
 		if v.Error != "" {
 			continue
 		}
+		n += v.BusySecondsLeftOut
 		for _, c := range v.SlotOthersCores {
 			busiest = max(busiest, c)
 			if c > machine.BusyCores {

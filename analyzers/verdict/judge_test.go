@@ -149,6 +149,15 @@ func TestExperimentVerdictRules(t *testing.T) {
 	if _, v, _, why := verdict("info", work(1, 1, 1.42), busy, "", false, ReplyEvidence{}); v != "moves-with-input" {
 		t.Errorf("a 42%% move on a quiet machine: verdict %s, want moves-with-input: %s", v, why)
 	}
+	// Busy seconds left out: the figures rest on the quiet ones left (one
+	// a variant under the race detector, its spread unknown), measured
+	// while the machine was busy. No claim under ×2 either (CI: a 69%
+	// move of input-independent work, one second a variant).
+	busy[2].SlotOthersCores, busy[2].BusySecondsLeftOut = []float64{0.2}, 2
+	if _, v, _, why := verdict("info", work(1, 1, 1.69), busy, "", false, ReplyEvidence{}); v != "inconclusive" ||
+		!strings.Contains(why, "in 2 of the experiment's seconds (left out of the figures") {
+		t.Errorf("a 69%% move with busy seconds left out: verdict %s, want inconclusive: %s", v, why)
+	}
 	gone := work(1, 1, 0)
 	gone.Samples[2] = 0
 	if _, v, _, why := verdict("info", gone, vs(true, true, false), "", false, ReplyEvidence{}); v != "moves-with-input" {
