@@ -161,11 +161,9 @@ const (
 // the CPU profiles of each variant's slots and the reply each kept;
 // e.Variants gets their figures.
 func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *probes.Target, o probes.LoadOptions, run0 *result.Run,
-	vs []requestVariant, window time.Duration, slots int, e *report.Experiment) ([][]*profile.Profile, []verdict.Kept, error) {
+	vs []requestVariant, window time.Duration, slotCount int, e *report.Experiment) ([][]*profile.Profile, []verdict.Kept, error) {
 	vl := newVariantLoad(ml, vs)
-	profiles := make([][]*profile.Profile, len(vs))
-	requests := make([][]int64, len(vs))
-	others := make([][]float64, len(vs)) // cores other processes used in each slot
+	slots := make([][]verdict.Slot, len(vs))
 	pid := 0
 	if run0 != nil && run0.TargetProc != nil {
 		pid = run0.TargetProc.PID
@@ -179,7 +177,7 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 		vo.Progress = func(pr probes.Progress) { p.o.UI.Progress("experiment", pr) }
 	}
 	vo.During = func(ctx context.Context) {
-		for k := range slots {
+		for k := range slotCount {
 			i := k % len(vs)
 			vl.current.Store(int32(i))
 			// The requests of the profile's second, counted when it ends,
@@ -206,14 +204,13 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 				slotErr = fmt.Errorf("the experiment's CPU profile of slot %d: %v", k+1, err)
 				return
 			}
-			profiles[i] = append(profiles[i], prof)
-			n := counted.Load()
-			if n < 0 { // the profile came back early
+			sent := counted.Load()
+			if sent < 0 { // the profile came back early
 				seen()
-				n = vl.sent[i].Load() - before
+				sent = vl.sent[i].Load() - before
 			}
-			requests[i] = append(requests[i], n)
-			others[i] = append(others[i], math.Float64frombits(busy.Load()))
+			slots[i] = append(slots[i], verdict.Slot{Profile: prof, Requests: sent, Others: math.Float64frombits(busy.Load()),
+				Round: k / len(vs)})
 		}
 	}
 	run, err := p.o.Load(ctx, vl, t, vo)
@@ -229,20 +226,23 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 	if run.Ended != "" {
 		return nil, nil, fmt.Errorf("the experiment's load ended early: %s", run.Ended)
 	}
-	left := verdict.LeaveOutBusySeconds(profiles, requests, others)
+	left := verdict.LeaveOutBusySeconds(slots)
 	got := make([]verdict.Kept, len(vs))
+	profiles := make([][]*profile.Profile, len(vs))
 	for i, v := range vs {
 		ev := report.ExperimentVariant{Name: v.name, ShouldMatter: v.shouldMatter, Request: vl.request(i), Varies: v.varies,
-			SlotRequests: requests[i], BusySecondsLeftOut: left[i],
-			DurationS: float64(len(profiles[i])) * slotLength.Seconds()}
-		for _, n := range requests[i] {
-			ev.Requests += n
+			BusySecondsLeftOut: left[i], DurationS: float64(len(slots[i])) * slotLength.Seconds()}
+		seen := true
+		for _, s := range slots[i] {
+			profiles[i] = append(profiles[i], s.Profile)
+			ev.SlotRequests, ev.SlotRounds = append(ev.SlotRequests, s.Requests), append(ev.SlotRounds, s.Round)
+			ev.SlotOthersCores = append(ev.SlotOthersCores, s.Others)
+			ev.Requests += s.Requests
+			ev.CPUSeconds += time.Duration(verdict.CPUOf(s.Profile, nil)).Seconds()
+			seen = seen && s.Others >= 0
 		}
-		if !slices.Contains(others[i], -1) {
-			ev.SlotOthersCores = others[i]
-		}
-		for _, prof := range profiles[i] {
-			ev.CPUSeconds += time.Duration(verdict.CPUOf(prof, nil)).Seconds()
+		if !seen {
+			ev.SlotOthersCores = nil
 		}
 		ev.Calls, ev.Errors = variantCalls(run, vl.op(i))
 		switch {
@@ -256,7 +256,7 @@ func (p *Pipeline) runVariants(ctx context.Context, ml probes.Microload, t *prob
 			// refusal, not its work: void, its errors shown.
 			ev.Error = fmt.Sprintf("void: %d of its %d calls got errors (%s), and void evidence is no evidence", ev.Errors,
 				ev.Calls, variantReasons(run, vl.op(i)))
-		case len(profiles[i]) == 0:
+		case len(slots[i]) == 0:
 			ev.Error = "no CPU profile"
 		case ev.Requests == 0:
 			ev.Error = "no request was sent"

@@ -8,31 +8,31 @@ import (
 	"github.com/probehq/probe/lib/machine"
 )
 
+// Slot is one profiled second of a variant.
+type Slot struct {
+	Profile  *profile.Profile
+	Requests int64   // sent in the second
+	Others   float64 // cores other processes used in it (-1: not seen)
+	Round    int     // the turn of the variants' cycle it was measured in
+}
+
 // LeaveOutBusySeconds drops the seconds in which other processes used more
 // than machine.BusyCores, when every variant keeps a quiet one: a busy
 // second slows the same work by as much as an input that matters. It
 // returns how many it dropped of each; when a variant would keep none,
 // nothing is dropped and the judge withholds a claim of a move.
-func LeaveOutBusySeconds(profiles [][]*profile.Profile, requests [][]int64, others [][]float64) []int {
-	left := make([]int, len(profiles))
-	busy := func(c float64) bool { return c > machine.BusyCores } // -1: not seen, not busy
-	for i := range profiles {
-		if len(profiles[i]) > 0 && !slices.ContainsFunc(others[i], func(c float64) bool { return !busy(c) }) {
+func LeaveOutBusySeconds(slots [][]Slot) []int {
+	left := make([]int, len(slots))
+	busy := func(s Slot) bool { return s.Others > machine.BusyCores } // -1: not seen, not busy
+	for i := range slots {
+		if len(slots[i]) > 0 && !slices.ContainsFunc(slots[i], func(s Slot) bool { return !busy(s) }) {
 			return left
 		}
 	}
-	for i := range profiles {
-		var p []*profile.Profile
-		var r []int64
-		var o []float64
-		for k := range profiles[i] {
-			if busy(others[i][k]) {
-				left[i]++
-				continue
-			}
-			p, r, o = append(p, profiles[i][k]), append(r, requests[i][k]), append(o, others[i][k])
-		}
-		profiles[i], requests[i], others[i] = p, r, o
+	for i := range slots {
+		n := len(slots[i])
+		slots[i] = slices.DeleteFunc(slots[i], busy)
+		left[i] = n - len(slots[i])
 	}
 	return left
 }

@@ -3,8 +3,6 @@ package verdict
 import (
 	"slices"
 	"testing"
-
-	"github.com/google/pprof/profile"
 )
 
 // A second in which other processes used the machine is left out when
@@ -12,31 +10,34 @@ import (
 // stays and the judge withholds a move. A second whose others were not
 // seen (-1) is no busy one.
 func TestLeaveOutBusySeconds(t *testing.T) {
-	p := func(n int) []*profile.Profile {
-		out := make([]*profile.Profile, n)
-		for i := range out {
-			out[i] = &profile.Profile{Period: int64(i + 1)}
+	seconds := func(others ...float64) []Slot {
+		out := make([]Slot, len(others))
+		for k, c := range others {
+			out[k] = Slot{Requests: int64(10 + k), Others: c, Round: k}
 		}
 		return out
 	}
-	profiles := [][]*profile.Profile{p(3), p(2), p(2)}
-	requests := [][]int64{{10, 11, 12}, {20, 21}, {30, 31}}
-	others := [][]float64{{0.1, 0.9, 0.2}, {-1, 0.05}, {0.6, 0.1}}
-	left := LeaveOutBusySeconds(profiles, requests, others)
+	requests := func(s []Slot) (out []int64) {
+		for _, x := range s {
+			out = append(out, x.Requests)
+		}
+		return out
+	}
+	slots := [][]Slot{seconds(0.1, 0.9, 0.2), seconds(-1, 0.05), seconds(0.6, 0.1)}
+	left := LeaveOutBusySeconds(slots)
 	if !slices.Equal(left, []int{1, 0, 1}) {
 		t.Fatalf("left out %v, want [1 0 1]", left)
 	}
-	if !slices.Equal(requests[0], []int64{10, 12}) || !slices.Equal(requests[2], []int64{31}) || len(requests[1]) != 2 {
-		t.Errorf("requests kept %v", requests)
+	if !slices.Equal(requests(slots[0]), []int64{10, 12}) || !slices.Equal(requests(slots[2]), []int64{11}) ||
+		len(slots[1]) != 2 {
+		t.Errorf("seconds kept %v", slots)
 	}
-	if profiles[0][1].Period != 3 || len(profiles[2]) != 1 || profiles[2][0].Period != 2 || !slices.Equal(others[2], []float64{0.1}) {
-		t.Errorf("the kept profiles are not the quiet seconds'")
+	if slots[0][1].Round != 2 || slots[2][0].Round != 1 || slots[2][0].Others != 0.1 {
+		t.Errorf("the kept seconds are not the quiet ones, with their rounds: %v", slots)
 	}
 
-	profiles = [][]*profile.Profile{p(2), p(2)}
-	requests = [][]int64{{1, 2}, {3, 4}}
-	others = [][]float64{{0.1, 0.9}, {0.7, 0.8}}
-	if left := LeaveOutBusySeconds(profiles, requests, others); !slices.Equal(left, []int{0, 0}) || len(requests[1]) != 2 {
-		t.Errorf("a variant with no quiet second: left out %v, kept %v", left, requests)
+	slots = [][]Slot{seconds(0.1, 0.9), seconds(0.7, 0.8)}
+	if left := LeaveOutBusySeconds(slots); !slices.Equal(left, []int{0, 0}) || len(slots[1]) != 2 {
+		t.Errorf("a variant with no quiet second: left out %v, kept %v", left, slots)
 	}
 }

@@ -40,6 +40,10 @@ type Variant struct {
 	Requests  int64    `json:"requests"`
 	// SlotRequests are the requests sent in each of the variant's seconds.
 	SlotRequests []int64 `json:"slot_requests,omitempty"`
+	// SlotRounds are the turns of the variants' cycle those seconds were
+	// measured in: every variant has a second in each, so a turn the
+	// machine ran slow in slows them all alike (the judge takes it out).
+	SlotRounds []int `json:"slot_rounds,omitempty"`
 	// SlotOthersCores are the cores other processes than probe and the
 	// target used in each of those seconds (none: the target's process
 	// is not seen). BusySecondsLeftOut are the seconds

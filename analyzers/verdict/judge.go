@@ -65,7 +65,7 @@ func Judge(f analyzers.Finding, vs []Variant, profiles [][]*profile.Profile, rea
 	if strings.Contains(f.Evidence, analyzers.InvariantPending) {
 		steady(&ef)
 	}
-	if sp := slotSpread(ef.Frames[0], vs); sp.Measured() {
+	if sp, _ := slotModel(ef.Frames[0], vs); sp.Measured() {
 		ef.SlotNoise = sp.RelSD
 	}
 	return ef
@@ -101,6 +101,15 @@ func steady(ef *Finding) {
 // cacheable, however steady its cost.
 func verdict(class string, work Frame, vs []Variant, reads string, overReply bool,
 	replies ReplyEvidence) (string, string, float64, string) {
+	spread, figure := slotModel(work, vs)
+	// fig is what is compared of variant i: its level turn for turn,
+	// or its CPU per request when it is not in the turns' fit.
+	fig := func(i int) float64 {
+		if figure != nil && figure[i] > 0 {
+			return figure[i]
+		}
+		return work.CPUPerRequestMS[i]
+	}
 	figures := func() string {
 		var parts []string
 		for i, v := range vs {
@@ -117,7 +126,17 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 			parts = append(parts, fmt.Sprintf("%s %.3f ms (%d samples, %d requests, %s)", v.Name, work.CPUPerRequestMS[i], work.Samples[i],
 				v.Requests, reply))
 		}
-		return "CPU per request of " + work.Frame + ": " + strings.Join(parts, "; ")
+		out := "CPU per request of " + work.Frame + ": " + strings.Join(parts, "; ")
+		if figure == nil {
+			return out
+		}
+		parts = parts[:0]
+		for i, v := range vs {
+			if i > 0 && figure[i] > 0 {
+				parts = append(parts, fmt.Sprintf("%s ×%.2f", v.Name, figure[i]/figure[0]))
+			}
+		}
+		return out + "; compared turn for turn with same-key, each turn's own speed taken out: " + strings.Join(parts, ", ")
 	}
 	inconclusive := func(why string) (string, string, float64, string) {
 		return class, "inconclusive", 0, why + "; the class stays " + class + ". " + figures()
@@ -140,7 +159,6 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 	if why := spillsOver(vs, replies.InFlight); why != "" {
 		return inconclusive(why)
 	}
-	spread := slotSpread(work, vs)
 	noisy := func(name string) string {
 		return fmt.Sprintf("the work's CPU per request varied ±%.0f%% from one second to the next of the same variant (%d "+
 			"degrees of freedom), too noisy to tell a change of %s from the noise",
@@ -159,11 +177,11 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 		expected := math.Max(1, float64(n0)*float64(vs[i].Requests)/float64(max(reqs, 1)))
 		stay = math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
 		margin, _ = spread.Margin(slotConfidence, baseN, slotsWorth(vs[i]))
-		return relativeChange(work.CPUPerRequestMS[i], base), stay, margin
+		return relativeChange(fig(i), base), stay, margin
 	}
 	// The controls are pooled into the base: same-key, and ignored-param
 	// when the server did ignore it and its work stayed put.
-	base, n0, reqs := work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests
+	base, n0, reqs := fig(0), work.Samples[0], vs[0].Requests
 	baseSlots := slotWeights(vs[0])
 	stayTol, moveTol := minTolerance, math.Inf(1)
 	var tested, movedBy, tooFew, tooNoisy []string
@@ -177,7 +195,7 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
 			continue
 		}
-		change, stay, margin := compare(work.CPUPerRequestMS[0], work.Samples[0], vs[0].Requests, slotsWorth(vs[0]), i)
+		change, stay, margin := compare(fig(0), work.Samples[0], vs[0].Requests, slotsWorth(vs[0]), i)
 		switch {
 		case stay > maxTolerance || math.IsNaN(change):
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
@@ -193,7 +211,7 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 			controlNoisy = v.Name
 			continue
 		}
-		base = (base*float64(reqs) + work.CPUPerRequestMS[i]*float64(v.Requests)) / float64(reqs+v.Requests)
+		base = (base*float64(reqs) + fig(i)*float64(v.Requests)) / float64(reqs+v.Requests)
 		n0, reqs = n0+work.Samples[i], reqs+v.Requests
 		baseSlots = append(baseSlots, slotWeights(v)...)
 	}
@@ -375,25 +393,49 @@ func relativeChange(x, base float64) float64 {
 	return math.Max(x/base, base/x) - 1
 }
 
-// slotSpread is the noise of the work's CPU per request from one second
+// slotModel is the noise of the work's CPU per request from one second
 // to the next within each variant that ran with samples enough of the
-// work (a thin one's seconds are mostly sampling noise of its own),
-// pooled (stats.PooledSpread); a second of no requests is left out.
-func slotSpread(work Frame, vs []Variant) stats.Spread {
+// work (a thin one's seconds are mostly sampling noise of its own), a
+// second of no requests left out, and each such variant's figure to
+// compare. The variants take turns, a second each, so a turn in which the
+// machine ran slow slows them all: when the seconds' turns are known and
+// their levels matter, they are taken out (stats.BlockedFit), and a
+// variant's figure is its level against same-key's, turn for turn, in
+// same-key's milliseconds; else the variants' own spreads are pooled
+// (stats.PooledSpread, on more degrees of freedom) and figure is nil
+// (their CPU per request).
+func slotModel(work Frame, vs []Variant) (spread stats.Spread, figure []float64) {
 	var groups [][]float64
+	var rounds [][]int
+	var in []int // the variant of each group
+	blocked := true
 	for i, v := range vs {
 		if v.Error != "" || i >= len(work.SlotCPUPerRequestMS) || work.Samples[i] < minWorkSamples {
 			continue
 		}
 		var g []float64
+		var r []int
 		for k, x := range work.SlotCPUPerRequestMS[i] {
 			if k < len(v.SlotRequests) && v.SlotRequests[k] > 0 {
 				g = append(g, x)
+				if k < len(v.SlotRounds) {
+					r = append(r, v.SlotRounds[k])
+				}
 			}
 		}
-		groups = append(groups, g)
+		groups, rounds, in = append(groups, g), append(rounds, r), append(in, i)
+		blocked = blocked && len(r) == len(g)
 	}
-	return stats.PooledSpread(groups)
+	if blocked && len(in) > 0 && in[0] == 0 {
+		if fit := stats.BlockedFit(groups, rounds); fit.Measured() && fit.BlocksMatter {
+			figure = make([]float64, len(vs))
+			for g, i := range in {
+				figure[i] = fit.Level[g] * work.CPUPerRequestMS[0]
+			}
+			return fit.Spread, figure
+		}
+	}
+	return stats.PooledSpread(groups), nil
 }
 
 // slotWeights are the variant's seconds' requests, each second's weight

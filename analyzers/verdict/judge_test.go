@@ -288,6 +288,64 @@ func TestExperimentSecondsNoise(t *testing.T) {
 	}
 }
 
+// The variants take turns, a second each: a turn in which the machine ran
+// slow slows every variant alike. With the turns known, constant work on
+// a machine whose speed swung ±40% from turn to turn is told constant (the
+// variants' own seconds call it too noisy), a work 60% dearer for the
+// other keys is told a move, and a variant short of the slowest turn is
+// compared on the turns it had, not on a mean the missing turn lowers.
+func TestExperimentTurnsTakeTheMachineOut(t *testing.T) {
+	noise := []float64{1.03, 0.97, 1.01, 0.99, 1.02, 0.98, 1.0, 1.04, 0.96, 1.0, 1.03, 0.97, 0.98, 1.02, 1.01}
+	run := func(speeds []float64, dearer float64, shortLast, turns bool) (string, string) {
+		names := []string{"same-key", "ignored-param", "other-key-1", "other-key-2"}
+		var vs []Variant
+		fr := Frame{Frame: "encoding/json.Unmarshal"}
+		n := 0
+		for i, name := range names {
+			v := Variant{Name: name, ShouldMatter: i >= 2, SameReply: i < 2}
+			var slots []float64
+			var ms float64
+			for k, speed := range speeds {
+				if shortLast && i == 3 && k == len(speeds)-1 {
+					continue
+				}
+				x := 10 * speed * noise[n%len(noise)]
+				n++
+				if i >= 2 {
+					x *= dearer
+				}
+				slots = append(slots, x)
+				v.SlotRequests = append(v.SlotRequests, 40)
+				if turns {
+					v.SlotRounds = append(v.SlotRounds, k)
+				}
+				v.Requests += 40
+				ms += 40 * x
+			}
+			vs = append(vs, v)
+			fr.CPUPerRequestMS = append(fr.CPUPerRequestMS, ms/float64(v.Requests))
+			fr.Samples = append(fr.Samples, 50*len(slots))
+			fr.SlotCPUPerRequestMS = append(fr.SlotCPUPerRequestMS, slots)
+		}
+		_, verdict, _, why := verdict("info", fr, vs, "", false, ReplyEvidence{})
+		return verdict, why
+	}
+	swing := []float64{1, 0.6, 1.4}
+	if v, why := run(swing, 1, false, false); v != "inconclusive" || !strings.Contains(why, "too noisy to tell") {
+		t.Errorf("constant work, turns ±40%%, the turns not known: verdict %s, want inconclusive, too noisy: %s", v, why)
+	}
+	if v, why := run(swing, 1, false, true); v != "input-independent" || !strings.Contains(why, "turn for turn") {
+		t.Errorf("constant work, turns ±40%% known: verdict %s, want input-independent, compared turn for turn: %s", v, why)
+	}
+	if v, why := run(swing, 1.6, false, true); v != "moves-with-input" {
+		t.Errorf("work 60%% dearer for the other keys, turns known: verdict %s, want moves-with-input: %s", v, why)
+	}
+	slowLast := []float64{1, 1, 2}
+	if v, why := run(slowLast, 1, true, true); v != "input-independent" {
+		t.Errorf("constant work, other-key-2 short of the slow last turn: verdict %s, want input-independent: %s", v, why)
+	}
+}
+
 // The verdict's rule on inputs: every input header of the request varied
 // by a variant that stayed put with the same reply, or the claim is at
 // most cacheable with the header named; a void variant varies nothing; a

@@ -91,3 +91,116 @@ func mean(xs []float64) float64 {
 	}
 	return s / float64(len(xs))
 }
+
+// A table that is exactly a group's level times a block's leaves no
+// noise and gives the levels' ratios, a missing cell included; a 2×2
+// table leaves its interaction, worked by hand: each residual is a
+// quarter of the log contrast. A group that shares no block with group 0
+// has no level relative to it.
+func TestBlockedFitAgainstKnownValues(t *testing.T) {
+	levels, slow := []float64{2, 1, 5}, []float64{1, 1.5, 0.7}
+	values, blocks := make([][]float64, 3), make([][]int, 3)
+	for g, a := range levels {
+		for b, r := range slow {
+			if g == 2 && b == 1 {
+				continue // missing
+			}
+			values[g], blocks[g] = append(values[g], a*r), append(blocks[g], 10+b)
+		}
+	}
+	fit := BlockedFit(values, blocks)
+	if fit.DF != 8-3-3+1 || fit.RelSD > 1e-9 || !near(fit.Level[0], 1) || !near(fit.Level[1], 0.5) || !near(fit.Level[2], 2.5) {
+		t.Errorf("additive table with a cell missing: %+v, want df 3, no spread, levels 1, 0.5, 2.5", fit)
+	}
+	s := BlockedFit([][]float64{{1, 2}, {3, 4}}, [][]int{{0, 1}, {0, 1}})
+	d := math.Log(1) - math.Log(2) - math.Log(3) + math.Log(4)
+	if want := math.Sqrt(4 * (d / 4) * (d / 4)); s.DF != 1 || !near(s.RelSD, want) {
+		t.Errorf("2×2: %+v, want df 1 and spread %.5f", s, want)
+	}
+	s = BlockedFit([][]float64{{1, 2}, {2, 4}, {7, 9}, {14, 18}}, [][]int{{0, 1}, {0, 1}, {2, 3}, {2, 3}})
+	if s.DF != 8-4-4+2 || s.RelSD > 1e-9 || !near(s.Level[1], 2) || s.Level[2] != 0 || s.Level[3] != 0 {
+		t.Errorf("two unconnected additive sets: %+v, want df 2, no spread, levels 1, 2, none, none", s)
+	}
+	if s := BlockedFit([][]float64{{5, math.NaN()}, {0, 6}}, [][]int{{0, 1}, {0, 1}}); s.DF != 0 || s.Level[1] != 0 {
+		t.Errorf("one value each, in no shared block: %+v", s)
+	}
+}
+
+// Turns in which the machine ran up to 40% slower or faster, every group
+// alike, and a 12% noise of each measurement (an experiment's seconds on
+// a busy machine), the last group missing the last turn: the groups' own
+// spread counts the turns as noise, the blocked fit measures the 12%, and
+// the levels of groups of one distribution differ by more than its 99%
+// margin about 1% of the time, the one short of a turn too.
+func TestBlockedFitTakesOutTheBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const trials, sd, groups, turns = 4000, 0.12, 5, 3
+	beyond, beyondShort, matter := 0, 0, 0
+	var blocked, pooled []float64
+	for range trials {
+		values, blocks := make([][]float64, groups), make([][]int, groups)
+		for k := range turns {
+			slow := math.Exp(0.4 * (2*r.Float64() - 1))
+			for g := range groups {
+				if g == groups-1 && k == turns-1 {
+					continue
+				}
+				values[g] = append(values[g], 10*slow*math.Exp(sd*r.NormFloat64()))
+				blocks[g] = append(blocks[g], k)
+			}
+		}
+		fit := BlockedFit(values, blocks)
+		blocked, pooled = append(blocked, fit.RelSD), append(pooled, PooledSpread(values).RelSD)
+		if fit.BlocksMatter {
+			matter++
+		}
+		m, ok := fit.Margin(0.99, turns, turns)
+		short, _ := fit.Margin(0.99, turns, turns-1)
+		if !ok {
+			t.Fatalf("no margin from %+v", fit)
+		}
+		if math.Abs(math.Log(fit.Level[3])) > m {
+			beyond++
+		}
+		if math.Abs(math.Log(fit.Level[groups-1])) > short {
+			beyondShort++
+		}
+	}
+	if got := mean(blocked); math.Abs(got-sd) > 0.02 {
+		t.Errorf("mean blocked spread %.3f, want near %.2f", got, sd)
+	}
+	if got := mean(pooled); got < 1.5*sd {
+		t.Errorf("mean pooled spread %.3f: the turns should count as noise there", got)
+	}
+	for _, n := range []int{beyond, beyondShort} {
+		if rate := float64(n) / trials; rate < 0.002 || rate > 0.03 {
+			t.Errorf("%.3f of the same-distribution levels beyond the 99%% margin, want about 0.01", rate)
+		}
+	}
+	if rate := float64(matter) / trials; rate < 0.8 {
+		t.Errorf("turns ±40%% apart mattered in %.2f of the fits, want most", rate)
+	}
+}
+
+// Without turns of their own, the blocks matter by chance alone: in about
+// a quarter of the fits, the test's level.
+func TestBlocksMatterByChanceAtTheTestsLevel(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const trials = 4000
+	matter := 0
+	for range trials {
+		values, blocks := make([][]float64, 5), make([][]int, 5)
+		for k := range 3 {
+			for g := range values {
+				values[g] = append(values[g], 10*math.Exp(0.12*r.NormFloat64()))
+				blocks[g] = append(blocks[g], k)
+			}
+		}
+		if BlockedFit(values, blocks).BlocksMatter {
+			matter++
+		}
+	}
+	if rate := float64(matter) / trials; math.Abs(rate-blocksTestLevel) > 0.03 {
+		t.Errorf("blocks of no effect mattered in %.3f of the fits, want about %.2f", rate, blocksTestLevel)
+	}
+}
