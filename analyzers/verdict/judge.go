@@ -10,7 +10,6 @@ import (
 
 	"github.com/probehq/probe/analyzers"
 	"github.com/probehq/probe/lib/machine"
-	"github.com/probehq/probe/lib/stats"
 	"github.com/probehq/probe/result"
 )
 
@@ -65,8 +64,8 @@ func Judge(f analyzers.Finding, vs []Variant, profiles [][]*profile.Profile, rea
 	if strings.Contains(f.Evidence, analyzers.InvariantPending) {
 		steady(&ef)
 	}
-	if sp, _ := slotModel(ef.Frames[0], vs); sp.Measured() {
-		ef.SlotNoise = sp.RelSD
+	if m := newSlotModel(ef.Frames[0], vs); m.spread.Measured() {
+		ef.SlotNoise = m.spread.RelSD
 	}
 	return ef
 }
@@ -101,15 +100,8 @@ func steady(ef *Finding) {
 // cacheable, however steady its cost.
 func verdict(class string, work Frame, vs []Variant, reads string, overReply bool,
 	replies ReplyEvidence) (string, string, float64, string) {
-	spread, figure := slotModel(work, vs)
-	// fig is what is compared of variant i: its level turn for turn,
-	// or its CPU per request when it is not in the turns' fit.
-	fig := func(i int) float64 {
-		if figure != nil && figure[i] > 0 {
-			return figure[i]
-		}
-		return work.CPUPerRequestMS[i]
-	}
+	m := newSlotModel(work, vs)
+	spread, fig := m.spread, m.figure
 	figures := func() string {
 		var parts []string
 		for i, v := range vs {
@@ -127,13 +119,13 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 				v.Requests, reply))
 		}
 		out := "CPU per request of " + work.Frame + ": " + strings.Join(parts, "; ")
-		if figure == nil {
+		if m.fit == nil {
 			return out
 		}
 		parts = parts[:0]
 		for i, v := range vs {
-			if i > 0 && figure[i] > 0 {
-				parts = append(parts, fmt.Sprintf("%s ×%.2f", v.Name, figure[i]/figure[0]))
+			if i > 0 && m.inFit(i) {
+				parts = append(parts, fmt.Sprintf("%s ×%.2f", v.Name, m.fit.Level[m.group[i]]))
 			}
 		}
 		return out + "; compared turn for turn with same-key, each turn's own speed taken out: " + strings.Join(parts, ", ")
@@ -164,25 +156,25 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 			"degrees of freedom), too noisy to tell a change of %s from the noise",
 			100*spread.RelSD, spread.DF, name)
 	}
-	// compare is how far variant i's CPU per request is from base's, with
-	// two bounds. stay is the widest change that counts as staying put:
-	// minTolerance, or the sampling noise of n0 samples and of those
-	// variant i would have had at base's CPU per request (a work that
-	// vanishes is a change, not noise). margin is the change the seconds'
-	// own noise explains, for baseN seconds' worth against variant i's (0:
-	// not measured). A move must pass both; staying put needs the change
-	// within stay and a margin narrow enough to have seen a move. The
-	// noise widens what counts as a move, never what counts as staying.
-	compare := func(base float64, n0 int, reqs int64, baseN float64, i int) (change, stay, margin float64) {
+	// compare is how far variant i's CPU per request is from base's (the
+	// variants of pooled, each weighed by its requests), with two bounds.
+	// stay is the widest change that counts as staying put: minTolerance,
+	// or the sampling noise of n0 samples and of those variant i would
+	// have had at base's CPU per request (a work that vanishes is a
+	// change, not noise). margin is the change the seconds' own noise
+	// explains (0: not measured). A move must pass both; staying put needs
+	// the change within stay and a margin narrow enough to have seen a
+	// move. The noise widens what counts as a move, never what counts as
+	// staying.
+	compare := func(base float64, n0 int, reqs int64, pooled []int, i int) (change, stay, margin float64) {
 		expected := math.Max(1, float64(n0)*float64(vs[i].Requests)/float64(max(reqs, 1)))
 		stay = math.Max(minTolerance, noiseSigmas*math.Sqrt(1/float64(n0)+1/expected))
-		margin, _ = spread.Margin(slotConfidence, baseN, slotsWorth(vs[i]))
-		return relativeChange(fig(i), base), stay, margin
+		return relativeChange(fig(i), base), stay, m.margin(pooled, i)
 	}
 	// The controls are pooled into the base: same-key, and ignored-param
 	// when the server did ignore it and its work stayed put.
 	base, n0, reqs := fig(0), work.Samples[0], vs[0].Requests
-	baseSlots := slotWeights(vs[0])
+	pooled := []int{0}
 	stayTol, moveTol := minTolerance, math.Inf(1)
 	var tested, movedBy, tooFew, tooNoisy []string
 	moved := map[string]float64{} // each move's change
@@ -195,7 +187,7 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 		if v.Error != "" || v.ShouldMatter || !v.SameReply {
 			continue
 		}
-		change, stay, margin := compare(fig(0), work.Samples[0], vs[0].Requests, slotsWorth(vs[0]), i)
+		change, stay, margin := compare(fig(0), work.Samples[0], vs[0].Requests, []int{0}, i)
 		switch {
 		case stay > maxTolerance || math.IsNaN(change):
 			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
@@ -213,7 +205,7 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 		}
 		base = (base*float64(reqs) + fig(i)*float64(v.Requests)) / float64(reqs+v.Requests)
 		n0, reqs = n0+work.Samples[i], reqs+v.Requests
-		baseSlots = append(baseSlots, slotWeights(v)...)
+		pooled = append(pooled, i)
 	}
 	for i := 1; i < len(vs); i++ {
 		v := vs[i]
@@ -222,7 +214,7 @@ func verdict(class string, work Frame, vs []Variant, reads string, overReply boo
 		if v.Error != "" || !v.ShouldMatter && (v.SameReply || v.StableDigest == "") {
 			continue
 		}
-		change, stay, margin := compare(base, n0, reqs, stats.EffectiveN(baseSlots), i)
+		change, stay, margin := compare(base, n0, reqs, pooled, i)
 		move := math.Max(math.Max(stay, margin), 2*noise)
 		switch {
 		case math.IsNaN(change):
@@ -392,64 +384,6 @@ func relativeChange(x, base float64) float64 {
 	}
 	return math.Max(x/base, base/x) - 1
 }
-
-// slotModel is the noise of the work's CPU per request from one second
-// to the next within each variant that ran with samples enough of the
-// work (a thin one's seconds are mostly sampling noise of its own), a
-// second of no requests left out, and each such variant's figure to
-// compare. The variants take turns, a second each, so a turn in which the
-// machine ran slow slows them all: when the seconds' turns are known and
-// their levels matter, they are taken out (stats.BlockedFit), and a
-// variant's figure is its level against same-key's, turn for turn, in
-// same-key's milliseconds; else the variants' own spreads are pooled
-// (stats.PooledSpread, on more degrees of freedom) and figure is nil
-// (their CPU per request).
-func slotModel(work Frame, vs []Variant) (spread stats.Spread, figure []float64) {
-	var groups [][]float64
-	var rounds [][]int
-	var in []int // the variant of each group
-	blocked := true
-	for i, v := range vs {
-		if v.Error != "" || i >= len(work.SlotCPUPerRequestMS) || work.Samples[i] < minWorkSamples {
-			continue
-		}
-		var g []float64
-		var r []int
-		for k, x := range work.SlotCPUPerRequestMS[i] {
-			if k < len(v.SlotRequests) && v.SlotRequests[k] > 0 {
-				g = append(g, x)
-				if k < len(v.SlotRounds) {
-					r = append(r, v.SlotRounds[k])
-				}
-			}
-		}
-		groups, rounds, in = append(groups, g), append(rounds, r), append(in, i)
-		blocked = blocked && len(r) == len(g)
-	}
-	if blocked && len(in) > 0 && in[0] == 0 {
-		if fit := stats.BlockedFit(groups, rounds); fit.Measured() && fit.BlocksMatter {
-			figure = make([]float64, len(vs))
-			for g, i := range in {
-				figure[i] = fit.Level[g] * work.CPUPerRequestMS[0]
-			}
-			return fit.Spread, figure
-		}
-	}
-	return stats.PooledSpread(groups), nil
-}
-
-// slotWeights are the variant's seconds' requests, each second's weight
-// in the variant's CPU per request.
-func slotWeights(v Variant) []float64 {
-	w := make([]float64, len(v.SlotRequests))
-	for k, n := range v.SlotRequests {
-		w[k] = float64(n)
-	}
-	return w
-}
-
-// slotsWorth is how many equal seconds the variant's are worth.
-func slotsWorth(v Variant) float64 { return stats.EffectiveN(slotWeights(v)) }
 
 // Apply sets the finding's class, evidence and fix from the
 // experiment; rule is the finding's rule (nil: not in the catalog).

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -288,61 +289,116 @@ func TestExperimentSecondsNoise(t *testing.T) {
 	}
 }
 
+// turnsExperiment is constant work (or work dearer times dearer for the
+// other keys) measured in turns whose machine ran at speeds, each second
+// times noise(i, k); short is the variant without the last turn (-1:
+// none); turns: the seconds' turns are known.
+func turnsExperiment(names []string, speeds []float64, dearer float64, short int, turns bool,
+	noise func(i, k int) float64) (Frame, []Variant) {
+	var vs []Variant
+	fr := Frame{Frame: "encoding/json.Unmarshal"}
+	for i, name := range names {
+		v := Variant{Name: name, ShouldMatter: i >= 2, SameReply: i < 2}
+		var slots []float64
+		var ms float64
+		for k, speed := range speeds {
+			if i == short && k == len(speeds)-1 {
+				continue
+			}
+			x := 10 * speed * noise(i, k)
+			if i >= 2 {
+				x *= dearer
+			}
+			slots = append(slots, x)
+			v.SlotRequests = append(v.SlotRequests, 40)
+			if turns {
+				v.SlotRounds = append(v.SlotRounds, k)
+			}
+			v.Requests += 40
+			ms += 40 * x
+		}
+		vs = append(vs, v)
+		fr.CPUPerRequestMS = append(fr.CPUPerRequestMS, ms/float64(v.Requests))
+		fr.Samples = append(fr.Samples, 50*len(slots))
+		fr.SlotCPUPerRequestMS = append(fr.SlotCPUPerRequestMS, slots)
+	}
+	return fr, vs
+}
+
 // The variants take turns, a second each: a turn in which the machine ran
 // slow slows every variant alike. With the turns known, constant work on
 // a machine whose speed swung ±40% from turn to turn is told constant (the
 // variants' own seconds call it too noisy), a work 60% dearer for the
-// other keys is told a move, and a variant short of the slowest turn is
-// compared on the turns it had, not on a mean the missing turn lowers.
+// other keys is told a move, and a variant short of the slowest turn, an
+// input's or a control's, is compared on the turns it had, not on a mean
+// the missing turn lowers. Turns that did not matter are not used.
 func TestExperimentTurnsTakeTheMachineOut(t *testing.T) {
-	noise := []float64{1.03, 0.97, 1.01, 0.99, 1.02, 0.98, 1.0, 1.04, 0.96, 1.0, 1.03, 0.97, 0.98, 1.02, 1.01}
-	run := func(speeds []float64, dearer float64, shortLast, turns bool) (string, string) {
-		names := []string{"same-key", "ignored-param", "other-key-1", "other-key-2"}
-		var vs []Variant
-		fr := Frame{Frame: "encoding/json.Unmarshal"}
-		n := 0
-		for i, name := range names {
-			v := Variant{Name: name, ShouldMatter: i >= 2, SameReply: i < 2}
-			var slots []float64
-			var ms float64
-			for k, speed := range speeds {
-				if shortLast && i == 3 && k == len(speeds)-1 {
-					continue
-				}
-				x := 10 * speed * noise[n%len(noise)]
-				n++
-				if i >= 2 {
-					x *= dearer
-				}
-				slots = append(slots, x)
-				v.SlotRequests = append(v.SlotRequests, 40)
-				if turns {
-					v.SlotRounds = append(v.SlotRounds, k)
-				}
-				v.Requests += 40
-				ms += 40 * x
-			}
-			vs = append(vs, v)
-			fr.CPUPerRequestMS = append(fr.CPUPerRequestMS, ms/float64(v.Requests))
-			fr.Samples = append(fr.Samples, 50*len(slots))
-			fr.SlotCPUPerRequestMS = append(fr.SlotCPUPerRequestMS, slots)
-		}
+	names := []string{"same-key", "ignored-param", "other-key-1", "other-key-2"}
+	pattern := []float64{1.03, 0.97, 1.01, 0.99, 1.02, 0.98, 1.0, 1.04, 0.96, 1.0, 1.03, 0.97, 0.98, 1.02, 1.01}
+	fixed := func(i, k int) float64 { return pattern[(4*k+i)%len(pattern)] }
+	run := func(speeds []float64, dearer float64, short int, turns bool) (string, string) {
+		fr, vs := turnsExperiment(names, speeds, dearer, short, turns, fixed)
 		_, verdict, _, why := verdict("info", fr, vs, "", false, ReplyEvidence{})
 		return verdict, why
 	}
 	swing := []float64{1, 0.6, 1.4}
-	if v, why := run(swing, 1, false, false); v != "inconclusive" || !strings.Contains(why, "too noisy to tell") {
+	if v, why := run(swing, 1, -1, false); v != "inconclusive" || !strings.Contains(why, "too noisy to tell") {
 		t.Errorf("constant work, turns ±40%%, the turns not known: verdict %s, want inconclusive, too noisy: %s", v, why)
 	}
-	if v, why := run(swing, 1, false, true); v != "input-independent" || !strings.Contains(why, "turn for turn") {
+	if v, why := run(swing, 1, -1, true); v != "input-independent" || !strings.Contains(why, "turn for turn") {
 		t.Errorf("constant work, turns ±40%% known: verdict %s, want input-independent, compared turn for turn: %s", v, why)
 	}
-	if v, why := run(swing, 1.6, false, true); v != "moves-with-input" {
+	if v, why := run(swing, 1.6, -1, true); v != "moves-with-input" {
 		t.Errorf("work 60%% dearer for the other keys, turns known: verdict %s, want moves-with-input: %s", v, why)
 	}
 	slowLast := []float64{1, 1, 2}
-	if v, why := run(slowLast, 1, true, true); v != "input-independent" {
-		t.Errorf("constant work, other-key-2 short of the slow last turn: verdict %s, want input-independent: %s", v, why)
+	for _, short := range []int{1, 3} {
+		if v, why := run(slowLast, 1, short, true); v != "input-independent" {
+			t.Errorf("constant work, %s short of the slow last turn: verdict %s, want input-independent: %s", names[short], v, why)
+		}
+	}
+	// Each turn holds the same noises, so the turns explain nothing.
+	even := func(i, k int) float64 { return []float64{1.05, 0.95, 1.02, 0.98}[(i+k)%4] }
+	fr, vs := turnsExperiment(names, []float64{1, 1, 1}, 1, -1, true, even)
+	if _, v, _, why := verdict("info", fr, vs, "", false, ReplyEvidence{}); v != "input-independent" || strings.Contains(why, "turn for turn") {
+		t.Errorf("turns of no effect: verdict %s, want input-independent, the seconds pooled: %s", v, why)
+	}
+	if _, v, _, why := verdict("info", Frame{Frame: "x"}, nil, "", false, ReplyEvidence{}); v != "inconclusive" {
+		t.Errorf("no variant: verdict %s, want inconclusive: %s", v, why)
+	}
+}
+
+// Constant work measured on a busy machine — turns ±40% apart, each
+// second ±20% — is called a move in few experiments (each input at 99%,
+// three of them), and work 1.6× dearer for the other keys in most: the
+// margin is read as a change is, the variance of each comparison exact
+// with a turn missing.
+func TestExperimentTurnsCallFewFalseMoves(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	names := []string{"same-key", "ignored-param", "other-key-1", "other-key-2", "other-key-3"}
+	const trials = 2000
+	rate := func(dearer float64) float64 {
+		moves := 0
+		for range trials {
+			speeds := make([]float64, 4)
+			for k := range speeds {
+				speeds[k] = math.Exp(0.4 * (2*r.Float64() - 1))
+			}
+			noise := func(i, k int) float64 { return math.Exp(0.2 * r.NormFloat64()) }
+			fr, vs := turnsExperiment(names, speeds, dearer, 4, true, noise)
+			if _, v, _, _ := verdict("info", fr, vs, "", false, ReplyEvidence{}); v == "moves-with-input" {
+				moves++
+			}
+		}
+		return float64(moves) / trials
+	}
+	falseMoves, moves := rate(1), rate(1.6)
+	t.Logf("moves: constant work %.3f, 1.6× dearer %.3f", falseMoves, moves)
+	if got := falseMoves; got > 0.03 {
+		t.Errorf("constant work called a move in %.3f of the experiments, want at most 0.03 (three inputs at 99%%)", got)
+	}
+	if got := moves; got < 0.8 {
+		t.Errorf("work 1.6× dearer called a move in %.3f of the experiments, want most", got)
 	}
 }
 
