@@ -230,19 +230,27 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found
 	}
 	// The function holding most of it: the deepest own function under
 	// which at least half of the work happens (not the middleware that
-	// wraps every handler, nor a helper that holds a small part).
-	site, best := "", 0.0
+	// wraps every handler, nor a helper that holds a small part) and
+	// enough of the CPU to speak of; when the deepest holds too little
+	// (a parser's helper, 21% of a busy CI run's CPU), the function that
+	// calls it and holds the rest is the site.
+	var sites []string
 	for _, fn := range sortedKeys(cum) {
-		c := cum[fn]
-		if 2*c < total {
-			continue
-		}
-		if d := float64(depth[fn]) / float64(c); site == "" || d > best {
-			site, best = fn, d
+		if 2*cum[fn] >= total {
+			sites = append(sites, fn)
 		}
 	}
-	if site == "" || share(cum[site], s.requestTotal) < minRepeatedWork || share(cum[site], s.cpuTotal) < minRepeatedWorkAll ||
-		cum[site] < minCPUEvidence {
+	meanDepth := func(fn string) float64 { return float64(depth[fn]) / float64(cum[fn]) }
+	sort.SliceStable(sites, func(i, j int) bool { return meanDepth(sites[i]) > meanDepth(sites[j]) })
+	site := ""
+	for _, fn := range sites {
+		if share(cum[fn], s.requestTotal) >= minRepeatedWork && share(cum[fn], s.cpuTotal) >= minRepeatedWorkAll &&
+			cum[fn] >= minCPUEvidence {
+			site = fn
+			break
+		}
+	}
+	if site == "" {
 		return nil
 	}
 	calls := newCalleeTally()
