@@ -228,26 +228,16 @@ func repeatedWork(s *samples, ev Evidence, facts replyFacts, rules []Rule, found
 			n++
 		}
 	}
-	// The function holding most of it: the deepest own function under
-	// which at least half of the work happens (not the middleware that
-	// wraps every handler, nor a helper that holds a small part) and
-	// enough of the CPU to speak of; when the deepest holds too little
-	// (a parser's helper, 21% of a busy CI run's CPU), the function that
-	// calls it and holds the rest is the site.
-	var sites []string
+	// The site: the deepest own function under which at least half of the
+	// work happens (not the middleware that wraps every handler) and with
+	// CPU enough to speak of; a helper with too little (a parser's, 21% of
+	// a busy CI run's CPU) leaves it to its caller.
+	site, best := "", 0.0
 	for _, fn := range sortedKeys(cum) {
-		if 2*cum[fn] >= total {
-			sites = append(sites, fn)
-		}
-	}
-	meanDepth := func(fn string) float64 { return float64(depth[fn]) / float64(cum[fn]) }
-	sort.SliceStable(sites, func(i, j int) bool { return meanDepth(sites[i]) > meanDepth(sites[j]) })
-	site := ""
-	for _, fn := range sites {
-		if share(cum[fn], s.requestTotal) >= minRepeatedWork && share(cum[fn], s.cpuTotal) >= minRepeatedWorkAll &&
-			cum[fn] >= minCPUEvidence {
-			site = fn
-			break
+		c := cum[fn]
+		enough := share(c, s.requestTotal) >= minRepeatedWork && share(c, s.cpuTotal) >= minRepeatedWorkAll && c >= minCPUEvidence
+		if d := float64(depth[fn]) / float64(c); 2*c >= total && enough && (site == "" || d > best) {
+			site, best = fn, d
 		}
 	}
 	if site == "" {
