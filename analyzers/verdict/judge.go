@@ -60,11 +60,12 @@ func Judge(f analyzers.Finding, vs []Variant, profiles [][]*profile.Profile, rea
 		}
 		ef.Frames = append(ef.Frames, fr)
 	}
-	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdict(f.Class, ef.Frames[0], vs, reads, overReply, replies)
+	m := newSlotModel(ef.Frames[0], vs)
+	ef.Class, ef.Verdict, ef.Tolerance, ef.Why = verdictOf(m, f.Class, ef.Frames[0], vs, reads, overReply, replies)
 	if strings.Contains(f.Evidence, analyzers.InvariantPending) {
 		steady(&ef)
 	}
-	if m := newSlotModel(ef.Frames[0], vs); m.spread.Measured() {
+	if m.spread.Measured() {
 		ef.SlotNoise = m.spread.RelSD
 	}
 	return ef
@@ -100,7 +101,12 @@ func steady(ef *Finding) {
 // cacheable, however steady its cost.
 func verdict(class string, work Frame, vs []Variant, reads string, overReply bool,
 	replies ReplyEvidence) (string, string, float64, string) {
-	m := newSlotModel(work, vs)
+	return verdictOf(newSlotModel(work, vs), class, work, vs, reads, overReply, replies)
+}
+
+// verdictOf is verdict on the seconds' model m of work, fitted once.
+func verdictOf(m slotModel, class string, work Frame, vs []Variant, reads string, overReply bool,
+	replies ReplyEvidence) (string, string, float64, string) {
 	spread, fig := m.spread, m.figure
 	figures := func() string {
 		var parts []string

@@ -51,7 +51,8 @@ func newSlotModel(work Frame, vs []Variant) slotModel {
 		groups, rounds = append(groups, g), append(rounds, r)
 		blocked = blocked && len(r) == len(g)
 	}
-	m.pooled, m.spread = stats.PooledSpread(groups), stats.PooledSpread(groups)
+	m.pooled = stats.PooledSpread(groups)
+	m.spread = m.pooled
 	if blocked && len(vs) > 0 && m.group[0] == 0 {
 		if fit := stats.BlockedFit(groups, rounds); fit.Measured() && fit.BlocksMatter {
 			m.fit, m.spread = &fit, fit.Spread
