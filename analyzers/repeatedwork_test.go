@@ -345,3 +345,33 @@ func TestRepeatedWorkOwnParserNamesItsVerb(t *testing.T) {
 		t.Errorf("%s: %s", f.OwnFrame, f.Evidence)
 	}
 }
+
+// The site is the deepest own function holding half the work and CPU
+// enough to speak of: a field reader under the parser with 21% of the
+// CPU serving requests (under the quarter) leaves the site to the parser
+// (33%); the same reader with 30% is the site itself.
+func TestRepeatedWorkSiteFallsBackToItsCaller(t *testing.T) {
+	h := []string{"own:app.parseCron", "own:app.(*Server).schedule", "net/http.HandlerFunc.ServeHTTP", "net/http.(*conn).serve"}
+	page := []byte(strings.Repeat("<li>0 9 * * 1-5 → Mon 09:00</li>", 40))
+	ev := Evidence{Endpoint: "GET /schedule", Replies: []Replies{{Key: "/schedule", Op: "GET /schedule", Requests: 300,
+		Distinct: 300, Bodies: [][]byte{append([]byte("at 12:00:01 "), page...), append([]byte("at 12:00:02 "), page...)}}}}
+	for _, tc := range []struct {
+		reader, parser int64 // tenths of a second
+		want           string
+	}{
+		{21, 12, "app.parseCron"},
+		{30, 3, "app.readField"},
+	} {
+		p := newProfile("cpu").
+			add(tc.reader*sec/10, append([]string{"strconv.ParseInt", "own:app.readField"}, h...)...).
+			add(tc.parser*sec/10, h...).
+			add((100-tc.reader-tc.parser)*sec/10, append([]string{"net/http.(*response).Write"}, h[1:]...)...).p
+		f := find(Analyze(p, nil, ev, DefaultRules()).Findings, RepeatedWorkRule)
+		if f == nil {
+			t.Fatalf("reader %d%%: no repeated-work: %+v", tc.reader, Analyze(p, nil, ev, DefaultRules()).Findings)
+		}
+		if f.OwnFrame != tc.want {
+			t.Errorf("reader %d%% of the serving CPU: the site is %s, want %s (%s)", tc.reader, f.OwnFrame, tc.want, f.Evidence)
+		}
+	}
+}
