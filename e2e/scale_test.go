@@ -98,10 +98,15 @@ func TestScaleOnTheFixture(t *testing.T) {
 		return 0
 	}
 	// Four times the notes: the feed walk's share of the page's CPU grows
-	// (22% → 43% on a quiet machine), or, where the profiles fell short on
-	// a busy machine, the CPU a page costs does (2.5× quiet, 1.8× busy);
-	// at the same size the walk costs several times the cached page.
-	grows := scan(pr, 2) > scan(pr, 0) && scan(pr, 2) >= 0.2 || scan(pr, 2) == 0 && cpu(pr, 2) >= 1.5*cpu(pr, 0)
+	// (22% → 43% on a quiet machine), or its CPU a page does (its share
+	// times the page's CPU: on CI's busy runner the collector the walk
+	// feeds grew faster than the walk, 28% → 25% of a page that went
+	// 0.34 → 1.97 ms), or, where the profiles fell short on a busy
+	// machine, the CPU a page costs does (2.5× quiet, 1.8× busy); at the
+	// same size the walk costs several times the cached page.
+	walk := func(i int) float64 { return scan(pr, i) * cpu(pr, i) }
+	grows := scan(pr, 2) >= 0.2 && (scan(pr, 2) > scan(pr, 0) || walk(2) >= 1.5*walk(0)) ||
+		scan(pr, 2) == 0 && cpu(pr, 2) >= 1.5*cpu(pr, 0)
 	if !grows || cpu(pr, 2) < 2*cpu(lt, 2) {
 		t.Errorf("per-request: the scan's share %.2f → %.2f, CPU %.3f → %.3f ms a page (load-time's %.3f at the largest): "+
 			"want the walk to grow with the notes", scan(pr, 0), scan(pr, 2), cpu(pr, 0), cpu(pr, 2), cpu(lt, 2))
