@@ -397,6 +397,13 @@ func TestFillSaysTheEncoding(t *testing.T) {
 	if len(r.Encoding()) != 0 {
 		t.Errorf("encoding %q after a reply without one", r.Encoding())
 	}
+	// HTTP/2's names, lower case, field by field: the first one counts.
+	r.Reset(200, []byte("z"), 10)
+	r.AddField("content-encoding", "br ")
+	r.AddField("content-encoding", "gzip")
+	if string(r.Encoding()) != "br" || r.Header("Content-Encoding") != "br" || string(r.Body) != "z" {
+		t.Errorf("encoding %q, Content-Encoding %q", r.Encoding(), r.Header("Content-Encoding"))
+	}
 }
 
 // A request's HTTP/2 header block is built once per authority and then

@@ -1,9 +1,9 @@
 package h1
 
 import (
+	"bytes"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -46,19 +46,29 @@ func (c *Conn) Release(resp *Response) { c.release(resp) }
 // fields (as lines, for Header) and its body; wire is what crossed the
 // wire for it.
 func (resp *Response) Fill(status int, header http.Header, body []byte, wire int) {
-	var b strings.Builder
+	resp.Reset(status, body, wire)
 	for name, values := range header {
 		for _, v := range values {
-			b.WriteString(name)
-			b.WriteString(": ")
-			b.WriteString(v)
-			b.WriteString("\r\n")
+			resp.AddField(name, v)
 		}
 	}
+}
+
+// Reset begins the reply of another transport: its status, its body and
+// what crossed the wire for it; its header fields follow, an AddField
+// each (HTTP/2's reader hands them over as HPACK decoded them, no map).
+func (resp *Response) Reset(status int, body []byte, wire int) {
 	resp.Status, resp.Body, resp.WireBytes = status, body, wire
-	resp.header, resp.close = append(resp.header[:0], b.String()...), false
+	resp.header, resp.close = resp.header[:0], false
 	resp.encoding, resp.Done, resp.Cut = nil, time.Time{}, false
-	if v := header.Values("Content-Encoding"); len(v) > 0 {
-		resp.encoding = []byte(strings.TrimSpace(v[0]))
+}
+
+// AddField adds a header field as a line, for Header: the first one
+// named Content-Encoding (in any case) is the reply's Encoding.
+func (resp *Response) AddField(name, value string) {
+	at := len(resp.header) + len(name) + len(": ")
+	resp.header = append(append(append(append(resp.header, name...), ": "...), value...), crlf...)
+	if resp.encoding == nil && len(name) == len("Content-Encoding") && asciiEqualFold([]byte(name), "Content-Encoding") {
+		resp.encoding = bytes.TrimSpace(resp.header[at : at+len(value)])
 	}
 }

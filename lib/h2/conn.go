@@ -284,16 +284,15 @@ func (c *Conn) roundTrip(ctx context.Context, host string, req *h1.Request, resp
 		}
 		return fresh, c.failed(ctx, cc, err)
 	}
-	header := st.header
-	if len(st.trailer) > 0 { // known once the body is read: gRPC's status is there
-		header = header.Clone()
-		for name, vs := range st.trailer {
-			// The trailer's first: a grpc-status there is the call's,
-			// whatever the headers said before the body.
-			header[name] = append(append([]string(nil), vs...), header[name]...)
-		}
+	resp.Reset(st.status, body, st.wire)
+	// The trailer's fields first (known once the body is read): a
+	// grpc-status there is the call's, whatever the headers said before.
+	for _, f := range st.trailer {
+		resp.AddField(f.Name, f.Value)
 	}
-	resp.Fill(st.status, header, body, st.wire)
+	for _, f := range st.header {
+		resp.AddField(f.Name, f.Value)
+	}
 	resp.Done = done
 	resp.Cut = !done.IsZero() && ctx.Err() != nil
 	return fresh, nil

@@ -80,6 +80,31 @@ func TestClientsShareConnectionsByStreams(t *testing.T) {
 	}
 }
 
+// A reply's fields reach Header as HPACK decoded them, in any case, and a
+// name in the trailers too is the trailers' first (a grpc-status there is
+// the call's, whatever the headers said before the body).
+func TestTrailersFieldsComeFirst(t *testing.T) {
+	addr, _ := h2cServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Grpc-Status", "0")
+		w.Header().Set("Content-Encoding", "identity")
+		w.Header().Set("Trailer", "Grpc-Status")
+		fmt.Fprint(w, "body")
+		w.Header().Set("Grpc-Status", "14")
+	})
+	c := (&Pool{Addr: addr}).Conn(5*time.Second, 0, nil)
+	defer c.Close()
+	var resp h1.Response
+	if err := c.Do(h1.NewRequest("GET", "/", nil), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Header("Grpc-Status"); got != "14" {
+		t.Errorf("grpc-status %q, want the trailer's 14", got)
+	}
+	if string(resp.Encoding()) != "identity" || string(resp.Body) != "body" {
+		t.Errorf("encoding %q, body %q", resp.Encoding(), resp.Body)
+	}
+}
+
 // Over TLS, h2 is negotiated by ALPN; a server that speaks only HTTP/1.1
 // fails the request instead of being measured over HTTP/1.1 unawares.
 func TestTLSNegotiatesHTTP2OrFails(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,7 +222,7 @@ func (cc *clientConn) headers(f *http2.MetaHeadersFrame) {
 	wire := 9 + int(f.Length) // the HEADERS frame (its CONTINUATIONs, rare, not counted)
 	st.mu.Lock()
 	if st.status != 0 { // trailers
-		st.trailer = fieldsOf(f.RegularFields())
+		st.trailer = f.RegularFields()
 		st.wire += wire
 		short := st.shortBody()
 		st.mu.Unlock()
@@ -247,8 +246,8 @@ func (cc *clientConn) headers(f *http2.MetaHeadersFrame) {
 		st.mu.Unlock()
 		return // an interim reply: the final one follows
 	}
-	st.status, st.header, st.wire = status, fieldsOf(f.RegularFields()), st.wire+wire
-	if cl := st.header["Content-Length"]; len(cl) > 0 && !st.head && status != 204 && status != 304 {
+	st.status, st.header, st.wire = status, f.RegularFields(), st.wire+wire
+	if cl := contentLengths(st.header); len(cl) > 0 && !st.head && status != 204 && status != 304 {
 		n, err := strconv.ParseInt(cl[0], 10, 64)
 		if err != nil || n < 0 || len(cl) > 1 && slices.ContainsFunc(cl, func(v string) bool { return v != cl[0] }) {
 			st.mu.Unlock()
@@ -275,13 +274,16 @@ func (st *stream) shortBody() error {
 	return nil
 }
 
-func fieldsOf(fs []hpack.HeaderField) http.Header {
-	h := make(http.Header, len(fs))
+// contentLengths are the values of fs's content-length fields (HTTP/2's
+// names are lower case: the Framer refuses others).
+func contentLengths(fs []hpack.HeaderField) []string {
+	var cl []string
 	for _, f := range fs {
-		k := http.CanonicalHeaderKey(f.Name)
-		h[k] = append(h[k], f.Value)
+		if f.Name == "content-length" {
+			cl = append(cl, f.Value)
+		}
 	}
-	return h
+	return cl
 }
 
 // data is a DATA frame's payload for its stream, within the windows.

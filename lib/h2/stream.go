@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"sync"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // stream is one request's reply as the reader hands it over.
@@ -20,8 +20,8 @@ type stream struct {
 	readyOne sync.Once     // the reader and a failing connection both close it
 	more     chan struct{} // a token: body bytes, the end or a failure
 	status   int
-	header   http.Header
-	trailer  http.Header
+	header   []hpack.HeaderField // as HPACK decoded them: names in lower case
+	trailer  []hpack.HeaderField
 	buf      []byte
 	ended    bool
 	// How the stream's two halves ended on the wire: reset (by either
