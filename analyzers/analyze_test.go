@@ -289,3 +289,24 @@ func TestGrowthIsScanEvidence(t *testing.T) {
 		t.Errorf("another rule: %+v", f)
 	}
 }
+
+// A package's rule matches its innermost leaf first: goldmark's work is
+// spread over many leaves, and the experiment measures all of it under
+// the outermost of the rule's frames (WorkFrame), not the heaviest leaf.
+func TestWorkFrameIsTheOutermostOfTheRulesRun(t *testing.T) {
+	convert := []string{"github.com/yuin/goldmark/parser.(*parser).Parse", "github.com/yuin/goldmark.(*markdown).Convert",
+		"own:app.render"}
+	p := newProfile("cpu")
+	for i, leaf := range []string{"github.com/yuin/goldmark/ast.NewTextSegment", "github.com/yuin/goldmark/text.(*reader).Peek",
+		"github.com/yuin/goldmark/util.IsSpace", "github.com/yuin/goldmark/parser.(*linkParser).Parse"} {
+		p.add(int64(i+1)*sec/2, append(append([]string{leaf}, convert...), handler...)...)
+	}
+	p.add(3*sec, handler...)
+	f := find(Analyze(p.p, nil, Evidence{}, DefaultRules()).Findings, "repeated-markdown-render")
+	if f == nil {
+		t.Fatal("no repeated-markdown-render")
+	}
+	if f.Frames[0] != "github.com/yuin/goldmark/parser.(*linkParser).Parse" || f.WorkFrame != "github.com/yuin/goldmark.(*markdown).Convert" {
+		t.Errorf("frames %v, work frame %q: want the heaviest leaf first and Convert the work", f.Frames, f.WorkFrame)
+	}
+}

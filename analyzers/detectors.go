@@ -22,12 +22,12 @@ type weighed struct {
 	cpu, request, alloc int64
 	chains              map[string][]string
 	chainW              map[string]int64
-	ownW                map[string]int64
-	ids                 []int // the CPU samples counted, by stack id
+	ownW, outerW        map[string]int64 // outerW: by the outermost frame of the rule's run (CPU)
+	ids                 []int            // the CPU samples counted, by stack id
 }
 
 func newWeighed() *weighed {
-	return &weighed{chains: map[string][]string{}, chainW: map[string]int64{}, ownW: map[string]int64{}}
+	return &weighed{chains: map[string][]string{}, chainW: map[string]int64{}, ownW: map[string]int64{}, outerW: map[string]int64{}}
 }
 
 // count adds a CPU sample to the work.
@@ -91,6 +91,7 @@ func framesAtLeast(r *Rule, s *samples, minShare float64, facts replyFacts, also
 		w := pick(st, i)
 		w.count(st)
 		w.add(st, i, st.value)
+		w.outerW[frames.DisplayName(st.funcs[r.outermost(st, i)])] += st.value
 	}
 	for _, st := range s.allocs {
 		if s.stopped() {
@@ -183,7 +184,7 @@ func (s *samples) finding(r *Rule, w *weighed, minShare float64) *Finding {
 		return nil
 	}
 	f := &Finding{Rule: r.ID, CPUShare: cs, AllocShare: as, CPUShareOfRequests: share(w.request, s.requestTotal),
-		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW), cpuSamples: w.ids}
+		Frames: heaviest(w.chainW, w.chains), OwnFrame: heaviestKey(w.ownW), WorkFrame: heaviestKey(w.outerW), cpuSamples: w.ids}
 	f.Evidence = fmt.Sprintf("%s: %s of the target's CPU (%s of the CPU serving requests), %s of its allocations", r.What, pct(cs),
 		pct(f.CPUShareOfRequests), pct(as))
 	return f

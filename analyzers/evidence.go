@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/probehq/probe/lib/tokendiff"
 )
 
 // The evidence model: whether work could be done once, and where, is read
@@ -36,13 +38,13 @@ type replyFacts struct {
 	unvaried []string
 	varying  int  // keys whose replies changed
 	near     bool // every varying key is the same but for fragments
-	worst    comparison
+	worst    tokendiff.Comparison
 	across   string // "one" key, "identical", "echo" (differs only where it echoes the request) or "different"
 	why      string // the evidence in words
 }
 
 func readReplies(rs []Replies) replyFacts {
-	f := replyFacts{run: rs != nil, near: true, worst: comparison{size: 1, stable: 1, complete: true}}
+	f := replyFacts{run: rs != nil, near: true, worst: tokendiff.Comparison{Size: 1, Stable: 1, Complete: true}}
 	if !f.run {
 		f.why = "no run to show that the replies did not change (profiles analysed alone)"
 		return f
@@ -81,11 +83,11 @@ func readReplies(rs []Replies) replyFacts {
 			f.near = false // nothing kept to compare
 			continue
 		}
-		c := compareReplies(k.Bodies[0], k.Bodies[1:]...)
-		if !c.complete || c.stableShare() < nearInvariant {
+		c := tokendiff.Compare(k.Bodies[0], k.Bodies[1:]...)
+		if !c.Complete || c.StableShare() < nearInvariant {
 			f.near = false
 		}
-		if varyingKey == "" || c.stableShare() < f.worst.stableShare() {
+		if varyingKey == "" || c.StableShare() < f.worst.StableShare() {
 			f.worst, varyingKey = c, k.Key
 		}
 	}
@@ -94,12 +96,12 @@ func readReplies(rs []Replies) replyFacts {
 	case f.varying > 0 && f.near:
 		f.why = fmt.Sprintf("replies identical except %s that %s per request (%d of %d request keys vary; %.0f%% of the reply is "+
 			"the same every time, e.g. %s)",
-			fragmentsInWords(f.worst), plural(len(f.worst.fragments), "differs", "differ"), f.varying, f.keys, 100*f.worst.stableShare(),
+			fragmentsInWords(f.worst), plural(len(f.worst.Fragments), "differs", "differ"), f.varying, f.keys, 100*f.worst.StableShare(),
 			quoteFragment(f.worst))
 	case f.varying > 0:
 		f.why = fmt.Sprintf("%d of %d request keys got varying replies", f.varying, f.keys)
-		if f.worst.size > 1 {
-			f.why += fmt.Sprintf(" (only %.0f%% of the reply is the same every time)", 100*f.worst.stableShare())
+		if f.worst.Size > 1 {
+			f.why += fmt.Sprintf(" (only %.0f%% of the reply is the same every time)", 100*f.worst.StableShare())
 		}
 	default:
 		f.why = fmt.Sprintf("each of %d request keys got the same reply every time (%d requests)", f.keys, f.requests)
@@ -170,19 +172,19 @@ func EchoesOnly(a, b []byte, reqA, reqB string) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	c := compareReplies(a, b)
-	return c.complete && c.stableShare() >= nearInvariant && echoes(c.fragments, reqA, reqB)
+	c := tokendiff.Compare(a, b)
+	return c.Complete && c.StableShare() >= nearInvariant && echoes(c.Fragments, reqA, reqB)
 }
 
 // echoes says whether every fragment in which two replies differ is a
 // part of the two requests where they differ: the reply quotes its input,
 // and the rest of it does not depend on the input.
-func echoes(frags []fragment, reqA, reqB string) bool {
-	req := compareReplies([]byte(reqA), []byte(reqB))
+func echoes(frags []tokendiff.Fragment, reqA, reqB string) bool {
+	req := tokendiff.Compare([]byte(reqA), []byte(reqB))
 	for _, f := range frags {
 		ok := false
-		for _, r := range req.fragments {
-			if within(f.first, r.first) && within(f.other, r.other) {
+		for _, r := range req.Fragments {
+			if within(f.First, r.First) && within(f.Other, r.Other) {
 				ok = true
 				break
 			}
@@ -199,14 +201,14 @@ func within(part, whole string) bool {
 	return part == "" || strings.Contains(whole, part)
 }
 
-func fragmentsInWords(c comparison) string {
-	n := len(c.fragments)
-	return fmt.Sprintf("%d %s of %d bytes", n, plural(n, "fragment", "fragments"), c.fragmentBytes())
+func fragmentsInWords(c tokendiff.Comparison) string {
+	n := len(c.Fragments)
+	return fmt.Sprintf("%d %s of %d bytes", n, plural(n, "fragment", "fragments"), c.FragmentBytes())
 }
 
-func quoteFragment(c comparison) string {
-	for _, f := range c.fragments {
-		if s := strings.TrimSpace(f.first); s != "" {
+func quoteFragment(c tokendiff.Comparison) string {
+	for _, f := range c.Fragments {
+		if s := strings.TrimSpace(f.First); s != "" {
 			if len(s) > 40 {
 				s = s[:40] + "…"
 			}

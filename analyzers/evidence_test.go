@@ -37,17 +37,6 @@ func rule(id string) *Rule {
 	panic("no rule " + id)
 }
 
-func TestCompareRepliesFindsTheFragments(t *testing.T) {
-	a, b := page("hello", "a1b2c3d4e5"), page("hello", "f6g7h8i9j0")
-	c := compareReplies(a, b)
-	if len(c.fragments) != 1 || c.fragmentBytes() != 10 || c.stableShare() < 0.99 || !c.complete {
-		t.Fatalf("%+v", c)
-	}
-	if c.fragments[0].first != "a1b2c3d4e5" || c.fragments[0].other != "f6g7h8i9j0" {
-		t.Errorf("fragment %+v", c.fragments[0])
-	}
-}
-
 // A nonce or a shuffled sidebar around invariant work: the work is still
 // claimed, with the fragments named.
 func TestRepliesIdenticalButForFragments(t *testing.T) {

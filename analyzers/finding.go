@@ -45,6 +45,10 @@ type Finding struct {
 	// -focus shows, and top-level CPUShare − CPUShareShared add up to at
 	// most the CPU.
 	CPUShareShared float64 `json:"cpu_share_shared,omitempty"`
+	// WorkFrame is the outermost frame of the rule's own frames over its
+	// heaviest work (Frames[0] is the innermost): what the experiment
+	// measures, all of the work under it. Empty: Frames[0].
+	WorkFrame string `json:"-"`
 
 	cpuSamples []int  // the CPU samples the finding counts (stack ids), when its detector says
 	inputFrom  string // where the input of invariant-by-nature work comes from, when not a constant

@@ -219,6 +219,16 @@ func (r *Rule) match(s stack) (int, *Rule) {
 	return -1, nil
 }
 
+// outermost is the outermost frame of the run of r's frames in s that
+// starts at i: all of the rule's work on that stack is under it (a
+// package's rule matches its innermost leaf first: goldmark's many).
+func (r *Rule) outermost(s stack, i int) int {
+	for i+1 < len(s.funcs) && r.memo.matched(r, s.funcs[i+1]) {
+		i++
+	}
+	return i
+}
+
 // streamMethod is a method of an io.Reader or io.Writer: a library that
 // calls one calls what its caller handed it (a JSON encoder writing into
 // a gzip writer), not a helper of its own.

@@ -24,8 +24,9 @@ const (
 	maxTolerance   = 0.6  // a wider tolerance than this compares nothing: inconclusive
 )
 
-// Judge measures the finding's work (its innermost frame) and its
-// own frame in each variant's profile, and says what they show.
+// Judge measures the finding's work (the outermost of its rule's frames
+// over it, else its innermost frame) and its own frame in each variant's
+// profile, and says what they show.
 // reads, when set, says why the work may be reading the request.
 // overReply: the finding's rule works over the reply's own bytes.
 // replies is what the replies say of the input.
@@ -33,7 +34,10 @@ func Judge(f analyzers.Finding, vs []Variant, profiles [][]*profile.Profile, rea
 	replies ReplyEvidence) Finding {
 	ef := Finding{Rule: f.Rule, ClassBefore: f.Class, Class: f.Class, Verdict: "inconclusive"}
 	names := []string{f.Frames[0]}
-	if f.OwnFrame != "" && f.OwnFrame != f.Frames[0] {
+	if f.WorkFrame != "" {
+		names[0] = f.WorkFrame
+	}
+	if f.OwnFrame != "" && f.OwnFrame != names[0] {
 		names = append(names, f.OwnFrame)
 	}
 	for _, name := range names {

@@ -96,4 +96,15 @@ func TestJudgeOnRealProfiles(t *testing.T) {
 		!strings.Contains(ef.Why, "other-key-1") {
 		t.Errorf("twice the work a request for the other key: %s: %s", ef.Verdict, ef.Why)
 	}
+	// A thin leaf first and the work's outermost frame set: the work is
+	// judged under the outermost, the leaf alone would be too few samples.
+	leaf := analyzers.Finding{Rule: "repeated-hash", Class: "info", Frames: []string{"github.com/probehq/probe/analyzers/verdict.neverRan"}}
+	if ef = Judge(leaf, variants(100), profiles, "", false, ReplyEvidence{}); ef.Verdict != "inconclusive" {
+		t.Errorf("a leaf of no samples: %s: %s", ef.Verdict, ef.Why)
+	}
+	leaf.WorkFrame = fn
+	if ef = Judge(leaf, variants(100), profiles, "", false, ReplyEvidence{}); ef.Verdict != "input-independent" ||
+		ef.Frames[0].Frame != fn || ef.Frames[0].Samples[0] != w.samples {
+		t.Errorf("judged under %s: %s, %d samples: %s", ef.Frames[0].Frame, ef.Verdict, ef.Frames[0].Samples[0], ef.Why)
+	}
 }

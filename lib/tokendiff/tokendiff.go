@@ -1,4 +1,8 @@
-package analyzers
+// Package tokendiff compares replies part by part: as token sequences
+// (runs of letters and digits, and single other bytes), diffed with
+// Myers' algorithm. What is not in every reply of a set is a varying
+// fragment.
+package tokendiff
 
 import (
 	"time"
@@ -6,10 +10,6 @@ import (
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
-
-// Replies are compared part by part: as token sequences (runs of letters
-// and digits, and single other bytes), diffed with Myers' algorithm. What
-// is not in every reply of a set is a varying fragment.
 
 // tokens splits b into tokens; it returns each token's text.
 func tokens(b []byte) []string {
@@ -31,40 +31,41 @@ func word(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
 }
 
-// fragment is a run of tokens of the first reply that another reply does
+// Fragment is a run of tokens of the first reply that another reply does
 // not share, with what stands there in the other.
-type fragment struct {
-	first, other string
+type Fragment struct {
+	First, Other string
 }
 
-// comparison of one reply against others: how much of the first is in
+// Comparison of one reply against others: how much of the first is in
 // every one of them, and where they differ.
-type comparison struct {
-	size      int // bytes of the first reply
-	stable    int // bytes of it in every other reply too
-	fragments []fragment
-	complete  bool // false when the diff ran out of time
+type Comparison struct {
+	Size      int // bytes of the first reply
+	Stable    int // bytes of it in every other reply too
+	Fragments []Fragment
+	Complete  bool // false when the diff ran out of time
 }
 
-// stableShare is the share of the first reply's bytes every reply has.
-func (c comparison) stableShare() float64 {
-	if c.size == 0 {
+// StableShare is the share of the first reply's bytes every reply has.
+func (c Comparison) StableShare() float64 {
+	if c.Size == 0 {
 		return 1
 	}
-	return float64(c.stable) / float64(c.size)
+	return float64(c.Stable) / float64(c.Size)
 }
 
-func (c comparison) fragmentBytes() int { return c.size - c.stable }
+// FragmentBytes is how many bytes of the first reply some other lacks.
+func (c Comparison) FragmentBytes() int { return c.Size - c.Stable }
 
-// compareReplies diffs first against each of others.
-func compareReplies(first []byte, others ...[]byte) comparison {
+// Compare diffs first against each of others.
+func Compare(first []byte, others ...[]byte) Comparison {
 	ft := tokens(first)
 	inAll := make([]bool, len(ft))
 	for i := range inAll {
 		inAll[i] = true
 	}
-	c := comparison{size: len(first), complete: true}
-	var frags []fragment
+	c := Comparison{Size: len(first), Complete: true}
+	var frags []Fragment
 	for _, o := range others {
 		ot := tokens(o)
 		a, b := runesOf(ft, ot)
@@ -73,15 +74,15 @@ func compareReplies(first []byte, others ...[]byte) comparison {
 		start := time.Now()
 		diffs := dmp.DiffMainRunes(a, b, false)
 		if time.Since(start) >= dmp.DiffTimeout {
-			c.complete = false
+			c.Complete = false
 		}
 		i, j := 0, 0 // token positions in first and other
-		var cur fragment
+		var cur Fragment
 		open := false
 		flush := func() {
 			if open {
 				frags = append(frags, cur)
-				cur, open = fragment{}, false
+				cur, open = Fragment{}, false
 			}
 		}
 		for _, d := range diffs {
@@ -94,13 +95,13 @@ func compareReplies(first []byte, others ...[]byte) comparison {
 			case diffmatchpatch.DiffDelete:
 				for k := i; k < i+n; k++ {
 					inAll[k] = false
-					cur.first += ft[k]
+					cur.First += ft[k]
 				}
 				open = true
 				i += n
 			case diffmatchpatch.DiffInsert:
 				for k := j; k < j+n; k++ {
-					cur.other += ot[k]
+					cur.Other += ot[k]
 				}
 				open = true
 				j += n
@@ -110,10 +111,10 @@ func compareReplies(first []byte, others ...[]byte) comparison {
 	}
 	for k, t := range ft {
 		if inAll[k] {
-			c.stable += len(t)
+			c.Stable += len(t)
 		}
 	}
-	c.fragments = frags
+	c.Fragments = frags
 	return c
 }
 
