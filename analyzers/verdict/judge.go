@@ -163,8 +163,8 @@ func verdictOf(m slotModel, class string, work Frame, vs []Variant, reads string
 	}
 	noisy := func(name string) string {
 		return fmt.Sprintf("the work's CPU per request varied ±%.0f%% from one second to the next of the same variant (%d "+
-			"degrees of freedom), too noisy to tell a change of %s from the noise",
-			100*spread.RelSD, spread.DF, name)
+			"degrees of freedom), too noisy to tell a change of %s from the noise (a longer --experiment-time gives more "+
+			"seconds, a narrower margin)", 100*spread.RelSD, spread.DF, name)
 	}
 	// compare is how far variant i's CPU per request is from base's (the
 	// variants of pooled, each weighed by its requests), with two bounds.
@@ -253,7 +253,8 @@ func verdictOf(m slotModel, class string, work Frame, vs []Variant, reads string
 		return inconclusive(noisy(strings.Join(tooNoisy, ", ")))
 	}
 	if len(movedBy) == 0 && len(tooFew) > 0 {
-		return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", strings.Join(tooFew, ", ")))
+		return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare (a longer --experiment-time gives "+
+			"more)", strings.Join(tooFew, ", ")))
 	}
 	busy := ""
 	if busiest, n := busySeconds(vs); len(movedBy) > 0 && n > 0 {

@@ -220,7 +220,8 @@ func TestExperimentSecondsNoise(t *testing.T) {
 		{"other-key-1", true, []float64{16.6, 19.5, 22.4}, []int64{33, 32, 33}, 188},
 		{"other-key-2", true, []float64{19.5, 25.5}, []int64{36, 36}, 161},
 	}
-	if v, why, _ := run(ci); v != "inconclusive" || !strings.Contains(why, "too noisy to tell") || !strings.Contains(why, "other-key-2") {
+	if v, why, _ := run(ci); v != "inconclusive" || !strings.Contains(why, "too noisy to tell") || !strings.Contains(why, "other-key-2") ||
+		!strings.Contains(why, "a longer --experiment-time") {
 		t.Errorf("seconds ±15%% apart, other-key-2 32%% off: verdict %s, want inconclusive, too noisy: %s", v, why)
 	}
 	// The same means, each second at its variant's figure.
