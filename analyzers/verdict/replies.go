@@ -168,13 +168,16 @@ func answeredInWords(a, b Kept, which string, varied []string) string {
 	for i, n := range names {
 		quoted[i] = "`" + n + "`"
 	}
-	what := "the request's input"
+	what, of := "the request's input", ""
 	if len(quoted) > 0 {
 		what = strings.Join(quoted, ", ")
 	}
+	if len(quoted) > 1 {
+		// Varied together, the replies cannot say which one counts.
+		of = "at least one of "
+	}
 	return fmt.Sprintf("different values of %s got different replies (%s, beyond nonces, timestamps and echoes of the request): "+
-		"the result is a function of %s",
-		what, which, what)
+		"the result is a function of %s%s", what, which, of, what)
 }
 
 // RequestLine is the method and path of a request's text, its body left

@@ -67,6 +67,14 @@ func TestReadInputReplies(t *testing.T) {
 	if ev := ReadInputReplies(&result.Run{}, nil, vs, read); !strings.Contains(ev.Answered, "`"+ignoredParam+"`") {
 		t.Errorf("a parameter the server reads, answered otherwise: %+v", ev)
 	}
+	// Two headers varied together (other-header): the replies cannot say
+	// which one counts, and the words do not pretend they can.
+	vs = experimentVariants(read)
+	vs[1].SameReply, vs[1].Varies = false, []string{"Accept-Language", "User-Agent"}
+	if ev := ReadInputReplies(&result.Run{}, nil, vs, read); !strings.Contains(ev.Answered,
+		"function of at least one of `Accept-Language`, `User-Agent`") {
+		t.Errorf("two headers varied together: %+v", ev)
+	}
 	// Pages of the site without a query or a body are resources, each its
 	// own reply by nature.
 	page := func(p string) Kept { return Kept{request: "GET " + p, body: []byte("<h1>" + p + "</h1>")} }
