@@ -96,6 +96,12 @@ func steady(ef *Finding) {
 		"done once at load (the replies differ by the data the rest of the request reads).%s", Name, 100*ef.Tolerance, figures)
 }
 
+// tooFewSamples says who gave too few samples of the work, and what
+// gives more.
+func tooFewSamples(who string) string {
+	return who + " gave too few samples of the work to compare (a longer --experiment-time gives more)"
+}
+
 // verdict is the class the experiment's figures of the work support;
 // reads says why the work may read the request ("": no sign of it);
 // overReply, that the work is over the reply's own bytes (compressing,
@@ -144,7 +150,7 @@ func verdictOf(m slotModel, class string, work Frame, vs []Variant, reads string
 		return class, "inconclusive", 0, why + "; the class stays " + class + ". " + figures()
 	}
 	if len(vs) == 0 || vs[0].Error != "" || work.Samples[0] < minWorkSamples {
-		return inconclusive("the same request sent again gave too few samples of the work to compare")
+		return inconclusive(tooFewSamples("the same request sent again"))
 	}
 	if overReply {
 		for _, v := range vs {
@@ -200,7 +206,7 @@ func verdictOf(m slotModel, class string, work Frame, vs []Variant, reads string
 		change, stay, margin := compare(fig(0), work.Samples[0], vs[0].Requests, []int{0}, i)
 		switch {
 		case stay > maxTolerance || math.IsNaN(change):
-			return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare", v.Name))
+			return inconclusive(tooFewSamples(v.Name))
 		case change > stay:
 			// Beyond the tolerance: noise, measured, even when the
 			// seconds' margin would explain it (the noise never widens
@@ -253,8 +259,7 @@ func verdictOf(m slotModel, class string, work Frame, vs []Variant, reads string
 		return inconclusive(noisy(strings.Join(tooNoisy, ", ")))
 	}
 	if len(movedBy) == 0 && len(tooFew) > 0 {
-		return inconclusive(fmt.Sprintf("%s gave too few samples of the work to compare (a longer --experiment-time gives "+
-			"more)", strings.Join(tooFew, ", ")))
+		return inconclusive(tooFewSamples(strings.Join(tooFew, ", ")))
 	}
 	busy := ""
 	if busiest, n := busySeconds(vs); len(movedBy) > 0 && n > 0 {

@@ -99,7 +99,8 @@ func TestJudgeOnRealProfiles(t *testing.T) {
 	// A thin leaf first and the work's outermost frame set: the work is
 	// judged under the outermost, the leaf alone would be too few samples.
 	leaf := analyzers.Finding{Rule: "repeated-hash", Class: "info", Frames: []string{"github.com/probehq/probe/analyzers/verdict.neverRan"}}
-	if ef = Judge(leaf, variants(100), profiles, "", false, ReplyEvidence{}); ef.Verdict != "inconclusive" {
+	if ef = Judge(leaf, variants(100), profiles, "", false, ReplyEvidence{}); ef.Verdict != "inconclusive" ||
+		!strings.Contains(ef.Why, "too few samples of the work to compare (a longer --experiment-time gives more)") {
 		t.Errorf("a leaf of no samples: %s: %s", ef.Verdict, ef.Why)
 	}
 	leaf.WorkFrame = fn
