@@ -21,15 +21,21 @@ func wsReport(t *testing.T, args ...string) (int, string, *wsreport.WS) {
 	t.Helper()
 	out := t.TempDir()
 	code, _, stderr := probeCmd.Run(t, context.Background(), append([]string{"ws", "--json", "--out", out}, args...)...)
+	return code, stderr, readWSReport(t, out)
+}
+
+// readWSReport is out's report.json of probe ws; nil when none was written.
+func readWSReport(t *testing.T, out string) *wsreport.WS {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	if err != nil {
-		return code, stderr, nil
+		return nil
 	}
 	var d wsreport.WS
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
-	return code, stderr, &d
+	return &d
 }
 
 // TestWSTrapServers: a server that drops one event, one that delivers
